@@ -1,0 +1,332 @@
+//! Judging: for one rubric item, run the worker, check its outputs against references the
+//! supervisor computes itself, and write the student's feedback.
+
+pub mod matmul;
+pub mod speedup;
+pub mod timer;
+
+use crate::inputs;
+use crate::protocol::{Outcome, PanicInfo, WorkOrder};
+use crate::report::{ItemResult, Status};
+use crate::rubric::{Item, ItemKind};
+use crate::source_scan;
+use crate::supervisor::{run_worker, SupervisorError, WorkerCommand, WorkerRun};
+use std::path::PathBuf;
+
+/// Everything needed to grade items of one submission.
+#[derive(Debug, Clone)]
+pub struct GradeContext {
+    /// How to start a worker.
+    pub command: WorkerCommand,
+    /// The run's seed.
+    pub seed: u64,
+    /// The submission's `src/`, for the rubric's `forbid` lists; `None` skips that check.
+    pub source_dir: Option<PathBuf>,
+}
+
+/// Grades one item. `Err` only when the grader itself failed.
+pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    if !item.forbid.is_empty() {
+        if let Some(dir) = &ctx.source_dir {
+            if let Some(hit) = source_scan::find_forbidden(dir, &item.function, &item.forbid) {
+                return Ok(ItemResult::failed(
+                    item,
+                    format!(
+                        "`{}` uses `{}`, which this item does not allow",
+                        item.function, hit.name
+                    ),
+                    format!(
+                        "{}:{}: `{}` is used by `{}` (or by code it calls). This item grades your \
+                         own implementation, so {} is off limits here: write the loops yourself.",
+                        hit.file,
+                        hit.line,
+                        hit.name,
+                        item.function,
+                        item.forbid
+                            .iter()
+                            .map(|f| format!("`{f}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    match item.kind {
+        ItemKind::Matmul => grade_products(ctx, item),
+        ItemKind::CpuTimer => grade_timer(ctx, item),
+        ItemKind::CpuSpeedup => grade_speedup(ctx, item),
+    }
+}
+
+/// Runs one worker; a death or a panic becomes the item's failure (`Err(result)`).
+fn outcome_of(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+) -> Result<Result<Outcome, ItemResult>, SupervisorError> {
+    match run_worker(&ctx.command, item, order)? {
+        WorkerRun::Reported(Outcome::Panicked(p)) => Ok(Err(panic_result(item, &p))),
+        WorkerRun::Reported(outcome) => Ok(Ok(outcome)),
+        WorkerRun::Died(death) => {
+            let mut details = format!("`{}` {}.", item.function, death.explain());
+            if !death.output_tail.is_empty() {
+                details.push_str("\nLast output:\n");
+                details.push_str(&death.output_tail);
+            }
+            Ok(Err(ItemResult::failed(
+                item,
+                format!("`{}` {}", item.function, short(&death.explain())),
+                details,
+            )))
+        }
+    }
+}
+
+/// The first clause of a sentence, for the one-line table reason.
+fn short(sentence: &str) -> String {
+    sentence
+        .split(':')
+        .next()
+        .unwrap_or(sentence)
+        .trim()
+        .to_string()
+}
+
+/// The feedback for a panic, with `todo!()` read as "not implemented yet".
+fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
+    let at = p
+        .location
+        .as_deref()
+        .map(|l| format!(" at {l}"))
+        .unwrap_or_default();
+    if p.is_not_implemented() {
+        return ItemResult::failed(
+            item,
+            format!(
+                "not implemented yet: `{}` still has its todo!()",
+                item.function
+            ),
+            format!(
+                "`{}` is not implemented yet (it reached todo!(){at}). Replace the todo!() with \
+                 your code, then run `cargo test` again.",
+                item.function
+            ),
+        );
+    }
+    let case = p
+        .case
+        .and_then(|c| item.cases.get(c).map(|s| (c, s)))
+        .map(|(c, [m, k, n])| {
+            format!(
+                " on case {} of {} (A is {m}×{k}, B is {k}×{n})",
+                c + 1,
+                item.cases.len()
+            )
+        })
+        .unwrap_or_default();
+    let hint = if p.message.contains("out of bounds") {
+        " Hint: an index went past the end of an array; check each loop's upper bound against \
+         a.nrows(), a.ncols() and b.ncols()."
+    } else if p.message.contains("overflow") {
+        " Hint: an integer overflowed; check index arithmetic."
+    } else {
+        ""
+    };
+    ItemResult::failed(
+        item,
+        format!("`{}` panicked{case}", item.function),
+        format!(
+            "`{}` panicked{case}{at}: {}.{hint}",
+            item.function, p.message
+        ),
+    )
+}
+
+/// A readable description of a product case.
+fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
+    format!("case {} of {total} (A is {m}×{k}, B is {k}×{n})", index + 1)
+}
+
+/// `matmul` items: every case's product checked against the reference.
+fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
+    let products = match outcome_of(ctx, item, &order)? {
+        Err(failed) => return Ok(failed),
+        Ok(Outcome::Products(p)) => p,
+        Ok(other) => return Err(unexpected(item, &other)),
+    };
+    if products.len() != item.cases.len() {
+        return Err(SupervisorError::BadReport {
+            item: item.id().to_string(),
+            message: format!("{} products for {} cases", products.len(), item.cases.len()),
+        });
+    }
+    let total = item.cases.len();
+    for (index, (shape, product)) in item.cases.iter().zip(&products).enumerate() {
+        let (a, b) = inputs::operands(ctx.seed, item.id(), index, *shape);
+        let got = product
+            .to_array()
+            .ok_or_else(|| SupervisorError::BadReport {
+                item: item.id().to_string(),
+                message: "a product's data does not match its shape".into(),
+            })?;
+        if let Err(mismatch) = matmul::compare(&a, &b, &got, item.tolerance) {
+            let case = describe_case(index, total, *shape);
+            let hint = mismatch
+                .hint
+                .map(|h| format!("\nHint: {h}."))
+                .unwrap_or_default();
+            return Ok(ItemResult::failed(
+                item,
+                format!("wrong result on {case}"),
+                format!(
+                    "`{}` is wrong on {case}: {}.{hint}",
+                    item.function, mismatch.summary
+                ),
+            ));
+        }
+    }
+    let shapes: Vec<String> = item
+        .cases
+        .iter()
+        .map(|[m, k, n]| format!("{m}×{k}·{k}×{n}"))
+        .collect();
+    Ok(ItemResult::passed(
+        item,
+        format!("all {total} cases right"),
+        format!(
+            "`{}` is right on all {total} cases: {}.",
+            item.function,
+            shapes.join(", ")
+        ),
+    ))
+}
+
+/// `cpu-timer` items.
+fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
+    let samples = match outcome_of(ctx, item, &order)? {
+        Err(failed) => return Ok(failed),
+        Ok(Outcome::Timer(s)) => s,
+        Ok(other) => return Err(unexpected(item, &other)),
+    };
+    Ok(match timer::judge(&samples, &item.function) {
+        Ok(line) => ItemResult::passed(
+            item,
+            "times exactly the work".into(),
+            format!("`{}`: {line}.", item.function),
+        ),
+        Err((what, hint)) => {
+            ItemResult::failed(item, what.clone(), format!("{what}.\nHint: {hint}."))
+        }
+    })
+}
+
+/// `cpu-speedup` items: paired samples in rounds until the tier is clear.
+fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let size = item.size.unwrap_or([0, 0, 0]);
+    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+    let mut baseline_ns = Vec::new();
+    let mut candidate_ns = Vec::new();
+    let mut checked_output = false;
+    let decision = loop {
+        let mut order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
+        order.samples = if baseline_ns.is_empty() {
+            item.samples
+        } else {
+            item.samples.min(item.max_samples - baseline_ns.len())
+        };
+        let speed = match outcome_of(ctx, item, &order)? {
+            Err(failed) => return Ok(failed),
+            Ok(Outcome::Speed(s)) => s,
+            Ok(other) => return Err(unexpected(item, &other)),
+        };
+        if !checked_output {
+            let got = speed
+                .output
+                .to_array()
+                .ok_or_else(|| SupervisorError::BadReport {
+                    item: item.id().to_string(),
+                    message: "the output's data does not match its shape".into(),
+                })?;
+            if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
+                return Ok(ItemResult::failed(
+                    item,
+                    "wrong result, so its speed does not count".into(),
+                    format!(
+                        "`{}` gives a wrong result at {}×{}×{}: {}. Only a correct product earns speed points.",
+                        item.function, size[0], size[1], size[2], m.summary
+                    ),
+                ));
+            }
+            checked_output = true;
+        }
+        baseline_ns.extend(speed.baseline_ns);
+        candidate_ns.extend(speed.candidate_ns);
+        let r = speedup::ratios(&baseline_ns, &candidate_ns);
+        match speedup::decide(&r, &item.tiers, baseline_ns.len() < item.max_samples) {
+            speedup::Decision::NeedMore => continue,
+            decided => break decided,
+        }
+    };
+    let speedup::Decision::Decided {
+        speedup: s,
+        tier,
+        points,
+    } = decision
+    else {
+        unreachable!("the loop only breaks on a decision")
+    };
+    let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
+    let measured = format!(
+        "{s:.1}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms)",
+        size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns)
+    );
+    let tiers: Vec<String> = item
+        .tiers
+        .iter()
+        .map(|t| format!("{}× → {}", t.speedup, crate::report::points(t.points)))
+        .collect();
+    let mut result = ItemResult::passed(item, format!("{s:.1}× faster than naive"), String::new());
+    result.score = points;
+    result.status = if points >= item.points {
+        Status::Passed
+    } else if points > 0.0 {
+        Status::Partial
+    } else {
+        Status::Failed
+    };
+    result.details = match tier {
+        Some(t) => format!(
+            "`{}` runs {measured}: tier {} of {} (tiers: {}).",
+            item.function,
+            t + 1,
+            item.tiers.len(),
+            tiers.join(", ")
+        ),
+        None => {
+            result.reason = format!("{s:.1}×: below the first tier ({}×)", item.tiers[0].speedup);
+            format!(
+                "`{}` runs {measured}, below the first tier (tiers: {}). Hint: iterate so the innermost loop walks along rows of B and C (i, k, j order), work on contiguous slices, or split rows across threads.",
+                item.function,
+                tiers.join(", ")
+            )
+        }
+    };
+    Ok(result)
+}
+
+/// A worker answered with the wrong kind of outcome: a grader/harness mismatch.
+fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
+    let kind = match outcome {
+        Outcome::Products(_) => "products",
+        Outcome::Timer(_) => "timings",
+        Outcome::Speed(_) => "speed samples",
+        Outcome::Panicked(_) => "a panic",
+    };
+    SupervisorError::BadReport {
+        item: item.id().to_string(),
+        message: format!("it sent {kind}, which this item does not expect (is the lab's harness from another grader version?)"),
+    }
+}

@@ -1,0 +1,97 @@
+//! Judges a student's timer: handed work that runs a known time, it must report at least the
+//! work's own duration (the clock started before and stopped after the work) and at most the
+//! grader's bracket around the whole call, and hand back the work's result.
+
+use crate::protocol::TimerSample;
+
+/// Slack for clock granularity between the work's own clock and the student's (ns).
+const SLACK_NS: u64 = 200_000;
+
+/// Why a timer is wrong, with a hint; `Ok` is a line describing what was measured.
+pub fn judge(samples: &[TimerSample], function: &str) -> Result<String, (String, String)> {
+    if samples.is_empty() {
+        return Err(("no timings came back".into(), String::new()));
+    }
+    for s in samples {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        if !s.work_ran {
+            return Err((
+                format!("{function} never ran the work it was given"),
+                "call the closure (`work()`) between starting and stopping the clock".into(),
+            ));
+        }
+        if !s.passed_value_through {
+            return Err((
+                format!("{function} did not return the value the work produced"),
+                "return the work's result together with the elapsed time".into(),
+            ));
+        }
+        if s.reported_ns + SLACK_NS < s.inner_ns {
+            return Err((
+                format!(
+                    "{function} reported {:.3} ms for work that ran {:.3} ms",
+                    ms(s.reported_ns),
+                    ms(s.inner_ns)
+                ),
+                "start the clock (Instant::now()) before calling the work and read it \
+                 (elapsed()) after the work returns"
+                    .into(),
+            ));
+        }
+        if s.reported_ns > s.outer_ns + SLACK_NS {
+            return Err((
+                format!(
+                    "{function} reported {:.3} ms, longer than the {:.3} ms the whole call took",
+                    ms(s.reported_ns),
+                    ms(s.outer_ns)
+                ),
+                "measure with std::time::Instant inside the function, and report only what \
+                 you measured"
+                    .into(),
+            ));
+        }
+    }
+    let described: Vec<String> = samples
+        .iter()
+        .map(|s| {
+            format!(
+                "{} ms of work timed as {:.2} ms",
+                s.work_ms,
+                s.reported_ns as f64 / 1e6
+            )
+        })
+        .collect();
+    Ok(described.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(inner: u64, outer: u64, reported: u64) -> TimerSample {
+        TimerSample {
+            work_ms: 20,
+            work_ran: true,
+            inner_ns: inner,
+            outer_ns: outer,
+            reported_ns: reported,
+            passed_value_through: true,
+        }
+    }
+
+    #[test]
+    fn a_timer_between_the_work_and_the_call_passes() {
+        assert!(judge(&[sample(20_000_000, 20_100_000, 20_050_000)], "t").is_ok());
+    }
+
+    #[test]
+    fn a_timer_that_stops_early_or_invents_time_fails() {
+        let early = judge(&[sample(20_000_000, 20_100_000, 1_000)], "t").unwrap_err();
+        assert!(early.1.contains("before calling the work"));
+        let long = judge(&[sample(20_000_000, 20_100_000, 40_000_000)], "t").unwrap_err();
+        assert!(long.0.contains("longer than"));
+        let mut lazy = sample(0, 10, 5);
+        lazy.work_ran = false;
+        assert!(judge(&[lazy], "t").unwrap_err().0.contains("never ran"));
+    }
+}

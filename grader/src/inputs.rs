@@ -1,0 +1,80 @@
+//! Inputs derived from the run's seed. The worker and the supervisor each call these with the
+//! same arguments and get bit-identical matrices, so inputs never travel between processes and
+//! a failure is reproduced exactly with `--seed N`.
+
+use ndarray::Array2;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+/// A seed for a fresh run: different every run, printed so the run can be repeated.
+pub fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    // Keep seeds short enough to type.
+    (nanos ^ (u64::from(std::process::id()) << 20)) % 1_000_000_000
+}
+
+/// The random number generator for one input of one case of one item.
+fn rng_for(seed: u64, item: &str, case: usize, which: &str) -> StdRng {
+    // FNV-1a over the parts: stable across platforms and Rust versions.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let parts = [
+        &seed.to_le_bytes()[..],
+        item.as_bytes(),
+        &(case as u64).to_le_bytes()[..],
+        which.as_bytes(),
+    ];
+    for part in parts {
+        for &b in part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    StdRng::seed_from_u64(h)
+}
+
+/// A `rows × cols` matrix of values uniform in [-1, 1), named `which` ("a", "b") within
+/// case `case` of item `item`.
+pub fn matrix(
+    seed: u64,
+    item: &str,
+    case: usize,
+    which: &str,
+    rows: usize,
+    cols: usize,
+) -> Array2<f32> {
+    let mut rng = rng_for(seed, item, case, which);
+    Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-1.0f32..1.0))
+}
+
+/// The two operands of a product case `[m, k, n]`: A is m×k, B is k×n.
+pub fn operands(
+    seed: u64,
+    item: &str,
+    case: usize,
+    [m, k, n]: [usize; 3],
+) -> (Array2<f32>, Array2<f32>) {
+    (
+        matrix(seed, item, case, "a", m, k),
+        matrix(seed, item, case, "b", k, n),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_matrix_and_another_seed_does_not() {
+        let a = matrix(7, "x", 0, "a", 5, 3);
+        assert_eq!(a, matrix(7, "x", 0, "a", 5, 3));
+        assert_ne!(a, matrix(8, "x", 0, "a", 5, 3));
+        assert_ne!(a, matrix(7, "x", 1, "a", 5, 3));
+        assert_ne!(a, matrix(7, "x", 0, "b", 5, 3));
+        assert!(a.iter().all(|v| (-1.0..1.0).contains(v)));
+    }
+}

@@ -1,0 +1,181 @@
+//! The matmul lab (seed 000, section 5): a naive and a fast CPU matrix product and a timer.
+//! The lab crate's `tests/grade.rs` hands its functions to the harness in a [`Submission`];
+//! in worker mode they run here on inputs derived from the seed.
+
+use super::LabInfo;
+use crate::inputs;
+use crate::protocol::{Matrix, Outcome, SpeedSamples, TimerSample, WorkOrder};
+use crate::rubric::ItemKind;
+use crate::worker::{guarded, LabWorker};
+use ndarray::Array2;
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The grader's knowledge of the matmul lab.
+pub static LAB: LabInfo = LabInfo {
+    name: "matmul",
+    lab_crate: "matmul-lab",
+    functions: &[
+        (ItemKind::Matmul, &["matmul_naive", "matmul_fast"]),
+        (ItemKind::CpuTimer, &["time_cpu"]),
+        (ItemKind::CpuSpeedup, &["matmul_fast", "matmul_naive"]),
+    ],
+    harness: include_str!("../../../solutions/matmul/tests/grade.rs"),
+};
+
+/// A student's matrix product: A (m×k) · B (k×n) → C (m×n).
+pub type ProductFn = fn(&Array2<f32>, &Array2<f32>) -> Array2<f32>;
+
+/// Work handed to the student's timer; calling it runs the work and yields its receipt.
+pub type TimedWork = Box<dyn FnOnce() -> WorkReceipt>;
+
+/// The student's timer, instantiated for the grader's work.
+pub type TimerFn = fn(TimedWork) -> (WorkReceipt, Duration);
+
+/// What timed work returns. Only the work can make one, so a timer that returns it really ran
+/// the work and passed its value through.
+#[derive(Debug, PartialEq, Eq)]
+pub struct WorkReceipt(u64);
+
+/// The student's functions for this lab, as `tests/grade.rs` wires them.
+pub struct Submission {
+    /// The triple loop.
+    pub matmul_naive: ProductFn,
+    /// The student's own faster product.
+    pub matmul_fast: ProductFn,
+    /// Times one piece of work with `std::time::Instant`.
+    pub time_cpu: TimerFn,
+}
+
+impl Submission {
+    fn product(&self, name: &str) -> Result<ProductFn, String> {
+        match name {
+            "matmul_naive" => Ok(self.matmul_naive),
+            "matmul_fast" => Ok(self.matmul_fast),
+            other => Err(format!("the matmul lab has no product function `{other}`")),
+        }
+    }
+}
+
+/// The grader's naive product, the baseline speedups are measured against: the textbook
+/// triple loop over indexed elements, as a student's first version looks.
+pub fn baseline_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {
+    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    let mut c = Array2::zeros((m, n));
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = 0.0f32;
+            for p in 0..k {
+                sum += a[[i, p]] * b[[p, j]];
+            }
+            c[[i, j]] = sum;
+        }
+    }
+    c
+}
+
+impl LabWorker for Submission {
+    fn info(&self) -> &'static LabInfo {
+        &LAB
+    }
+
+    fn run(&self, order: &WorkOrder) -> Result<Outcome, String> {
+        match order.kind {
+            ItemKind::Matmul => {
+                let f = self.product(&order.function)?;
+                let mut products = Vec::with_capacity(order.cases.len());
+                for (index, &shape) in order.cases.iter().enumerate() {
+                    let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
+                    match guarded(Some(index), || f(&a, &b)) {
+                        Ok(c) => products.push(Matrix::from_array(&c)),
+                        Err(p) => return Ok(Outcome::Panicked(p)),
+                    }
+                }
+                Ok(Outcome::Products(products))
+            }
+            ItemKind::CpuTimer => {
+                let mut samples = Vec::new();
+                for (index, &ms) in order.work_ms.iter().enumerate() {
+                    match guarded(None, || {
+                        time_once(self.time_cpu, ms, order.seed + index as u64)
+                    }) {
+                        Ok(s) => samples.push(s),
+                        Err(p) => return Ok(Outcome::Panicked(p)),
+                    }
+                }
+                Ok(Outcome::Timer(samples))
+            }
+            ItemKind::CpuSpeedup => {
+                let f = self.product(&order.function)?;
+                let size = order.size.ok_or("a speedup order needs a size")?;
+                let (a, b) = inputs::operands(order.seed, &order.item, 0, size);
+                match guarded(None, || pair_samples(f, &a, &b, order.samples)) {
+                    Ok(s) => Ok(Outcome::Speed(s)),
+                    Err(p) => Ok(Outcome::Panicked(p)),
+                }
+            }
+        }
+    }
+}
+
+/// Hands the timer work of `ms` milliseconds and brackets the call with the grader's clock.
+fn time_once(timer: TimerFn, ms: u64, token: u64) -> TimerSample {
+    let inner: Arc<Mutex<Option<Duration>>> = Arc::new(Mutex::new(None));
+    let record = Arc::clone(&inner);
+    let work: TimedWork = Box::new(move || {
+        let start = Instant::now();
+        std::thread::sleep(Duration::from_millis(ms));
+        let ran = start.elapsed();
+        if let Ok(mut r) = record.lock() {
+            *r = Some(ran);
+        }
+        WorkReceipt(token)
+    });
+    let outer_start = Instant::now();
+    let (receipt, reported) = timer(work);
+    let outer = outer_start.elapsed();
+    let ran = inner.lock().ok().and_then(|r| *r);
+    TimerSample {
+        work_ms: ms,
+        work_ran: ran.is_some(),
+        inner_ns: ran.map(|d| d.as_nanos() as u64).unwrap_or(0),
+        outer_ns: outer.as_nanos() as u64,
+        reported_ns: reported.as_nanos().min(u128::from(u64::MAX)) as u64,
+        passed_value_through: receipt == WorkReceipt(token),
+    }
+}
+
+/// Warms both sides up, then times them back to back `samples` times, alternating which goes
+/// first so neither always runs on a warmer cache.
+fn pair_samples(
+    candidate: ProductFn,
+    a: &Array2<f32>,
+    b: &Array2<f32>,
+    samples: usize,
+) -> SpeedSamples {
+    let time = |f: ProductFn| {
+        let start = Instant::now();
+        let c = black_box(f(black_box(a), black_box(b)));
+        let ns = start.elapsed().as_nanos() as u64;
+        (ns, c)
+    };
+    black_box(time(baseline_naive));
+    let (_, output) = time(candidate);
+    let mut baseline_ns = Vec::with_capacity(samples);
+    let mut candidate_ns = Vec::with_capacity(samples);
+    for s in 0..samples {
+        if s % 2 == 0 {
+            baseline_ns.push(time(baseline_naive).0);
+            candidate_ns.push(time(candidate).0);
+        } else {
+            candidate_ns.push(time(candidate).0);
+            baseline_ns.push(time(baseline_naive).0);
+        }
+    }
+    SpeedSamples {
+        baseline_ns,
+        candidate_ns,
+        output: Matrix::from_array(&output),
+    }
+}

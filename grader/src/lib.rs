@@ -1,0 +1,24 @@
+//! The gpu-labs grader: one engine behind three flows (a student's `cargo test`, GitHub
+//! Classroom, an instructor's official grading).
+//!
+//! The worker computes, the supervisor judges: every rubric item runs in a child process
+//! (the lab crate's test binary started in worker mode, see [`worker`]); the supervisor
+//! ([`supervisor`]) regenerates the inputs from the seed, computes the references itself and
+//! decides pass/fail and points ([`check`]). Results are one model ([`report`]) with several
+//! renderings.
+
+pub mod check;
+pub mod emulate;
+pub mod harness;
+pub mod inputs;
+pub mod labs;
+pub mod protocol;
+pub mod report;
+pub mod rubric;
+pub mod source_scan;
+pub mod stage;
+pub mod supervisor;
+pub mod template;
+pub mod worker;
+
+pub use labs::matmul;

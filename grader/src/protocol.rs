@@ -1,0 +1,149 @@
+//! What the supervisor and a worker say to each other. The order goes to the worker's stdin;
+//! the report comes back in a file whose path only the order names, written whole and renamed
+//! into place at the end, so nothing the student prints (stdout, stderr) can pass for a result,
+//! and a worker that dies half-way leaves no result at all.
+
+use crate::rubric::{Item, ItemKind};
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The argument that starts a lab's test binary as a worker instead of a supervisor.
+pub const WORKER_FLAG: &str = "--grader-worker";
+
+/// One item's work for a worker: what to run and on which inputs (derived from `seed`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkOrder {
+    /// The rubric item's id (also salts the inputs).
+    pub item: String,
+    /// What kind of check the outputs feed.
+    pub kind: ItemKind,
+    /// The student function to call.
+    pub function: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// `matmul`: the shapes to multiply.
+    pub cases: Vec<[usize; 3]>,
+    /// `cpu-timer`: the durations of work to hand the timer.
+    pub work_ms: Vec<u64>,
+    /// `cpu-speedup`: the timed shape.
+    pub size: Option<[usize; 3]>,
+    /// `cpu-speedup`: how many timed samples of each side.
+    pub samples: usize,
+    /// Where the worker writes its [`WorkerReport`].
+    pub report_path: PathBuf,
+}
+
+impl WorkOrder {
+    /// The order for `item` with `seed`, reporting to `report_path`.
+    pub fn for_item(item: &Item, seed: u64, report_path: &Path) -> Self {
+        WorkOrder {
+            item: item.id().to_string(),
+            kind: item.kind,
+            function: item.function.clone(),
+            seed,
+            cases: item.cases.clone(),
+            work_ms: item.work_ms.clone(),
+            size: item.size,
+            samples: item.samples,
+            report_path: report_path.to_path_buf(),
+        }
+    }
+}
+
+/// What a worker sends back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Outcome {
+    /// `matmul`: the product of each case, in order.
+    Products(Vec<Matrix>),
+    /// `cpu-timer`: one sample per piece of work.
+    Timer(Vec<TimerSample>),
+    /// `cpu-speedup`: paired samples and the candidate's output.
+    Speed(SpeedSamples),
+    /// Student code panicked (`todo!()` included) during case `case`.
+    Panicked(PanicInfo),
+}
+
+/// A panic caught in the worker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PanicInfo {
+    /// The case being run, when the item has cases.
+    pub case: Option<usize>,
+    /// The panic message.
+    pub message: String,
+    /// `file:line` where it panicked, when known.
+    pub location: Option<String>,
+}
+
+impl PanicInfo {
+    /// True when the panic is an unfilled `todo!()` / `unimplemented!()`.
+    pub fn is_not_implemented(&self) -> bool {
+        self.message.starts_with("not yet implemented")
+            || self.message.starts_with("not implemented")
+    }
+}
+
+/// A matrix sent as raw f32 bits, so NaN and infinities survive the trip.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Matrix {
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns.
+    pub cols: usize,
+    /// Row-major `f32::to_bits` of every element.
+    pub bits: Vec<u32>,
+}
+
+impl Matrix {
+    /// Packs any ndarray matrix (any memory layout) in logical row-major order.
+    pub fn from_array(a: &Array2<f32>) -> Self {
+        Matrix {
+            rows: a.nrows(),
+            cols: a.ncols(),
+            bits: a.iter().map(|v| v.to_bits()).collect(),
+        }
+    }
+
+    /// Unpacks into an ndarray matrix; `None` when the sizes disagree.
+    pub fn to_array(&self) -> Option<Array2<f32>> {
+        let data = self.bits.iter().map(|&b| f32::from_bits(b)).collect();
+        Array2::from_shape_vec((self.rows, self.cols), data).ok()
+    }
+}
+
+/// One call of the student's timer on work of known length.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimerSample {
+    /// How long the work was asked to run.
+    pub work_ms: u64,
+    /// Whether the work ran at all.
+    pub work_ran: bool,
+    /// How long the work really ran, by the work's own clock (ns).
+    pub inner_ns: u64,
+    /// How long the whole timer call took, by the grader's clock around it (ns).
+    pub outer_ns: u64,
+    /// What the student's timer reported (ns).
+    pub reported_ns: u64,
+    /// Whether the timer returned the very value the work produced.
+    pub passed_value_through: bool,
+}
+
+/// Paired timings of the grader's baseline and the student's function on the same inputs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpeedSamples {
+    /// Baseline times (ns), one per sample.
+    pub baseline_ns: Vec<u64>,
+    /// Candidate times (ns), one per sample, taken next to the baseline sample of the same index.
+    pub candidate_ns: Vec<u64>,
+    /// The candidate's output, checked for correctness before its speed counts.
+    pub output: Matrix,
+}
+
+/// The file a worker writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerReport {
+    /// The item this answers, checked by the supervisor.
+    pub item: String,
+    /// What happened.
+    pub outcome: Outcome,
+}

@@ -1,0 +1,102 @@
+//! One result model for every flow; [`table`] renders it for a terminal and [`gradescope`] as
+//! Gradescope's `results.json`.
+
+pub mod gradescope;
+pub mod table;
+
+use serde::Serialize;
+
+/// How an item ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Full points.
+    Passed,
+    /// Some points (a lower speedup tier).
+    Partial,
+    /// No points.
+    Failed,
+    /// Not graded here (and, per the rubric's policy, not counted).
+    Skipped,
+}
+
+/// The grade of one rubric item.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemResult {
+    /// The rubric id.
+    pub id: String,
+    /// The rubric title.
+    pub title: String,
+    /// Points earned.
+    pub score: f64,
+    /// Points possible (0 when a skipped item is removed from the maximum).
+    pub max_score: f64,
+    /// How it ended.
+    pub status: Status,
+    /// One line for the score table.
+    pub reason: String,
+    /// The full feedback: what was checked, what went wrong, a hint.
+    pub details: String,
+}
+
+impl ItemResult {
+    /// A result with no points, for any failure.
+    pub fn failed(item: &crate::rubric::Item, reason: String, details: String) -> Self {
+        ItemResult {
+            id: item.id().to_string(),
+            title: item.title.clone(),
+            score: 0.0,
+            max_score: item.points,
+            status: Status::Failed,
+            reason,
+            details,
+        }
+    }
+
+    /// A result with full points.
+    pub fn passed(item: &crate::rubric::Item, reason: String, details: String) -> Self {
+        ItemResult {
+            id: item.id().to_string(),
+            title: item.title.clone(),
+            score: item.points,
+            max_score: item.points,
+            status: Status::Passed,
+            reason,
+            details,
+        }
+    }
+}
+
+/// A whole grading run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The lab's name.
+    pub assignment: String,
+    /// The seed the inputs came from.
+    pub seed: u64,
+    /// Every graded item, in rubric order.
+    pub items: Vec<ItemResult>,
+    /// Seconds the grading took (building included for the CLI).
+    pub execution_time: f64,
+}
+
+impl Report {
+    /// Points earned.
+    pub fn score(&self) -> f64 {
+        self.items.iter().map(|i| i.score).sum()
+    }
+
+    /// Points possible.
+    pub fn max_score(&self) -> f64 {
+        self.items.iter().map(|i| i.max_score).sum()
+    }
+}
+
+/// Formats points without a trailing `.0` (3, 2.5).
+pub fn points(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{p:.0}")
+    } else {
+        format!("{p:.1}")
+    }
+}

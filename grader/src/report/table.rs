@@ -1,0 +1,38 @@
+//! The score table printed after the libtest-style lines: item, points, status, one reason.
+
+use super::{points, Report, Status};
+use std::fmt::Write;
+
+/// Renders the report as a plain-text table with a total line.
+pub fn render(report: &Report) -> String {
+    let id_width = report
+        .items
+        .iter()
+        .map(|i| i.id.len())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{:<id_width$}  {:>7}  {:<7}  reason",
+        "item", "points", "status"
+    );
+    for item in &report.items {
+        let status = match item.status {
+            Status::Passed => "passed",
+            Status::Partial => "partial",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+        };
+        let pts = format!("{}/{}", points(item.score), points(item.max_score));
+        let _ = writeln!(
+            out,
+            "{:<id_width$}  {:>7}  {:<7}  {}",
+            item.id, pts, status, item.reason
+        );
+    }
+    let total = format!("{}/{}", points(report.score()), points(report.max_score()));
+    let _ = writeln!(out, "{:<id_width$}  {:>7}", "total", total);
+    out
+}

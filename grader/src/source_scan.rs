@@ -1,0 +1,321 @@
+//! Enforces a rubric's `forbid` list: identifiers a function must not use, in its own body or
+//! in any function of the crate it calls (found by name, transitively), in `use` lines, macros
+//! or anywhere else outside function bodies. Comments and string literals are ignored, so
+//! mentioning `dot` in a doc comment is fine. Bodies of functions the graded function never
+//! reaches (tests, other lab functions) are not scanned.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Where a forbidden identifier was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The file, relative to the crate's `src/` parent when possible.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// The identifier found.
+    pub name: String,
+}
+
+/// An identifier token with its position.
+struct Token {
+    name: String,
+    line: usize,
+    /// Index of the function body it sits in, if any.
+    body: Option<usize>,
+}
+
+/// A scanned file.
+struct Scanned {
+    file: String,
+    tokens: Vec<Token>,
+    /// The name of the function owning each body.
+    bodies: Vec<String>,
+}
+
+/// Looks for `forbid`den identifiers used by `function` (or what it calls) in the `.rs` files
+/// under `src_dir`. `None` when clean or when the sources cannot be read.
+pub fn find_forbidden(src_dir: &Path, function: &str, forbid: &[String]) -> Option<Hit> {
+    let mut files = Vec::new();
+    collect_rs(src_dir, &mut files);
+    files.sort();
+    let scanned: Vec<Scanned> = files
+        .iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(path).ok()?;
+            let name = path
+                .strip_prefix(src_dir.parent().unwrap_or(src_dir))
+                .unwrap_or(path)
+                .display()
+                .to_string();
+            Some(scan(&name, &text))
+        })
+        .collect();
+    find_in(&scanned, function, forbid)
+}
+
+fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_rs(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn find_in(scanned: &[Scanned], function: &str, forbid: &[String]) -> Option<Hit> {
+    // Which bodies belong to which function name, across files.
+    let mut bodies_of: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
+    for (f, s) in scanned.iter().enumerate() {
+        for (b, name) in s.bodies.iter().enumerate() {
+            bodies_of.entry(name.as_str()).or_default().push((f, b));
+        }
+    }
+    // Functions reachable from `function` by name.
+    let mut reached: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut queue: Vec<(usize, usize)> = bodies_of.get(function).cloned().unwrap_or_default();
+    while let Some(body) = queue.pop() {
+        if !reached.insert(body) {
+            continue;
+        }
+        for t in scanned[body.0]
+            .tokens
+            .iter()
+            .filter(|t| t.body == Some(body.1))
+        {
+            if let Some(callees) = bodies_of.get(t.name.as_str()) {
+                queue.extend(callees.iter().filter(|c| !reached.contains(c)));
+            }
+        }
+    }
+    for (f, s) in scanned.iter().enumerate() {
+        for t in &s.tokens {
+            let counts = match t.body {
+                None => true,
+                Some(b) => reached.contains(&(f, b)),
+            };
+            if counts && forbid.iter().any(|x| x == &t.name) {
+                return Some(Hit {
+                    file: s.file.clone(),
+                    line: t.line,
+                    name: t.name.clone(),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// Tokenizes Rust source into identifiers, skipping comments, strings and char literals, and
+/// records which `fn` body each identifier is in.
+fn scan(file: &str, text: &str) -> Scanned {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut bodies: Vec<String> = Vec::new();
+    // Stack of open braces: Some(body index) when the brace opened a fn body.
+    let mut braces: Vec<Option<usize>> = Vec::new();
+    let mut pending_fn: Option<String> = None;
+    let mut expect_fn_name = false;
+    let mut line = 1;
+    let mut i = 0;
+    let current_body = |braces: &Vec<Option<usize>>| braces.iter().rev().find_map(|b| *b);
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if chars[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && (next == Some('"') || (next == Some('#') && raw_string_ahead(&chars, i + 1)))
+        {
+            // Raw string r"..." or r#"..."#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            j += 1;
+            loop {
+                match chars.get(j) {
+                    None => break,
+                    Some('"') if (1..=hashes).all(|h| chars.get(j + h) == Some(&'#')) => {
+                        j += 1 + hashes;
+                        break;
+                    }
+                    Some('\n') => {
+                        line += 1;
+                        j += 1;
+                    }
+                    Some(_) => j += 1,
+                }
+            }
+            i = j;
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&'\n') {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
+            if next == Some('\\') {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if chars.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+            }
+        } else if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let name: String = chars[start..i].iter().collect();
+            if expect_fn_name {
+                pending_fn = Some(name.clone());
+                expect_fn_name = false;
+            }
+            if name == "fn" {
+                // `fn name` declares a function; `fn(` is a function-pointer type.
+                let mut j = i;
+                while chars.get(j).is_some_and(|c| c.is_whitespace()) {
+                    j += 1;
+                }
+                expect_fn_name = chars.get(j).is_some_and(|c| c.is_alphabetic() || *c == '_');
+            }
+            tokens.push(Token {
+                name,
+                line,
+                body: current_body(&braces),
+            });
+        } else if c == '{' {
+            if let Some(name) = pending_fn.take() {
+                bodies.push(name);
+                braces.push(Some(bodies.len() - 1));
+            } else {
+                braces.push(None);
+            }
+            i += 1;
+        } else if c == '}' {
+            braces.pop();
+            i += 1;
+        } else if c == ';' {
+            // `fn f();` in a trait has no body.
+            if braces.last().copied().flatten().is_none() {
+                pending_fn = None;
+            }
+            i += 1;
+        } else {
+            i += 1;
+        }
+    }
+    Scanned {
+        file: file.to_string(),
+        tokens,
+        bodies,
+    }
+}
+
+/// Whether `#…#"` follows, making `r` the start of a raw string.
+fn raw_string_ahead(chars: &[char], mut j: usize) -> bool {
+    while chars.get(j) == Some(&'#') {
+        j += 1;
+    }
+    chars.get(j) == Some(&'"')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(src: &str, function: &str) -> Option<(usize, String)> {
+        let s = scan("src/lib.rs", src);
+        find_in(
+            &[s],
+            function,
+            &["dot".to_string(), "general_mat_mul".to_string()],
+        )
+        .map(|h| (h.line, h.name))
+    }
+
+    #[test]
+    fn a_direct_call_is_found_with_its_line() {
+        let src = "pub fn fast(a: &A, b: &A) -> A {\n    a.dot(b)\n}\n";
+        assert_eq!(check(src, "fast"), Some((2, "dot".into())));
+    }
+
+    #[test]
+    fn a_call_through_a_helper_is_found() {
+        let src = "fn helper(a: &A) -> A { a.dot(a) }\npub fn fast(a: &A) -> A { helper(a) }\n";
+        assert_eq!(check(src, "fast"), Some((1, "dot".into())));
+    }
+
+    #[test]
+    fn comments_strings_and_unreached_functions_do_not_count() {
+        let src = "/// Unlike `dot`, this is mine.\npub fn fast(a: &A) -> A { let _s = \"dot\"; mine(a) }\n\
+                   fn mine(a: &A) -> A { a.clone() } // not dot\n\
+                   pub fn naive(a: &A) -> A { a.dot(a) }\n#[cfg(test)] mod t { fn x() { a.dot(b); } }\n";
+        assert_eq!(check(src, "fast"), None);
+    }
+
+    #[test]
+    fn a_use_line_counts_everywhere() {
+        let src = "use ndarray::linalg::general_mat_mul as g;\npub fn fast() { g() }\n";
+        assert_eq!(check(src, "fast"), Some((1, "general_mat_mul".into())));
+    }
+
+    #[test]
+    fn function_pointer_types_are_not_functions() {
+        let src = "pub fn fast(g: fn(u8) -> u8) -> u8 { helper() }\nfn helper() -> u8 { dot() }\n";
+        assert_eq!(check(src, "fast"), Some((2, "dot".into())));
+    }
+
+    #[test]
+    fn lifetimes_and_chars_do_not_confuse_the_scanner() {
+        let src = "pub fn fast<'a>(a: &'a A) -> char { let c = '{'; let d = '\\''; a.dot(c) }\n";
+        assert_eq!(check(src, "fast"), Some((1, "dot".into())));
+    }
+}

@@ -1,0 +1,330 @@
+//! Official builds: a lab crate anywhere on disk is copied into the grader's build area with
+//! the grader's own harness and the grader's own version as its dependency — whatever the
+//! crate's `tests/` or `Cargo.toml` say — and built against one shared target directory, so
+//! the second submission does not rebuild the dependencies.
+
+use crate::labs::{self, LabInfo};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The grader's source folder, where the staged crate finds its `grader` dependency.
+pub const GRADER_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Why a crate could not be staged or built (the submission's compile errors are not here:
+/// they are a [`Build::CompileError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    /// The path is not a lab crate.
+    #[error("{path} is not a lab crate: {why}")]
+    NotALabCrate { path: PathBuf, why: String },
+    /// The crate does not say which lab it is, and none was given.
+    #[error("cannot tell which lab {path} is (package `{package}`); pass --assignment NAME (known: {known})")]
+    UnknownLab {
+        path: PathBuf,
+        package: String,
+        known: String,
+    },
+    /// A file operation in the build area failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Cargo could not be started.
+    #[error("cannot run cargo ({program}): {source}; is Rust installed and on PATH?")]
+    Cargo {
+        program: String,
+        source: std::io::Error,
+    },
+    /// Cargo failed for a reason that is not the submission's code.
+    #[error("cargo failed to build the grading harness: {0}")]
+    Harness(String),
+}
+
+/// A lab crate found on disk.
+#[derive(Debug, Clone)]
+pub struct LabCrate {
+    /// Its folder.
+    pub dir: PathBuf,
+    /// Its package name.
+    pub package: String,
+    /// The lab named in `[package.metadata.grader] assignment`, or inferred from the name.
+    pub lab: Option<&'static LabInfo>,
+    /// Its `[dependencies]`, kept for the staged build (minus `grader`).
+    dependencies: toml::Table,
+    /// Its edition.
+    edition: String,
+}
+
+/// The result of building a submission.
+#[derive(Debug)]
+pub enum Build {
+    /// It built: the test binary to run as worker, copied out of the shared target directory.
+    Built {
+        /// The harness binary (worker mode with `--grader-worker`).
+        binary: PathBuf,
+        /// The copy of the submission's `src/`, as built.
+        source_dir: PathBuf,
+    },
+    /// It did not compile: the compiler's first error, as rendered by rustc.
+    CompileError(String),
+}
+
+/// The grader's cache: `$GPU_LABS_CACHE`, else `$XDG_CACHE_HOME/gpu-labs`, else
+/// `~/.cache/gpu-labs`, else a folder in the temp dir.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("GPU_LABS_CACHE") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("gpu-labs");
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        return PathBuf::from(home).join(".cache").join("gpu-labs");
+    }
+    std::env::temp_dir().join("gpu-labs-cache")
+}
+
+/// Reads the lab crate at `dir`.
+pub fn read_lab_crate(dir: &Path) -> Result<LabCrate, StageError> {
+    let not_lab = |why: &str| StageError::NotALabCrate {
+        path: dir.to_path_buf(),
+        why: why.to_string(),
+    };
+    if !dir.is_dir() {
+        return Err(not_lab("there is no such folder"));
+    }
+    let manifest_path = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest_path).map_err(|_| {
+        not_lab(
+            "it has no Cargo.toml; point at the folder that holds your lab's Cargo.toml and src/",
+        )
+    })?;
+    let manifest: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        not_lab(&format!(
+            "its Cargo.toml is not valid TOML: {}",
+            e.message().trim()
+        ))
+    })?;
+    let package = manifest
+        .get("package")
+        .and_then(|p| p.as_table())
+        .ok_or_else(|| not_lab("its Cargo.toml has no [package] (is it a workspace root?)"))?;
+    let name = package
+        .get("name")
+        .and_then(|n| n.as_str())
+        .ok_or_else(|| not_lab("its Cargo.toml has no package name"))?
+        .to_string();
+    if !dir.join("src").join("lib.rs").is_file() {
+        return Err(not_lab("it has no src/lib.rs; a lab crate is a library"));
+    }
+    let declared = package
+        .get("metadata")
+        .and_then(|m| m.get("grader"))
+        .and_then(|g| g.get("assignment"))
+        .and_then(|a| a.as_str());
+    let lab = declared
+        .and_then(labs::find)
+        .or_else(|| labs::find_by_crate(&name));
+    let mut dependencies = manifest
+        .get("dependencies")
+        .and_then(|d| d.as_table())
+        .cloned()
+        .unwrap_or_default();
+    dependencies.remove("grader");
+    // Relative path dependencies are relative to the student's crate, not the build area.
+    for (_, dep) in dependencies.iter_mut() {
+        if let Some(path) = dep.get("path").and_then(|p| p.as_str()).map(PathBuf::from) {
+            if path.is_relative() {
+                if let Some(t) = dep.as_table_mut() {
+                    t.insert("path".into(), dir.join(path).display().to_string().into());
+                }
+            }
+        }
+    }
+    let edition = package
+        .get("edition")
+        .and_then(|e| e.as_str())
+        .unwrap_or("2021")
+        .to_string();
+    Ok(LabCrate {
+        dir: dir.to_path_buf(),
+        package: name,
+        lab,
+        dependencies,
+        edition,
+    })
+}
+
+impl LabCrate {
+    /// The lab to grade with: the one given, else the one the crate declares.
+    pub fn lab_or(&self, given: Option<&'static LabInfo>) -> Result<&'static LabInfo, StageError> {
+        given.or(self.lab).ok_or_else(|| StageError::UnknownLab {
+            path: self.dir.clone(),
+            package: self.package.clone(),
+            known: labs::names().join(", "),
+        })
+    }
+
+    /// The staged crate's manifest: the student's dependencies, the grader's own harness and
+    /// the grader's own version, optimised builds, a workspace of its own.
+    fn staged_manifest(&self, lab: &LabInfo) -> String {
+        let mut doc = toml::Table::new();
+        let mut package = toml::Table::new();
+        package.insert("name".into(), lab.lab_crate.into());
+        package.insert("version".into(), "0.1.0".into());
+        package.insert("edition".into(), self.edition.clone().into());
+        package.insert("publish".into(), false.into());
+        for auto in ["autotests", "autobenches", "autoexamples", "autobins"] {
+            package.insert(auto.into(), false.into());
+        }
+        doc.insert("package".into(), package.into());
+        doc.insert("dependencies".into(), self.dependencies.clone().into());
+        let mut grader = toml::Table::new();
+        grader.insert("path".into(), GRADER_DIR.into());
+        let mut dev = toml::Table::new();
+        dev.insert("grader".into(), grader.into());
+        doc.insert("dev-dependencies".into(), dev.into());
+        let mut test = toml::Table::new();
+        test.insert("name".into(), "grade".into());
+        test.insert("path".into(), "tests/grade.rs".into());
+        test.insert("harness".into(), false.into());
+        doc.insert("test".into(), vec![toml::Value::from(test)].into());
+        let mut dev_profile = toml::Table::new();
+        dev_profile.insert("opt-level".into(), 3.into());
+        dev_profile.insert("debug".into(), "line-tables-only".into());
+        let mut profile = toml::Table::new();
+        profile.insert("dev".into(), dev_profile.into());
+        doc.insert("profile".into(), profile.into());
+        doc.insert("workspace".into(), toml::Table::new().into());
+        format!(
+            "# Written by the grader for official grading; the submission's own Cargo.toml is not used.\n{doc}"
+        )
+    }
+}
+
+/// Copies `from` into `to` recursively (files only, no `target/`).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), StageError> {
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StageError::Io { what, path, source }
+    };
+    std::fs::create_dir_all(to).map_err(io("cannot create", to))?;
+    for entry in std::fs::read_dir(from).map_err(io("cannot read", from))? {
+        let entry = entry.map_err(io("cannot read", from))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().map_err(io("cannot read", &path))?;
+        if kind.is_dir() {
+            if entry.file_name() != "target" {
+                copy_tree(&path, &target)?;
+            }
+        } else if kind.is_file() {
+            std::fs::copy(&path, &target).map_err(io("cannot copy", &path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds `krate` as `lab` in the build area under `cache`, leaving the harness binary and a
+/// copy of the sources in `run_dir` (a folder the caller owns for this grading run).
+pub fn build(
+    krate: &LabCrate,
+    lab: &LabInfo,
+    cache: &Path,
+    run_dir: &Path,
+) -> Result<Build, StageError> {
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StageError::Io { what, path, source }
+    };
+    let source_dir = run_dir.join("src");
+    copy_tree(&krate.dir.join("src"), &source_dir)?;
+
+    let stage = cache.join("stage").join(lab.name);
+    std::fs::create_dir_all(&stage).map_err(io("cannot create", &stage))?;
+    // One build at a time per lab: the stage folder and the harness binary are shared.
+    let lock_path = cache.join("stage").join(format!("{}.lock", lab.name));
+    let lock = std::fs::File::create(&lock_path).map_err(io("cannot create", &lock_path))?;
+    lock.lock().map_err(io("cannot lock", &lock_path))?;
+
+    let staged_src = stage.join("src");
+    if staged_src.exists() {
+        std::fs::remove_dir_all(&staged_src).map_err(io("cannot clear", &staged_src))?;
+    }
+    copy_tree(&source_dir, &staged_src)?;
+    let tests = stage.join("tests");
+    std::fs::create_dir_all(&tests).map_err(io("cannot create", &tests))?;
+    std::fs::write(tests.join("grade.rs"), lab.harness).map_err(io("cannot write", &tests))?;
+    let manifest = stage.join("Cargo.toml");
+    std::fs::write(&manifest, krate.staged_manifest(lab)).map_err(io("cannot write", &manifest))?;
+    let lockfile = stage.join("Cargo.lock");
+    let grader_lock = Path::new(GRADER_DIR).join("..").join("Cargo.lock");
+    if !lockfile.exists() && grader_lock.is_file() {
+        // Start from the grader's own dependency versions: tested together, and shared.
+        std::fs::copy(&grader_lock, &lockfile).map_err(io("cannot copy", &grader_lock))?;
+    }
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(&cargo)
+        .args([
+            "test",
+            "--no-run",
+            "--test",
+            "grade",
+            "--message-format=json",
+        ])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .env("CARGO_TARGET_DIR", cache.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .map_err(|source| StageError::Cargo {
+            program: cargo.clone(),
+            source,
+        })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut first_error = None;
+    let mut binary = None;
+    for line in stdout.lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        match msg["reason"].as_str() {
+            Some("compiler-message")
+                if msg["message"]["level"] == "error" && first_error.is_none() =>
+            {
+                first_error = msg["message"]["rendered"].as_str().map(str::to_string);
+            }
+            Some("compiler-artifact") if msg["target"]["name"] == "grade" => {
+                binary = msg["executable"].as_str().map(PathBuf::from);
+            }
+            _ => {}
+        }
+    }
+    if !output.status.success() || binary.is_none() {
+        if let Some(error) = first_error {
+            return Ok(Build::CompileError(error.trim_end().to_string()));
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let cargo_error: Vec<&str> = stderr
+            .lines()
+            .skip_while(|l| !l.starts_with("error"))
+            .take(12)
+            .collect();
+        if !cargo_error.is_empty() && !stderr.contains("tests/grade.rs") {
+            // Cargo refused the crate itself (a dependency that does not exist, say).
+            return Ok(Build::CompileError(cargo_error.join("\n")));
+        }
+        return Err(StageError::Harness(stderr.trim().to_string()));
+    }
+    let built = binary.unwrap_or_default();
+    let copied = run_dir.join("grade-harness");
+    std::fs::copy(&built, &copied).map_err(io("cannot copy", &built))?;
+    drop(lock);
+    Ok(Build::Built {
+        binary: copied,
+        source_dir,
+    })
+}

@@ -1,0 +1,229 @@
+//! The supervisor's side of one item: start a worker process, hand it the order, wait with the
+//! rubric's timeout, and turn whatever happened — a report, a crash, a hang — into something
+//! the checks can judge. Student code never runs in the supervisor's process.
+
+use crate::protocol::{Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
+use crate::rubric::Item;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to start a worker: the lab's test binary and its environment.
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    /// The lab crate's test binary (built with the grader's harness).
+    pub program: PathBuf,
+    /// Where it runs (the lab crate's folder).
+    pub cwd: Option<PathBuf>,
+    /// Extra environment for the child.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// What became of a worker.
+#[derive(Debug)]
+pub enum WorkerRun {
+    /// It finished and reported.
+    Reported(Outcome),
+    /// It did not report: it crashed, exited early, or was killed at the timeout.
+    Died(Death),
+}
+
+/// How a worker died without reporting, with what it printed last.
+#[derive(Debug, Clone)]
+pub struct Death {
+    /// The cause, as far as the supervisor can tell.
+    pub cause: DeathCause,
+    /// The last lines the student's code printed to stderr (and stdout), for context.
+    pub output_tail: String,
+}
+
+/// The cause of a worker's death.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeathCause {
+    /// Still running at the item's timeout, then killed.
+    TimedOut(f64),
+    /// Rust's stack-overflow guard fired.
+    StackOverflow,
+    /// Killed by a signal (segfault, abort, …).
+    Signal(i32),
+    /// Exited on its own before reporting (`process::exit`, for example).
+    Exited(i32),
+}
+
+/// The supervisor could not run the worker at all (never the student's fault).
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// A scratch file or folder could not be made.
+    #[error("cannot prepare a scratch folder for the worker: {0}")]
+    Scratch(std::io::Error),
+    /// The worker program could not be started.
+    #[error("cannot start the lab's test binary {program}: {source}")]
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+    /// A report was there but unreadable (the binary is not a gpu-labs harness?).
+    #[error("the worker's report for `{item}` is unreadable: {message}")]
+    BadReport { item: String, message: String },
+}
+
+impl Death {
+    /// One plain sentence for a student.
+    pub fn explain(&self) -> String {
+        match &self.cause {
+            DeathCause::TimedOut(secs) => format!(
+                "did not finish within {secs:.0} s and was stopped: look for a loop that never ends \
+                 (a counter that is never increased, a wrong loop condition)"
+            ),
+            DeathCause::StackOverflow => "overflowed the stack: a function that calls itself without \
+                 stopping, or a very large array on the stack (use a Vec or Array2 instead)"
+                .to_string(),
+            DeathCause::Signal(sig) => match *sig {
+                11 | 7 => "crashed with a segmentation fault (invalid memory access): check \
+                           `unsafe` code and raw pointers"
+                    .to_string(),
+                6 => "aborted (a panic while panicking, a failed allocation or an explicit \
+                      `process::abort`)"
+                    .to_string(),
+                8 => "crashed with an arithmetic error (SIGFPE)".to_string(),
+                9 => "was killed (SIGKILL): it may have run out of memory".to_string(),
+                s => format!("was killed by signal {s}"),
+            },
+            DeathCause::Exited(code) => format!(
+                "ended the program (exit code {code}) before the grader got its result: do not \
+                 call `std::process::exit` in lab code"
+            ),
+        }
+    }
+}
+
+/// Runs `item`'s order in a fresh worker process and waits for it.
+pub fn run_worker(
+    command: &WorkerCommand,
+    item: &Item,
+    order: &WorkOrder,
+) -> Result<WorkerRun, SupervisorError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("grader-item-")
+        .tempdir()
+        .map_err(SupervisorError::Scratch)?;
+    let mut order = order.clone();
+    order.report_path = scratch.path().join("report.json");
+    let stdout_path = scratch.path().join("stdout.txt");
+    let stderr_path = scratch.path().join("stderr.txt");
+    let stdout = std::fs::File::create(&stdout_path).map_err(SupervisorError::Scratch)?;
+    let stderr = std::fs::File::create(&stderr_path).map_err(SupervisorError::Scratch)?;
+
+    let mut cmd = Command::new(&command.program);
+    cmd.arg(WORKER_FLAG)
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .stderr(stderr)
+        .env("RUST_BACKTRACE", "0");
+    if let Some(cwd) = &command.cwd {
+        cmd.current_dir(cwd);
+    }
+    for (k, v) in &command.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
+        program: command.program.clone(),
+        source,
+    })?;
+    let order_json = serde_json::to_vec(&order).map_err(|e| SupervisorError::BadReport {
+        item: order.item.clone(),
+        message: e.to_string(),
+    })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A worker that dies at once closes the pipe; its death is reported below.
+        let _ = stdin.write_all(&order_json);
+    }
+
+    let limit = Duration::from_secs_f64(item.timeout_secs);
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break None,
+        }
+    };
+
+    let output_tail = tail_of(&stderr_path, &stdout_path);
+    if let Some(status) = status {
+        if order.report_path.exists() {
+            let text = std::fs::read(&order.report_path).map_err(SupervisorError::Scratch)?;
+            let report: WorkerReport =
+                serde_json::from_slice(&text).map_err(|e| SupervisorError::BadReport {
+                    item: order.item.clone(),
+                    message: e.to_string(),
+                })?;
+            if report.item != order.item {
+                return Err(SupervisorError::BadReport {
+                    item: order.item.clone(),
+                    message: format!("it answers item `{}`", report.item),
+                });
+            }
+            return Ok(WorkerRun::Reported(report.outcome));
+        }
+        return Ok(WorkerRun::Died(Death {
+            cause: cause_of(status, &output_tail),
+            output_tail,
+        }));
+    }
+    Ok(WorkerRun::Died(Death {
+        cause: DeathCause::TimedOut(item.timeout_secs),
+        output_tail,
+    }))
+}
+
+/// Reads why a process that did not report ended.
+fn cause_of(status: std::process::ExitStatus, output: &str) -> DeathCause {
+    if output.contains("has overflowed its stack") {
+        return DeathCause::StackOverflow;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return DeathCause::Signal(sig);
+        }
+    }
+    DeathCause::Exited(status.code().unwrap_or(-1))
+}
+
+/// The last few lines the worker printed, stderr first, trimmed for a report.
+fn tail_of(stderr: &Path, stdout: &Path) -> String {
+    let read = |p: &Path| {
+        std::fs::read(p)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let mut text = read(stderr);
+    let out = read(stdout);
+    if !out.trim().is_empty() {
+        text.push_str(&out);
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(5);
+    lines[start..]
+        .iter()
+        .map(|l| {
+            let l = l.trim_end();
+            if l.chars().count() > 200 {
+                let cut: String = l.chars().take(200).collect();
+                format!("{cut}…")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
