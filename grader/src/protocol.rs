@@ -54,8 +54,13 @@ impl WorkOrder {
 /// What a worker sends back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Outcome {
-    /// `matmul`: the product of each case, in order.
-    Products(Vec<Matrix>),
+    /// `matmul`: the product of each case, in order, up to a panic if one happened.
+    Products {
+        /// The products of the cases that returned.
+        outputs: Vec<Matrix>,
+        /// The panic that stopped the remaining cases, if any.
+        panic: Option<PanicInfo>,
+    },
     /// `cpu-timer`: one sample per piece of work.
     Timer(Vec<TimerSample>),
     /// `cpu-speedup`: paired samples and the candidate's output.

@@ -148,22 +148,26 @@ fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
     format!("case {} of {total} (A is {m}×{k}, B is {k}×{n})", index + 1)
 }
 
-/// `matmul` items: every case's product checked against the reference.
+/// `matmul` items: every case's product checked against the reference. The feedback shows
+/// the first wrong case in detail, which cases were right, and a pattern across cases when
+/// one fits (right only when a size is a multiple of a block).
 fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
     let order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
-    let products = match outcome_of(ctx, item, &order)? {
+    let (outputs, panic) = match outcome_of(ctx, item, &order)? {
         Err(failed) => return Ok(failed),
-        Ok(Outcome::Products(p)) => p,
+        Ok(Outcome::Products { outputs, panic }) => (outputs, panic),
         Ok(other) => return Err(unexpected(item, &other)),
     };
-    if products.len() != item.cases.len() {
+    if outputs.len() > item.cases.len() || (panic.is_none() && outputs.len() != item.cases.len()) {
         return Err(SupervisorError::BadReport {
             item: item.id().to_string(),
-            message: format!("{} products for {} cases", products.len(), item.cases.len()),
+            message: format!("{} products for {} cases", outputs.len(), item.cases.len()),
         });
     }
     let total = item.cases.len();
-    for (index, (shape, product)) in item.cases.iter().zip(&products).enumerate() {
+    let mut right = Vec::new();
+    let mut first_wrong: Option<(usize, matmul::Mismatch)> = None;
+    for (index, (shape, product)) in item.cases.iter().zip(&outputs).enumerate() {
         let (a, b) = inputs::operands(ctx.seed, item.id(), index, *shape);
         let got = product
             .to_array()
@@ -171,36 +175,83 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
                 item: item.id().to_string(),
                 message: "a product's data does not match its shape".into(),
             })?;
-        if let Err(mismatch) = matmul::compare(&a, &b, &got, item.tolerance) {
-            let case = describe_case(index, total, *shape);
-            let hint = mismatch
-                .hint
-                .map(|h| format!("\nHint: {h}."))
-                .unwrap_or_default();
-            return Ok(ItemResult::failed(
-                item,
-                format!("wrong result on {case}"),
-                format!(
-                    "`{}` is wrong on {case}: {}.{hint}",
-                    item.function, mismatch.summary
-                ),
-            ));
+        match matmul::compare(&a, &b, &got, item.tolerance) {
+            Ok(_) => right.push(index),
+            Err(mismatch) => {
+                first_wrong.get_or_insert((index, mismatch));
+            }
         }
     }
-    let shapes: Vec<String> = item
-        .cases
-        .iter()
-        .map(|[m, k, n]| format!("{m}×{k}·{k}×{n}"))
-        .collect();
-    Ok(ItemResult::passed(
-        item,
-        format!("all {total} cases right"),
+    let shape_text = |[m, k, n]: [usize; 3]| format!("{m}×{k}·{k}×{n}");
+    let Some((index, mismatch)) = first_wrong else {
+        if let Some(p) = panic {
+            return Ok(panic_result(item, &p));
+        }
+        let shapes: Vec<String> = item.cases.iter().map(|s| shape_text(*s)).collect();
+        return Ok(ItemResult::passed(
+            item,
+            format!("all {total} cases right"),
+            format!(
+                "`{}` is right on all {total} cases: {}.",
+                item.function,
+                shapes.join(", ")
+            ),
+        ));
+    };
+    let case = describe_case(index, total, item.cases[index]);
+    let mut details = format!(
+        "`{}` is wrong on {case}: {}.",
+        item.function, mismatch.summary
+    );
+    let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(item.cases[i])).collect();
+    details.push_str(&if right_shapes.is_empty() {
+        "\nIt is wrong on every case that returned.".to_string()
+    } else {
         format!(
-            "`{}` is right on all {total} cases: {}.",
-            item.function,
-            shapes.join(", ")
-        ),
+            "\nRight on {} of {total} cases: {}.",
+            right.len(),
+            right_shapes.join(", ")
+        )
+    });
+    let graded = outputs.len();
+    match size_pattern(&item.cases[..graded], &right) {
+        Some(hint) => details.push_str(&format!("\nHint: {hint}.")),
+        None => {
+            if let Some(hint) = mismatch.hint {
+                details.push_str(&format!("\nHint: {hint}."));
+            }
+        }
+    }
+    Ok(ItemResult::failed(
+        item,
+        format!("wrong result on {case}"),
+        details,
     ))
+}
+
+/// When the right cases are exactly those whose m, k or n is a multiple of a block size, says
+/// so: the mark of loops that skip the leftover past the last full block.
+fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
+    if right.is_empty() || right.len() == cases.len() {
+        return None;
+    }
+    let names = ["m (rows of A)", "k (columns of A)", "n (columns of B)"];
+    for block in [8, 16, 32, 64] {
+        for (dim, name) in names.iter().enumerate() {
+            let separates = cases
+                .iter()
+                .enumerate()
+                .all(|(i, c)| right.contains(&i) == c[dim].is_multiple_of(block));
+            if separates {
+                return Some(format!(
+                    "the result is right only when {name} is a multiple of {block}: the rows or \
+                     columns left over after the last full block of {block} are not computed. \
+                     End each block at min(start + {block}, size), or handle the leftover separately"
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// `cpu-timer` items.
@@ -320,7 +371,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
 /// A worker answered with the wrong kind of outcome: a grader/harness mismatch.
 fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
     let kind = match outcome {
-        Outcome::Products(_) => "products",
+        Outcome::Products { .. } => "products",
         Outcome::Timer(_) => "timings",
         Outcome::Speed(_) => "speed samples",
         Outcome::Panicked(_) => "a panic",
@@ -328,5 +379,26 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
     SupervisorError::BadReport {
         item: item.id().to_string(),
         message: format!("it sent {kind}, which this item does not expect (is the lab's harness from another grader version?)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_pattern;
+
+    #[test]
+    fn a_result_right_only_on_multiples_of_a_block_is_named() {
+        let cases = [
+            [1, 1, 1],
+            [128, 128, 128],
+            [129, 65, 97],
+            [200, 33, 17],
+            [48, 7, 13],
+            [40, 64, 64],
+        ];
+        let hint = size_pattern(&cases, &[1, 4]).expect("pattern");
+        assert!(hint.contains("m (rows of A) is a multiple of 16"), "{hint}");
+        assert_eq!(size_pattern(&cases, &[0, 1]), None);
+        assert_eq!(size_pattern(&cases, &[]), None);
     }
 }

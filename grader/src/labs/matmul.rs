@@ -84,15 +84,23 @@ impl LabWorker for Submission {
         match order.kind {
             ItemKind::Matmul => {
                 let f = self.product(&order.function)?;
-                let mut products = Vec::with_capacity(order.cases.len());
+                let mut outputs = Vec::with_capacity(order.cases.len());
                 for (index, &shape) in order.cases.iter().enumerate() {
                     let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
                     match guarded(Some(index), || f(&a, &b)) {
-                        Ok(c) => products.push(Matrix::from_array(&c)),
-                        Err(p) => return Ok(Outcome::Panicked(p)),
+                        Ok(c) => outputs.push(Matrix::from_array(&c)),
+                        Err(p) => {
+                            return Ok(Outcome::Products {
+                                outputs,
+                                panic: Some(p),
+                            })
+                        }
                     }
                 }
-                Ok(Outcome::Products(products))
+                Ok(Outcome::Products {
+                    outputs,
+                    panic: None,
+                })
             }
             ItemKind::CpuTimer => {
                 let mut samples = Vec::new();

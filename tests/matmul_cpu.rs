@@ -1,0 +1,394 @@
+//! End-to-end: `grader grade` on the matmul lab's CPU track. The solution scores full marks,
+//! the template scores zero with "not implemented" everywhere, and faulty submissions made
+//! from the solution lose exactly the items they should, with the right explanation.
+
+use gpu_labs_e2e::{faulty_copy, workspace};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// Gradings run one at a time: speedups are measured, and two at once would disturb them.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The `grader` binary, built by cargo if needed.
+fn grader_bin() -> PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "grader",
+            "--bin",
+            "grader",
+            "--message-format=json",
+        ])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("cargo reports the grader binary")
+}
+
+/// What one `grader grade` run produced.
+struct Graded {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    json: Value,
+}
+
+impl Graded {
+    fn item(&self, id: &str) -> &Value {
+        self.json["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["number"] == id))
+            .unwrap_or_else(|| panic!("no item {id} in {}", self.json))
+    }
+
+    fn score(&self, id: &str) -> f64 {
+        self.item(id)["score"].as_f64().expect("score")
+    }
+
+    fn output(&self, id: &str) -> String {
+        self.item(id)["output"]
+            .as_str()
+            .expect("output")
+            .to_string()
+    }
+
+    /// Items that earned less than their maximum.
+    fn lost(&self) -> Vec<String> {
+        let mut lost: Vec<String> = self.json["tests"]
+            .as_array()
+            .expect("tests")
+            .iter()
+            .filter(|t| t["score"].as_f64() < t["max_score"].as_f64())
+            .map(|t| t["number"].as_str().unwrap_or("").to_string())
+            .collect();
+        lost.sort();
+        lost
+    }
+}
+
+/// Runs `grader grade PATH --json …` with the workspace's shared build cache.
+fn grade(path: &Path, extra: &[&str]) -> Graded {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let json = tempfile::NamedTempFile::new().expect("temp file");
+    let out = Command::new(grader_bin())
+        .arg("grade")
+        .arg(path)
+        .arg("--json")
+        .arg(json.path())
+        .args(extra)
+        .env(
+            "GPU_LABS_CACHE",
+            workspace().join("target").join("grader-cache"),
+        )
+        .output()
+        .expect("grader runs");
+    let text = std::fs::read_to_string(json.path()).unwrap_or_default();
+    Graded {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        json: serde_json::from_str(&text).unwrap_or(Value::Null),
+    }
+}
+
+fn solution() -> PathBuf {
+    workspace().join("solutions/matmul")
+}
+
+/// Grades the solution with one piece of text replaced, and checks which items it loses.
+fn grade_faulty(find: &str, replace: &str) -> Graded {
+    let dir = faulty_copy(&solution(), find, replace);
+    let graded = grade(dir.path(), &[]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+fn assert_lost(graded: &Graded, items: &[&str]) {
+    assert_eq!(graded.lost(), items, "{}", graded.stdout);
+}
+
+#[test]
+fn the_solution_scores_full_marks() {
+    let started = std::time::Instant::now();
+    let graded = grade(&solution(), &[]);
+    assert_eq!(graded.code, Some(0), "{}", graded.stderr);
+    assert_eq!(
+        graded.json["score"], graded.json["max_score"],
+        "{}",
+        graded.stdout
+    );
+    assert_eq!(graded.json["max_score"].as_f64(), Some(12.0));
+    for (id, points) in [
+        ("naive_correct", 3.0),
+        ("fast_correct", 3.0),
+        ("time_cpu", 2.0),
+        ("fast_speedup", 4.0),
+    ] {
+        assert_eq!(graded.score(id), points, "{id}: {}", graded.output(id));
+    }
+    assert!(
+        graded.stdout.contains("total            12/12"),
+        "{}",
+        graded.stdout
+    );
+    eprintln!(
+        "graded the solution in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn the_template_scores_zero_and_every_item_says_what_is_not_implemented() {
+    let graded = grade(&workspace().join("templates/matmul"), &[]);
+    assert_eq!(graded.code, Some(0), "{}", graded.stderr);
+    assert_eq!(graded.json["score"].as_f64(), Some(0.0));
+    for (id, function) in [
+        ("naive_correct", "matmul_naive"),
+        ("fast_correct", "matmul_fast"),
+        ("time_cpu", "time_cpu"),
+        ("fast_speedup", "matmul_fast"),
+    ] {
+        let output = graded.output(id);
+        assert!(
+            output.contains("not implemented yet") && output.contains(function),
+            "{id}: {output}"
+        );
+        assert!(!output.contains("backtrace"), "{output}");
+    }
+    assert!(!graded.stdout.contains("backtrace") && !graded.stderr.contains("backtrace"));
+}
+
+#[test]
+fn the_template_is_what_the_generator_makes_from_the_solution() {
+    let generated = grader::template::generate(&solution()).expect("generate");
+    for (relative, text) in generated {
+        let committed =
+            std::fs::read_to_string(workspace().join("templates/matmul").join(&relative))
+                .unwrap_or_default();
+        assert_eq!(
+            committed, text,
+            "templates/matmul/{relative} is stale: run `cargo run -p grader -- make-template solutions/matmul templates/matmul`"
+        );
+    }
+}
+
+#[test]
+fn a_transposed_result_loses_naive_correct() {
+    let g = grade_faulty("c[[i, j]] = sum;", "c[[j, i]] = sum;");
+    assert_lost(&g, &["naive_correct"]);
+    assert!(
+        g.output("naive_correct").contains("transposed"),
+        "{}",
+        g.output("naive_correct")
+    );
+}
+
+#[test]
+fn nan_output_loses_naive_correct() {
+    let g = grade_faulty("let mut sum = 0.0f32;", "let mut sum = f32::NAN;");
+    assert_lost(&g, &["naive_correct"]);
+    assert!(
+        g.output("naive_correct").contains("NaN"),
+        "{}",
+        g.output("naive_correct")
+    );
+}
+
+#[test]
+fn a_panic_loses_only_its_item() {
+    let g = grade_faulty(
+        "let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());\n    let mut c = Array2::zeros((m, n));",
+        "let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());\n    if k == 17 { panic!(\"seventeen is unlucky\") }\n    let mut c = Array2::zeros((m, n));",
+    );
+    assert_lost(&g, &["naive_correct"]);
+    let out = g.output("naive_correct");
+    assert!(
+        out.contains("panicked on case 3 of 6") && out.contains("seventeen is unlucky"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_stack_overflow_loses_only_its_item() {
+    let g = grade_faulty(
+        "let mut sum = 0.0f32;",
+        "let big = [1u8; 64 << 20];\n            let mut sum = std::hint::black_box(&big)[i] as f32 - 1.0;",
+    );
+    assert_lost(&g, &["naive_correct"]);
+    assert!(
+        g.output("naive_correct").contains("overflowed the stack"),
+        "{}",
+        g.output("naive_correct")
+    );
+}
+
+#[test]
+fn a_missing_bound_on_leftover_rows_loses_fast_correct_only() {
+    // Rows past the last full block of 16 are never computed; 256×256 is a multiple of 16,
+    // so the speed item still counts.
+    let g = grade_faulty(
+        "c.par_chunks_mut(ROWS * n)",
+        "c.par_chunks_exact_mut(ROWS * n)",
+    );
+    assert_lost(&g, &["fast_correct"]);
+    let out = g.output("fast_correct");
+    assert!(
+        out.contains("m (rows of A) is a multiple of 16") && out.contains("left over"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_fast_version_slower_than_naive_loses_the_speedup() {
+    let g = grade_faulty(
+        "use rayon::prelude::*;",
+        "use rayon::prelude::*;\n    let _slow = (matmul_naive(a, b), matmul_naive(a, b));",
+    );
+    assert_lost(&g, &["fast_speedup"]);
+    assert!(
+        g.output("fast_speedup").contains("below the first tier"),
+        "{}",
+        g.output("fast_speedup")
+    );
+}
+
+#[test]
+fn using_ndarray_dot_in_the_fast_version_is_refused() {
+    // The product goes through a helper, which calls `dot`.
+    let dir = faulty_copy(
+        &solution(),
+        "use rayon::prelude::*;",
+        "return helper(a, b);\n    #[allow(unreachable_code)]\n    use rayon::prelude::*;",
+    );
+    let lib = dir.path().join("src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).expect("lib.rs");
+    text.push_str(
+        "\nfn helper(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n    a.dot(b)\n}\n",
+    );
+    std::fs::write(&lib, text).expect("write");
+    let g = grade(dir.path(), &[]);
+    assert_lost(&g, &["fast_correct", "fast_speedup"]);
+    assert!(
+        g.output("fast_correct").contains("`dot`"),
+        "{}",
+        g.output("fast_correct")
+    );
+}
+
+#[test]
+fn an_infinite_loop_is_stopped_at_the_timeout() {
+    let g = grade_faulty(
+        "let value = work();",
+        "let value = work();\n    loop { std::hint::spin_loop() }\n    #[allow(unreachable_code)]",
+    );
+    assert_lost(&g, &["time_cpu"]);
+    assert!(
+        g.output("time_cpu").contains("did not finish within 10 s"),
+        "{}",
+        g.output("time_cpu")
+    );
+}
+
+#[test]
+fn process_exit_in_student_code_loses_only_its_item() {
+    let g = grade_faulty(
+        "let value = work();",
+        "let value = work();\n    std::process::exit(0);\n    #[allow(unreachable_code)]",
+    );
+    assert_lost(&g, &["time_cpu"]);
+    assert!(
+        g.output("time_cpu").contains("exit code 0"),
+        "{}",
+        g.output("time_cpu")
+    );
+}
+
+#[test]
+fn a_timer_read_before_the_work_runs_is_caught() {
+    let g = grade_faulty(
+        "let value = work();\n    (value, start.elapsed())",
+        "let took = start.elapsed();\n    let value = work();\n    (value, took)",
+    );
+    assert_lost(&g, &["time_cpu"]);
+    assert!(
+        g.output("time_cpu").contains("before calling the work"),
+        "{}",
+        g.output("time_cpu")
+    );
+}
+
+#[test]
+fn a_submission_that_does_not_compile_scores_zero_with_the_compilers_first_error() {
+    let g = grade_faulty("let mut sum = 0.0f32;", "let mut sum = 0.0f32 +;");
+    assert_eq!(g.json["score"].as_f64(), Some(0.0));
+    let out = g.output("time_cpu");
+    assert!(
+        out.contains("does not compile") && out.contains("error: expected expression"),
+        "{out}"
+    );
+    assert!(out.contains("src/lib.rs"), "{out}");
+}
+
+#[test]
+fn a_path_that_is_not_a_lab_crate_is_a_one_line_error() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    let g = grade(empty.path(), &[]);
+    assert_eq!(g.code, Some(2));
+    assert_eq!(g.stderr.trim().lines().count(), 1, "{}", g.stderr);
+    assert!(
+        g.stderr.contains("is not a lab crate") && g.stderr.contains("Cargo.toml"),
+        "{}",
+        g.stderr
+    );
+}
+
+#[test]
+fn a_malformed_rubric_names_file_line_and_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rubric = std::fs::read_to_string(workspace().join("assignments/matmul/assignment.toml"))
+        .expect("rubric")
+        .replacen("tolerance = 2.0", "tolerance = \"tight\"", 1);
+    let path = dir.path().join("assignment.toml");
+    std::fs::write(&path, &rubric).expect("write");
+    let g = grade(
+        &solution(),
+        &["--assignment", path.to_str().expect("utf-8 path")],
+    );
+    assert_eq!(g.code, Some(2));
+    let line = rubric
+        .lines()
+        .position(|l| l.contains("\"tight\""))
+        .expect("line")
+        + 1;
+    assert!(
+        g.stderr.contains(&format!("assignment.toml:{line}:")),
+        "{}",
+        g.stderr
+    );
+    assert!(g.stderr.contains("tolerance = \"tight\""), "{}", g.stderr);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_feedback_and_another_seed_other_inputs() {
+    let dir = faulty_copy(&solution(), "c[[i, j]] = sum;", "c[[j, i]] = sum;");
+    let first = grade(dir.path(), &["--seed", "12345"]);
+    assert!(first.stdout.contains("--seed 12345"), "{}", first.stdout);
+    let again = grade(dir.path(), &["--seed", "12345"]);
+    let other = grade(dir.path(), &["--seed", "54321"]);
+    // The feedback quotes the expected and returned values at the first wrong element.
+    assert_eq!(first.output("naive_correct"), again.output("naive_correct"));
+    assert_ne!(first.output("naive_correct"), other.output("naive_correct"));
+}
