@@ -392,3 +392,28 @@ fn the_same_seed_gives_the_same_feedback_and_another_seed_other_inputs() {
     assert_eq!(first.output("naive_correct"), again.output("naive_correct"));
     assert_ne!(first.output("naive_correct"), other.output("naive_correct"));
 }
+
+#[test]
+fn the_speedup_score_is_the_same_on_every_run() {
+    // A rubric with only the speed item, graded 5 times with fresh seeds.
+    let rubric = std::fs::read_to_string(workspace().join("assignments/matmul/assignment.toml"))
+        .expect("rubric");
+    let speed_item = &rubric[rubric
+        .find("[[item]]\nid = \"fast_speedup\"")
+        .expect("speed item")..];
+    let header = &rubric[..rubric.find("[[item]]").expect("items")];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("assignment.toml");
+    std::fs::write(&path, format!("{header}{speed_item}")).expect("write");
+    let scores: Vec<f64> = (0..5)
+        .map(|_| {
+            let g = grade(
+                &solution(),
+                &["--assignment", path.to_str().expect("utf-8")],
+            );
+            eprintln!("{}", g.output("fast_speedup"));
+            g.score("fast_speedup")
+        })
+        .collect();
+    assert_eq!(scores, vec![4.0; 5]);
+}
