@@ -1,0 +1,192 @@
+//! Faults inside kernels: a signal handler that, on a worker running a kernel, leaves the
+//! kernel through the module's `__gl_fault_jump`, and the report printed for the student.
+
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::sync::Once;
+
+use super::{Fault, LaunchDesc};
+use crate::driver::module::{FaultJump, Module};
+
+thread_local! {
+    /// The module whose kernel this thread is running (null when none).
+    static ARMED: Cell<Option<FaultJump>> = const { Cell::new(None) };
+    /// The access that faulted last on this thread.
+    static LAST: Cell<Access> = const { Cell::new(Access { addr: 0, write: false, size: None }) };
+    /// Whether this thread has an alternate signal stack of ours.
+    static ALT_STACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A faulting memory access.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    /// The address.
+    pub addr: usize,
+    /// Whether it was a write.
+    pub write: bool,
+    /// Its size, when the instruction could be decoded.
+    pub size: Option<usize>,
+}
+
+const SIGNALS: [c_int; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL];
+static mut PREVIOUS: [Option<libc::sigaction>; 4] = [None; 4];
+static INSTALL: Once = Once::new();
+
+fn fault_kind(sig: c_int) -> c_int {
+    match sig {
+        libc::SIGFPE => 4,
+        libc::SIGILL => 3,
+        _ => 1,
+    }
+}
+
+unsafe extern "C" fn handler(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    if let Some(jump) = ARMED.with(Cell::get) {
+        ARMED.with(|a| a.set(None));
+        let addr = if info.is_null() {
+            0
+        } else {
+            (*info).si_addr() as usize
+        };
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        let (write, size) = if ctx.is_null() {
+            (false, None)
+        } else {
+            let regs = &(*(ctx as *const libc::ucontext_t)).uc_mcontext.gregs;
+            let rip = regs[libc::REG_RIP as usize] as usize as *const u8;
+            // The faulting instruction is mapped code: reading its first bytes is safe.
+            let code = std::slice::from_raw_parts(rip, 15);
+            (
+                regs[libc::REG_ERR as usize] & 2 != 0,
+                super::decode::access_size(code),
+            )
+        };
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        let (write, size) = (false, None);
+        LAST.with(|l| l.set(Access { addr, write, size }));
+        jump(fault_kind(sig));
+    }
+    // Not ours: hand the signal to whoever had it before.
+    let idx = SIGNALS.iter().position(|&s| s == sig).unwrap_or(0);
+    // SAFETY: written once before the handler was installed.
+    let prev = unsafe { (*std::ptr::addr_of!(PREVIOUS))[idx] };
+    match prev {
+        Some(p) if p.sa_sigaction != libc::SIG_DFL && p.sa_sigaction != libc::SIG_IGN => {
+            if p.sa_flags & libc::SA_SIGINFO != 0 {
+                let f: unsafe extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) =
+                    std::mem::transmute(p.sa_sigaction);
+                f(sig, info, ctx);
+            } else {
+                let f: unsafe extern "C" fn(c_int) = std::mem::transmute(p.sa_sigaction);
+                f(sig);
+            }
+        }
+        _ => {
+            // Restore the default action; returning re-executes the instruction and dies.
+            let mut dfl: libc::sigaction = std::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        }
+    }
+}
+
+fn install() {
+    INSTALL.call_once(|| {
+        for (i, &sig) in SIGNALS.iter().enumerate() {
+            // SAFETY: installing a handler with SA_SIGINFO | SA_ONSTACK; `PREVIOUS` is only
+            // written here, before the handler can run.
+            unsafe {
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = handler as *const () as usize;
+                act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+                libc::sigemptyset(&mut act.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &act, &mut old) == 0 {
+                    (*std::ptr::addr_of_mut!(PREVIOUS))[i] = Some(old);
+                }
+            }
+        }
+    });
+}
+
+fn ensure_alt_stack() {
+    if ALT_STACK.with(Cell::get) {
+        return;
+    }
+    const SIZE: usize = 256 * 1024;
+    // SAFETY: querying, then installing a fresh mapping as this thread's signal stack.
+    unsafe {
+        let mut cur: libc::stack_t = std::mem::zeroed();
+        libc::sigaltstack(std::ptr::null(), &mut cur);
+        if cur.ss_flags & libc::SS_DISABLE != 0 || cur.ss_size < SIZE {
+            let m = libc::mmap(
+                std::ptr::null_mut(),
+                SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if m != libc::MAP_FAILED {
+                let st = libc::stack_t {
+                    ss_sp: m,
+                    ss_flags: 0,
+                    ss_size: SIZE,
+                };
+                libc::sigaltstack(&st, std::ptr::null_mut());
+            }
+        }
+    }
+    ALT_STACK.with(|a| a.set(true));
+}
+
+/// Runs blocks of a launch with the fault handler armed. Returns the faulting access and the
+/// fault kind if this thread's kernel code faulted.
+pub fn run_guarded(module: &Module, desc: &mut LaunchDesc) -> Option<(Access, i32)> {
+    install();
+    ensure_alt_stack();
+    LAST.with(|l| {
+        l.set(Access {
+            addr: 0,
+            write: false,
+            size: None,
+        })
+    });
+    ARMED.with(|a| a.set(Some(module.fault_jump)));
+    // SAFETY: the module's block runner, given a descriptor that lives for the call.
+    let r = unsafe { (module.run_blocks)(desc) };
+    ARMED.with(|a| a.set(None));
+    if r == 0 {
+        return None;
+    }
+    Some((LAST.with(Cell::get), r))
+}
+
+fn idx(v: [u32; 3]) -> String {
+    format!("({},{},{})", v[0], v[1], v[2])
+}
+
+/// The report printed when a launch faults.
+pub fn report(kernel: &str, f: &Fault) -> String {
+    let at = format!(
+        "gpu-labs emulator: kernel `{kernel}` block {} thread {}",
+        idx(f.block),
+        idx(f.thread)
+    );
+    match f.kind {
+        1 => format!(
+            "{at} {}{} {}\ngpu-labs emulator: the launch was stopped and the context reports \
+             CUDA_ERROR_ILLEGAL_ADDRESS from now on, as a GPU would; check that every index is \
+             in bounds (e.g. `if (row < n && col < n)`)",
+            if f.write { "wrote" } else { "read" },
+            f.size.map_or(String::new(), |s| format!(" {s} bytes")),
+            crate::memory::describe(f.addr)
+        ),
+        2 => format!("{at}: {}\ngpu-labs emulator: the context reports CUDA_ERROR_ASSERT from now on", f.message),
+        4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),
+        _ => format!(
+            "{at}: trap{}; the context reports CUDA_ERROR_ILLEGAL_INSTRUCTION from now on",
+            if f.message.is_empty() { String::new() } else { format!(" ({})", f.message) }
+        ),
+    }
+}

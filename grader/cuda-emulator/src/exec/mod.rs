@@ -1,0 +1,207 @@
+//! Running a launch: blocks are shared out to a pool of worker threads (plus the stream's own
+//! thread), each of which runs whole blocks through the module's block runner. A fault stops
+//! the launch and is reported once.
+
+pub mod decode;
+pub mod fault;
+pub mod pool;
+
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::driver::module::Function;
+use crate::status::*;
+
+/// What the module's block runner receives (`__gl::Launch` in the prelude).
+#[repr(C)]
+#[derive(Debug)]
+pub struct LaunchDesc {
+    tramp: *const c_void,
+    args: *mut *mut c_void,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dyn_smem: u64,
+    next_block: *mut u64,
+    abort: *mut u32,
+    fault_block: [u32; 3],
+    fault_thread: [u32; 3],
+    fault_kind: i32,
+    message: [c_char; 512],
+}
+
+/// A fault that stopped a launch.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// 1: memory access, 2: assert, 3: trap, 4: arithmetic.
+    pub kind: i32,
+    /// Block index.
+    pub block: [u32; 3],
+    /// Thread index.
+    pub thread: [u32; 3],
+    /// Faulting address (memory faults).
+    pub addr: usize,
+    /// Whether the access was a write (memory faults).
+    pub write: bool,
+    /// Size of the access in bytes, when the faulting instruction could be decoded.
+    pub size: Option<usize>,
+    /// Message from the kernel (asserts).
+    pub message: String,
+}
+
+#[derive(Debug, Default)]
+struct JobState {
+    active: usize,
+    fault: Option<Fault>,
+}
+
+/// One kernel launch in flight.
+#[derive(Debug)]
+pub struct Job {
+    func: Arc<Function>,
+    args: Vec<*mut c_void>,
+    _storage: Vec<u128>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dyn_smem: u64,
+    total: u64,
+    next_block: AtomicU64,
+    abort: AtomicU32,
+    state: Mutex<JobState>,
+    done: Condvar,
+}
+
+// SAFETY: the argument pointers point into `_storage`, owned by the job.
+unsafe impl Send for Job {}
+// SAFETY: as above; the shared counters are atomics.
+unsafe impl Sync for Job {}
+
+impl Job {
+    /// Copies the kernel's arguments (sizes from its signature) and prepares the launch.
+    ///
+    /// # Safety
+    /// `params` must hold `func.nargs` pointers to values of the kernel's parameter types.
+    pub unsafe fn new(
+        func: Arc<Function>,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dyn_smem: u32,
+        params: *mut *mut c_void,
+    ) -> Job {
+        let mut offsets = Vec::with_capacity(func.nargs);
+        let mut total = 0usize;
+        for &(size, align) in &func.params {
+            let a = align.clamp(1, 16);
+            total = total.div_ceil(a) * a;
+            offsets.push(total);
+            total += size;
+        }
+        let mut storage = vec![0u128; total.div_ceil(16).max(1)];
+        let base = storage.as_mut_ptr().cast::<u8>();
+        let mut args = Vec::with_capacity(func.nargs);
+        for (i, (&(size, _), &off)) in func.params.iter().zip(&offsets).enumerate() {
+            let src = *params.add(i);
+            std::ptr::copy_nonoverlapping(src.cast::<u8>(), base.add(off), size);
+            args.push(base.add(off).cast::<c_void>());
+        }
+        let total_blocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
+        Job {
+            func,
+            args,
+            _storage: storage,
+            grid,
+            block,
+            dyn_smem: u64::from(dyn_smem),
+            total: total_blocks,
+            next_block: AtomicU64::new(0),
+            abort: AtomicU32::new(0),
+            state: Mutex::new(JobState::default()),
+            done: Condvar::new(),
+        }
+    }
+
+    /// Whether no block is left to start.
+    pub fn exhausted(&self) -> bool {
+        self.abort.load(Ordering::Relaxed) != 0
+            || self.next_block.load(Ordering::Relaxed) >= self.total
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, JobState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers a worker about to run blocks of this job.
+    pub fn enter(&self) {
+        self.lock().active += 1;
+    }
+
+    /// Runs blocks on the calling thread until none are left; then leaves the job.
+    pub fn work(&self) {
+        let mut desc = LaunchDesc {
+            tramp: self.func.tramp as *const c_void,
+            args: self.args.as_ptr().cast_mut(),
+            grid: self.grid,
+            block: self.block,
+            dyn_smem: self.dyn_smem,
+            next_block: self.next_block.as_ptr(),
+            abort: self.abort.as_ptr(),
+            fault_block: [0; 3],
+            fault_thread: [0; 3],
+            fault_kind: 0,
+            message: [0; 512],
+        };
+        let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| Fault {
+            kind,
+            block: desc.fault_block,
+            thread: desc.fault_thread,
+            addr: access.addr,
+            write: access.write,
+            size: access.size,
+            // SAFETY: the prelude writes a NUL-terminated message (or leaves zeros).
+            message: unsafe { std::ffi::CStr::from_ptr(desc.message.as_ptr()) }
+                .to_string_lossy()
+                .into_owned(),
+        });
+        let mut st = self.lock();
+        if st.fault.is_none() {
+            st.fault = fault;
+        }
+        st.active -= 1;
+        let finished = st.active == 0 && self.exhausted();
+        drop(st);
+        if finished {
+            self.done.notify_all();
+        }
+    }
+
+    fn wait(&self) -> Option<Fault> {
+        let mut st = self.lock();
+        while !(st.active == 0 && self.exhausted()) {
+            st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.fault.clone()
+    }
+}
+
+/// Runs a launch to completion on the pool and the calling thread; a fault is reported on
+/// stderr and becomes the error code the context will stick to.
+pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
+    if job.total == 0 {
+        return Ok(());
+    }
+    pool::submit(&job);
+    job.enter();
+    job.work();
+    match job.wait() {
+        None => Ok(()),
+        Some(f) => {
+            eprintln!("{}", fault::report(&job.func.name, &f));
+            Err(match f.kind {
+                1 => ILLEGAL_ADDRESS,
+                2 => ASSERT,
+                4 => LAUNCH_FAILED,
+                _ => ILLEGAL_INSTRUCTION,
+            })
+        }
+    }
+}

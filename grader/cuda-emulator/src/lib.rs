@@ -1,0 +1,20 @@
+//! gpu-labs CUDA emulator: one shared object that stands in for `libcuda`, `libnvrtc` and
+//! `libcublas`, so unmodified cudarc programs run on a machine without a GPU.
+//!
+//! Kernels written in CUDA C are compiled by the host C++ compiler against a prelude
+//! ([`nvrtc`]), blocks run in parallel on a pool of worker threads and the threads of a block
+//! run as cooperative fibers ([`exec`]), streams are asynchronous in-order queues
+//! ([`driver::stream`]), and device memory is host memory with guard pages ([`memory`]).
+#![warn(missing_docs)]
+#![allow(non_snake_case)]
+#![allow(clippy::missing_safety_doc)] // Every exported function follows its CUDA documentation.
+
+pub mod counters;
+pub mod cublas;
+pub mod driver;
+pub mod exec;
+pub mod memory;
+pub mod nvrtc;
+pub mod status;
+pub mod stubs;
+pub mod util;

@@ -1,0 +1,286 @@
+//! Compiles a CUDA C source into a shared object with the host C++ compiler, caching the
+//! result by a hash of everything that affects it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::source;
+use crate::util::hash_hex;
+
+/// The prelude every source is compiled against.
+pub const PRELUDE: &str = include_str!("prelude.h");
+
+/// First line of the text the emulator returns from `nvrtcGetPTX`.
+pub const MODULE_MAGIC: &str = "// gpu-labs CPU emulator module: not PTX";
+
+/// Flags that do not depend on the program. Optimised but portable (no -march=native).
+const BASE_FLAGS: &[&str] = &[
+    "-std=c++17",
+    "-O3",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-fno-math-errno",
+    "-fno-exceptions",
+    "-U_FORTIFY_SOURCE",
+    "-D_FORTIFY_SOURCE=0",
+    "-w",
+    "-pthread",
+];
+
+/// A successful compilation.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The shared object.
+    pub so: PathBuf,
+    /// The kernels it defines.
+    pub kernels: Vec<String>,
+    /// Its `__constant__` and `__device__` variables.
+    pub globals: Vec<String>,
+    /// Compiler output (warnings), already in NVRTC's style.
+    pub log: String,
+}
+
+/// The kernel cache directory: `$GPU_LABS_EMULATOR_CACHE`, else `$XDG_CACHE_HOME/gpu-labs/kernels`,
+/// else `~/.cache/gpu-labs/kernels`, else a directory under the system temp dir.
+pub fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("GPU_LABS_EMULATOR_CACHE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Path::new(&d).join("gpu-labs").join("kernels");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return Path::new(&h)
+            .join(".cache")
+            .join("gpu-labs")
+            .join("kernels");
+    }
+    std::env::temp_dir().join("gpu-labs-kernels")
+}
+
+/// The C++ compiler command: `$CXX` (which may carry arguments), else `c++`.
+fn compiler() -> Vec<String> {
+    let cxx = std::env::var("CXX").unwrap_or_default();
+    let words: Vec<String> = cxx.split_whitespace().map(str::to_string).collect();
+    if words.is_empty() {
+        vec!["c++".to_string()]
+    } else {
+        words
+    }
+}
+
+/// Options of `nvrtcCompileProgram` that reach the host compiler: macro definitions and
+/// include paths. The others (architecture, fast math, ...) do not apply on a CPU.
+fn host_flags(options: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = options.iter();
+    while let Some(o) = it.next() {
+        if let Some(v) = o
+            .strip_prefix("--define-macro=")
+            .or_else(|| o.strip_prefix("-D"))
+        {
+            let v = if v.is_empty() {
+                it.next().map_or("", String::as_str)
+            } else {
+                v
+            };
+            out.push(format!("-D{v}"));
+        } else if let Some(v) = o
+            .strip_prefix("--include-path=")
+            .or_else(|| o.strip_prefix("-I"))
+        {
+            let v = if v.is_empty() {
+                it.next().map_or("", String::as_str)
+            } else {
+                v
+            };
+            out.push(format!("-I{v}"));
+        } else if let Some(v) = o
+            .strip_prefix("--undefine-macro=")
+            .or_else(|| o.strip_prefix("-U"))
+        {
+            out.push(format!("-U{v}"));
+        }
+    }
+    out
+}
+
+/// CUDA headers tutorials include, provided empty (the prelude already defines what they
+/// would): `cuda_runtime.h`, `cuda.h`, ... and `math_constants.h` with its common constants.
+const STUB_HEADERS: &[(&str, &str)] = &[
+    ("cuda_runtime.h", ""),
+    ("cuda_runtime_api.h", ""),
+    ("cuda.h", ""),
+    ("device_launch_parameters.h", ""),
+    ("device_functions.h", ""),
+    ("sm_60_atomic_functions.h", ""),
+    (
+        "math_constants.h",
+        "#pragma once\n#define CUDART_PI_F 3.141592654f\n#define CUDART_PI 3.1415926535897931e+0\n\
+         #define CUDART_INF_F __int_as_float(0x7f800000)\n#define CUDART_NAN_F __int_as_float(0x7fffffff)\n\
+         #define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n#define CUDART_SQRT_2PI_F 2.506628275f\n",
+    ),
+];
+
+/// Writes the stub headers (once per version) and returns their directory.
+fn stub_headers() -> std::io::Result<PathBuf> {
+    let dir = cache_dir().join(format!("include-{}", &hash_hex(&[PRELUDE.as_bytes()])[..8]));
+    if !dir.join("math_constants.h").is_file() {
+        std::fs::create_dir_all(&dir)?;
+        for (name, text) in STUB_HEADERS {
+            std::fs::write(dir.join(name), text)?;
+        }
+    }
+    Ok(dir)
+}
+
+/// Rewrites GCC diagnostics (`file:12:5: error: ...`) into NVRTC's style (`file(12): error: ...`).
+pub fn nvrtc_style(log: &str) -> String {
+    let mut out = String::new();
+    for line in log.lines() {
+        let mut done = false;
+        let parts: Vec<&str> = line.splitn(4, ':').collect();
+        if parts.len() == 4 && parts[1].chars().all(|c| c.is_ascii_digit()) && !parts[1].is_empty()
+        {
+            if parts[2].chars().all(|c| c.is_ascii_digit()) {
+                out.push_str(&format!("{}({}):{}\n", parts[0], parts[1], parts[3]));
+                done = true;
+            }
+        } else if parts.len() >= 3
+            && parts[1].chars().all(|c| c.is_ascii_digit())
+            && !parts[1].is_empty()
+        {
+            out.push_str(&format!(
+                "{}({}):{}\n",
+                parts[0],
+                parts[1],
+                parts[2..].join(":")
+            ));
+            done = true;
+        }
+        if !done {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Compiles (or finds in the cache) `src`, named `name` in diagnostics. `headers` are
+/// `(include name, contents)` pairs given to `nvrtcCreateProgram`.
+pub fn compile(
+    src: &str,
+    name: &str,
+    headers: &[(String, String)],
+    options: &[String],
+) -> Result<Compiled, String> {
+    let tu = source::translation_unit(src, name, PRELUDE);
+    let cxx = compiler();
+    let flags = host_flags(options);
+    let mut key_parts: Vec<&[u8]> = vec![tu.as_bytes()];
+    key_parts.extend(cxx.iter().map(|s| s.as_bytes()));
+    key_parts.extend(flags.iter().map(|s| s.as_bytes()));
+    key_parts.extend(BASE_FLAGS.iter().map(|s| s.as_bytes()));
+    for (n, h) in headers {
+        key_parts.push(n.as_bytes());
+        key_parts.push(h.as_bytes());
+    }
+    let key = hash_hex(&key_parts);
+    let dir = cache_dir().join(&key);
+    let so = dir.join("kernels.so");
+    let source::Scan {
+        kernels, globals, ..
+    } = source::scan(src);
+    if so.is_file() {
+        return Ok(Compiled {
+            so,
+            kernels,
+            globals,
+            log: String::new(),
+        });
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "");
+    let cpp = dir.join(format!("kernels-{unique}.cpp"));
+    let tmp_so = dir.join(format!("kernels-{unique}.so"));
+    std::fs::write(&cpp, &tu).map_err(|e| format!("cannot write {}: {e}", cpp.display()))?;
+    let inc = dir.join(format!("include-{unique}"));
+    if !headers.is_empty() {
+        for (n, h) in headers {
+            let p = inc.join(n);
+            if let Some(parent) = p.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            std::fs::write(&p, h).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        }
+    }
+    let mut cmd = Command::new(&cxx[0]);
+    cmd.args(&cxx[1..]).args(BASE_FLAGS).args(&flags);
+    if let Ok(stubs) = stub_headers() {
+        cmd.arg("-I").arg(stubs);
+    }
+    if !headers.is_empty() {
+        cmd.arg(format!("-I{}", inc.display()));
+    }
+    cmd.arg("-x").arg("c++").arg(&cpp).arg("-o").arg(&tmp_so);
+    let output = cmd.output();
+    let _ = std::fs::remove_dir_all(&inc);
+    let output = output.map_err(|e| {
+        format!(
+            "gpu-labs emulator: cannot run the C++ compiler `{}`: {e} (install g++ or set CXX)",
+            cxx[0]
+        )
+    })?;
+    let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
+    log.push_str(&String::from_utf8_lossy(&output.stdout));
+    let log = nvrtc_style(&log.replace(&cpp.display().to_string(), name));
+    if !output.status.success() {
+        let _ = std::fs::remove_file(&tmp_so);
+        return Err(log);
+    }
+    let _ = std::fs::remove_file(&cpp);
+    std::fs::write(dir.join("kernels.cpp"), &tu).ok();
+    std::fs::rename(&tmp_so, &so).map_err(|e| format!("cannot write {}: {e}", so.display()))?;
+    Ok(Compiled {
+        so,
+        kernels,
+        globals,
+        log,
+    })
+}
+
+/// The text handed back as "PTX": identifies the compiled artifact for `cuModuleLoadData`.
+pub fn module_text(c: &Compiled) -> String {
+    format!(
+        "{MODULE_MAGIC}\n// so: {}\n// kernels: {}\n// globals: {}\n",
+        c.so.display(),
+        c.kernels.join(" "),
+        c.globals.join(" ")
+    )
+}
+
+/// The shared object named by a module text, if the text is one of ours.
+pub fn parse_module_text(text: &str) -> Option<PathBuf> {
+    let mut lines = text.lines();
+    if lines.next()? != MODULE_MAGIC {
+        return None;
+    }
+    lines.find_map(|l| l.strip_prefix("// so: ").map(PathBuf::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_gcc_diagnostics() {
+        let log =
+            "k.cu:3:5: error: 'x' was not declared in this scope\nk.cu: In function 'void f()':\n";
+        assert_eq!(
+            nvrtc_style(log),
+            "k.cu(3): error: 'x' was not declared in this scope\nk.cu: In function 'void f()':\n"
+        );
+    }
+}

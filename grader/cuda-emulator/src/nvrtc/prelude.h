@@ -1,0 +1,573 @@
+// gpu-labs CUDA emulator prelude: compiled (by the host C++ compiler) before every CUDA C
+// source given to nvrtcCompileProgram. It provides the CUDA C language extensions the labs
+// use and the block runner the emulator's worker threads call. __GL_USE_FIBERS is defined
+// (0 or 1) before this file: 1 when the source synchronises threads (__syncthreads, warp
+// shuffles...), which then run as cooperative fibers; 0 runs the threads of a block in a loop.
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <csetjmp>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+#include <sys/mman.h>
+
+#define __GL_VIS __attribute__((visibility("default")))
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __shared__ static thread_local
+#define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
+#define __restrict__ __restrict
+#define __align__(n) alignas(n)
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __CUDACC__ 1
+#define __CUDACC_RTC__ 1
+#define __CUDA_ARCH__ 800
+#define warpSize 32
+
+// ---------------------------------------------------------------- vector types
+#define __GL_VEC(T, N, A2, A4)                                                         \
+    struct __attribute__((aligned(A2))) N##2 { T x, y; };                                \
+    struct N##3 { T x, y, z; };                                                          \
+    struct __attribute__((aligned(A4))) N##4 { T x, y, z, w; };                          \
+    struct N##1 { T x; };                                                                \
+    static inline N##1 make_##N##1(T x) { return N##1{x}; }                              \
+    static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                      \
+    static inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }              \
+    static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+__GL_VEC(float, float, 8, 16)
+__GL_VEC(double, double, 16, 16)
+__GL_VEC(int, int, 8, 16)
+__GL_VEC(unsigned int, uint, 8, 16)
+__GL_VEC(long long, longlong, 16, 16)
+__GL_VEC(unsigned long long, ulonglong, 16, 16)
+__GL_VEC(short, short, 4, 8)
+__GL_VEC(unsigned short, ushort, 4, 8)
+__GL_VEC(signed char, char, 2, 4)
+__GL_VEC(unsigned char, uchar, 2, 4)
+#undef __GL_VEC
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int a = 1, unsigned int b = 1, unsigned int c = 1) : x(a), y(b), z(c) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+// Built-in variables: per OS thread, set by the block runner before each GPU thread runs.
+static thread_local uint3 threadIdx;
+static thread_local uint3 blockIdx;
+static thread_local uint3 blockDim;
+static thread_local uint3 gridDim;
+
+// ---------------------------------------------------------------- runtime state
+namespace __gl {
+// Must match `exec::LaunchDesc` on the Rust side.
+struct Launch {
+    void (*tramp)(void**);
+    void** args;
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint64_t dyn_smem;
+    uint64_t* next_block;
+    uint32_t* abort;
+    uint32_t fault_block[3];
+    uint32_t fault_thread[3];
+    int32_t fault_kind;
+    char message[512];
+};
+// Must match `driver::module::KernelDesc`.
+struct KernelDesc {
+    const char* name;
+    void (*tramp)(void**);
+    uint32_t nargs;
+    const uint32_t* sizes;
+    const uint32_t* aligns;
+    uint64_t static_smem;
+};
+// Must match `driver::module::GlobalDesc`.
+struct GlobalDesc {
+    void* addr;
+    uint64_t size;
+};
+
+enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
+enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3 };
+
+struct Fiber {
+    void* sp;
+    char* stack;
+    int state;
+    uint3 tid;
+};
+
+static thread_local sigjmp_buf jump;
+static thread_local Launch* launch;
+static thread_local char* dyn_smem_buf;
+static thread_local uint64_t dyn_smem_cap;
+static thread_local void (*tramp)(void**);
+static thread_local void** args;
+static thread_local Fiber* fibers;
+static thread_local unsigned fiber_cap;
+static thread_local Fiber* current;
+static thread_local void* sched_sp;
+static thread_local unsigned long long warp_slots[32][32];
+static thread_local int block_counter;
+
+static inline char* dyn_smem() { return dyn_smem_buf; }
+static inline unsigned linear_tid() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+[[noreturn]] static inline void stop(int kind) { siglongjmp(jump, kind); }
+}  // namespace __gl
+
+[[noreturn]] static inline void __gl_assert_fail(const char* expr, const char* file, int line,
+                                                 const char* func) {
+    snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%s:%d: %s: Assertion `%s` failed.",
+             file, line, func, expr);
+    __gl::stop(__gl::FAULT_ASSERT);
+}
+#undef assert
+#define assert(e) ((e) ? (void)0 : __gl_assert_fail(#e, __FILE__, __LINE__, __func__))
+[[noreturn]] static inline void __trap() { __gl::stop(__gl::FAULT_TRAP); }
+static inline void __brkpt() { __trap(); }
+
+// ---------------------------------------------------------------- fibers
+#if __GL_USE_FIBERS
+extern "C" __attribute__((visibility("hidden"))) void __gl_switch(void** save, void* to);
+extern "C" __attribute__((visibility("hidden"), noreturn, used)) void __gl_fiber_main(__gl::Fiber* f);
+#if defined(__x86_64__)
+asm(".text\n"
+    ".globl __gl_switch\n.hidden __gl_switch\n.type __gl_switch,@function\n"
+    "__gl_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  subq $16, %rsp\n  stmxcsr 8(%rsp)\n  fnstcw (%rsp)\n"
+    "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+    "  ldmxcsr 8(%rsp)\n  fldcw (%rsp)\n  addq $16, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n  ret\n"
+    ".size __gl_switch,.-__gl_switch\n"
+    ".globl __gl_fiber_start\n.hidden __gl_fiber_start\n.type __gl_fiber_start,@function\n"
+    "__gl_fiber_start:\n  movq %rbx, %rdi\n  call __gl_fiber_main\n  ud2\n"
+    ".size __gl_fiber_start,.-__gl_fiber_start\n");
+extern "C" __attribute__((visibility("hidden"))) void __gl_fiber_start();
+namespace __gl {
+static const size_t STACK = 256 * 1024;
+static inline void fiber_reset(Fiber* f) {
+    uintptr_t top = ((uintptr_t)f->stack + STACK) & ~(uintptr_t)15;
+    uint64_t* sp = (uint64_t*)(top - 88);
+    memset(sp, 0, 88);
+    ((uint16_t*)sp)[0] = 0x037f;           // x87 control word
+    ((uint32_t*)sp)[2] = 0x1f80;           // mxcsr
+    sp[6] = (uint64_t)f;                   // rbx: the fiber
+    sp[8] = (uint64_t)&__gl_fiber_start;   // return address
+    f->sp = sp;
+}
+}  // namespace __gl
+#else
+#include <ucontext.h>
+#error "gpu-labs emulator: fibers are only implemented for x86_64"
+#endif
+
+namespace __gl {
+static bool ensure_fibers(unsigned n) {
+    if (n <= fiber_cap) return true;
+    Fiber* fs = (Fiber*)realloc(fibers, sizeof(Fiber) * n);
+    if (!fs) return false;
+    fibers = fs;
+    for (unsigned i = fiber_cap; i < n; i++) {
+        size_t len = STACK + 4096;
+        void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return false;
+        mprotect(m, 4096, PROT_NONE);
+        fibers[i].stack = (char*)m + 4096;
+        fiber_cap = i + 1;
+    }
+    return true;
+}
+static inline void yield(int state) {
+    Fiber* f = current;
+    f->state = state;
+    __gl_switch(&f->sp, sched_sp);
+}
+static void run_block_fibers() {
+    unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
+    unsigned n = nx * ny * nz;
+    if (!ensure_fibers(n)) {
+        snprintf(launch->message, sizeof(launch->message), "out of memory for %u fiber stacks", n);
+        stop(FAULT_TRAP);
+    }
+    unsigned i = 0;
+    for (unsigned z = 0; z < nz; z++)
+        for (unsigned y = 0; y < ny; y++)
+            for (unsigned x = 0; x < nx; x++, i++) {
+                fibers[i].tid = uint3{x, y, z};
+                fibers[i].state = RUNNING;
+                fiber_reset(&fibers[i]);
+            }
+    unsigned warps = (n + 31) / 32;
+    for (;;) {
+        bool all_done = true;
+        for (unsigned w = 0; w < warps; w++) {
+            unsigned lo = w * 32, hi = lo + 32 < n ? lo + 32 : n;
+            for (;;) {
+                bool warp_waiting = false;
+                for (unsigned t = lo; t < hi; t++) {
+                    Fiber* f = &fibers[t];
+                    if (f->state != RUNNING) continue;
+                    current = f;
+                    threadIdx = f->tid;
+                    __gl_switch(&sched_sp, f->sp);
+                }
+                for (unsigned t = lo; t < hi; t++)
+                    if (fibers[t].state == WARP_WAIT) {
+                        fibers[t].state = RUNNING;
+                        warp_waiting = true;
+                    }
+                if (!warp_waiting) break;
+            }
+        }
+        for (unsigned t = 0; t < n; t++)
+            if (fibers[t].state == BLOCK_WAIT) {
+                fibers[t].state = RUNNING;
+                all_done = false;
+            }
+        if (all_done) break;
+    }
+}
+}  // namespace __gl
+
+extern "C" void __gl_fiber_main(__gl::Fiber* f) {
+    __gl::tramp(__gl::args);
+    f->state = __gl::DONE;
+    __gl_switch(&f->sp, __gl::sched_sp);
+    __builtin_unreachable();
+}
+
+static inline void __syncthreads() { __gl::yield(__gl::BLOCK_WAIT); }
+static inline void __syncwarp(unsigned = 0xffffffffu) { __gl::yield(__gl::WARP_WAIT); }
+static inline int __gl_block_reduce(int pred, int op) {
+    __shared__ int acc;
+    if (__gl::linear_tid() == 0) acc = op == 2 ? 1 : 0;
+    __syncthreads();
+    if (op == 0) acc += pred != 0;
+    else if (op == 1) acc |= pred != 0;
+    else acc &= pred != 0;
+    __syncthreads();
+    int r = acc;
+    __syncthreads();
+    return r;
+}
+static inline int __syncthreads_count(int p) { return __gl_block_reduce(p, 0); }
+static inline int __syncthreads_or(int p) { return __gl_block_reduce(p, 1); }
+static inline int __syncthreads_and(int p) { return __gl_block_reduce(p, 2); }
+
+namespace __gl {
+template <class T>
+static inline T exchange(T v, int src_lane, bool take) {
+    static_assert(sizeof(T) <= 8, "warp shuffles of types larger than 8 bytes are not supported");
+    unsigned lin = linear_tid(), w = lin >> 5, lane = lin & 31;
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    warp_slots[w][lane] = bits;
+    yield(WARP_WAIT);
+    T r = v;
+    if (take) memcpy(&r, &warp_slots[w][src_lane & 31], sizeof(T));
+    yield(WARP_WAIT);
+    return r;
+}
+static inline unsigned warp_vote(int pred) {
+    unsigned lin = linear_tid(), w = lin >> 5, lane = lin & 31;
+    warp_slots[w][lane] = pred != 0;
+    yield(WARP_WAIT);
+    unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    unsigned r = 0;
+    for (unsigned l = 0; l < 32 && w * 32 + l < n; l++)
+        if (warp_slots[w][l]) r |= 1u << l;
+    yield(WARP_WAIT);
+    return r;
+}
+}  // namespace __gl
+
+template <class T>
+static inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
+    int lane = (int)(__gl::linear_tid() & 31);
+    int base = lane & ~(width - 1);
+    return __gl::exchange(v, base + (src & (width - 1)), true);
+}
+template <class T>
+static inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
+    int lane = (int)(__gl::linear_tid() & 31);
+    int seg = lane & (width - 1);
+    return __gl::exchange(v, lane + (int)delta, seg + (int)delta < width);
+}
+template <class T>
+static inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32) {
+    int lane = (int)(__gl::linear_tid() & 31);
+    int seg = lane & (width - 1);
+    return __gl::exchange(v, lane - (int)delta, seg - (int)delta >= 0);
+}
+template <class T>
+static inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
+    int lane = (int)(__gl::linear_tid() & 31);
+    int src = lane ^ mask;
+    return __gl::exchange(v, src, (src & ~(width - 1)) == (lane & ~(width - 1)));
+}
+static inline unsigned __ballot_sync(unsigned, int pred) { return __gl::warp_vote(pred); }
+static inline int __any_sync(unsigned, int pred) { return __gl::warp_vote(pred) != 0; }
+static inline int __all_sync(unsigned m, int pred) {
+    unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    unsigned w = __gl::linear_tid() >> 5;
+    unsigned live = n - w * 32 >= 32 ? 0xffffffffu : (1u << (n - w * 32)) - 1;
+    return __gl::warp_vote(pred) == (live & m);
+}
+#endif  // __GL_USE_FIBERS
+
+static inline unsigned __activemask() { return 0xffffffffu; }
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __nanosleep(unsigned) {}
+static inline long long clock64() {
+#if defined(__x86_64__)
+    return (long long)__builtin_ia32_rdtsc();
+#else
+    return 0;
+#endif
+}
+
+// ---------------------------------------------------------------- atomics
+#define __GL_ATOMIC_INT(T)                                                                               \
+    static inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }          \
+    static inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }          \
+    static inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }          \
+    static inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }            \
+    static inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }          \
+    static inline T atomicCAS(T* p, T cmp, T v) {                                                        \
+        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);              \
+        return cmp;                                                                                      \
+    }                                                                                                    \
+    static inline T atomicMax(T* p, T v) {                                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
+        while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
+        return old;                                                                                      \
+    }                                                                                                    \
+    static inline T atomicMin(T* p, T v) {                                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
+        while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
+        return old;                                                                                      \
+    }
+__GL_ATOMIC_INT(int)
+__GL_ATOMIC_INT(unsigned int)
+__GL_ATOMIC_INT(long long)
+__GL_ATOMIC_INT(unsigned long long)
+#undef __GL_ATOMIC_INT
+#define __GL_ATOMIC_FLOAT(T)                                                                             \
+    static inline T atomicAdd(T* p, T v) {                                                               \
+        T old;                                                                                           \
+        __atomic_load(p, &old, __ATOMIC_RELAXED);                                                        \
+        T sum;                                                                                           \
+        do { sum = old + v; } while (!__atomic_compare_exchange(p, &old, &sum, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+        return old;                                                                                      \
+    }                                                                                                    \
+    static inline T atomicExch(T* p, T v) {                                                              \
+        T old;                                                                                           \
+        __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);                                                \
+        return old;                                                                                      \
+    }
+__GL_ATOMIC_FLOAT(float)
+__GL_ATOMIC_FLOAT(double)
+#undef __GL_ATOMIC_FLOAT
+static inline unsigned atomicInc(unsigned* p, unsigned lim) {
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &old, old >= lim ? 0u : old + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return old;
+}
+static inline unsigned atomicDec(unsigned* p, unsigned lim) {
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &old, (old == 0 || old > lim) ? lim : old - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return old;
+}
+
+// ---------------------------------------------------------------- math and intrinsics
+template <class A, class B>
+static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <class A, class B>
+static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+// glibc declares (but does not export) __expf, __logf, ...: rename ours.
+#define __expf __gl_expf
+#define __exp10f __gl_exp10f
+#define __logf __gl_logf
+#define __log2f __gl_log2f
+#define __log10f __gl_log10f
+#define __sinf __gl_sinf
+#define __cosf __gl_cosf
+#define __tanf __gl_tanf
+#define __sincosf __gl_sincosf
+#define __powf __gl_powf
+static inline float __gl_expf(float x) { return expf(x); }
+static inline float __gl_exp10f(float x) { return powf(10.0f, x); }
+static inline float __gl_logf(float x) { return logf(x); }
+static inline float __gl_log2f(float x) { return log2f(x); }
+static inline float __gl_log10f(float x) { return log10f(x); }
+static inline float __gl_sinf(float x) { return sinf(x); }
+static inline float __gl_cosf(float x) { return cosf(x); }
+static inline float __gl_tanf(float x) { return tanf(x); }
+static inline void __gl_sincosf(float x, float* s, float* c) { *s = sinf(x); *c = cosf(x); }
+static inline float __gl_powf(float a, float b) { return powf(a, b); }
+static inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+static inline unsigned umax(unsigned a, unsigned b) { return a < b ? b : a; }
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __frcp_rn(float a) { return 1.0f / a; }
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
+static inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+static inline float saturate(float x) { return __saturatef(x); }
+static inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678f); }
+static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+static inline long long __double_as_longlong(double d) { long long i; memcpy(&i, &d, 8); return i; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline int __float2int_rd(float x) { return (int)floorf(x); }
+static inline int __float2int_ru(float x) { return (int)ceilf(x); }
+static inline unsigned __float2uint_rn(float x) { return (unsigned)nearbyintf(x); }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline float __uint2float_rn(unsigned x) { return (float)x; }
+static inline int __double2int_rn(double x) { return (int)nearbyint(x); }
+static inline float __double2float_rn(double x) { return (float)x; }
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+static inline int __mul24(int a, int b) { return a * b; }
+static inline unsigned __umul24(unsigned a, unsigned b) { return a * b; }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+template <class T>
+static inline T __ldg(const T* p) { return *p; }
+template <class T>
+static inline T __ldcs(const T* p) { return *p; }
+template <class T>
+static inline void __stcs(T* p, T v) { *p = v; }
+
+// ---------------------------------------------------------------- block runner
+namespace __gl {
+static void run_block_loop() {
+    unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
+    void (*f)(void**) = tramp;
+    void** a = args;
+    for (unsigned z = 0; z < nz; z++)
+        for (unsigned y = 0; y < ny; y++)
+            for (unsigned x = 0; x < nx; x++) {
+                threadIdx = uint3{x, y, z};
+                f(a);
+            }
+}
+}  // namespace __gl
+
+// Runs blocks of a launch until none are left (or another worker faulted). Returns 0, or the
+// kind of fault that stopped this worker (details in the Launch).
+extern "C" __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
+    using namespace __gl;
+    launch = L;
+    tramp = L->tramp;
+    args = L->args;
+    gridDim = uint3{L->grid[0], L->grid[1], L->grid[2]};
+    blockDim = uint3{L->block[0], L->block[1], L->block[2]};
+    if (L->dyn_smem > dyn_smem_cap) {
+        free(dyn_smem_buf);
+        dyn_smem_buf = (char*)aligned_alloc(64, (L->dyn_smem + 63) / 64 * 64);
+        dyn_smem_cap = dyn_smem_buf ? L->dyn_smem : 0;
+        if (!dyn_smem_buf) return FAULT_TRAP;
+    }
+    volatile uint64_t total = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
+    int kind = sigsetjmp(jump, 1);
+    if (kind != 0) {
+        L->fault_block[0] = blockIdx.x;
+        L->fault_block[1] = blockIdx.y;
+        L->fault_block[2] = blockIdx.z;
+        L->fault_thread[0] = threadIdx.x;
+        L->fault_thread[1] = threadIdx.y;
+        L->fault_thread[2] = threadIdx.z;
+        L->fault_kind = kind;
+        __atomic_store_n(L->abort, 1u, __ATOMIC_RELAXED);
+        return kind;
+    }
+    for (;;) {
+        if (__atomic_load_n(L->abort, __ATOMIC_RELAXED)) break;
+        uint64_t b = __atomic_fetch_add(L->next_block, 1, __ATOMIC_RELAXED);
+        if (b >= total) break;
+        uint64_t gx = L->grid[0], gy = L->grid[1];
+        blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
+#if __GL_USE_FIBERS
+        run_block_fibers();
+#else
+        run_block_loop();
+#endif
+    }
+    fflush(stdout);
+    return 0;
+}
+
+// Called by the emulator's SIGSEGV handler on the faulting worker thread.
+extern "C" __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 2;
+
+// ---------------------------------------------------------------- kernel descriptors
+namespace __gl {
+template <class T>
+using arg_t = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
+template <class... A>
+struct Sig {
+    static constexpr uint32_t n = sizeof...(A);
+    static constexpr uint32_t sizes[sizeof...(A) + 1] = {uint32_t(sizeof(arg_t<A>))..., 0u};
+    static constexpr uint32_t aligns[sizeof...(A) + 1] = {uint32_t(alignof(arg_t<A>))..., 0u};
+    template <void (*F)(A...), std::size_t... I>
+    static inline __attribute__((always_inline)) void call(void** a, std::index_sequence<I...>) {
+        F(*static_cast<arg_t<A>*>(a[I])...);
+    }
+    template <void (*F)(A...)>
+    static void tramp(void** a) {
+        call<F>(a, std::index_sequence_for<A...>{});
+    }
+};
+template <class... A>
+Sig<A...> sig_of(void (*)(A...));
+}  // namespace __gl
+#define __GL_KERNEL(NAME)                                                                  \
+    extern "C" __GL_VIS const ::__gl::KernelDesc __gl_kernel_##NAME = {                    \
+        #NAME, &decltype(::__gl::sig_of(&NAME))::template tramp<&NAME>,                    \
+        decltype(::__gl::sig_of(&NAME))::n, decltype(::__gl::sig_of(&NAME))::sizes,        \
+        decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME};
+#define __GL_GLOBAL(NAME) \
+    extern "C" __GL_VIS const ::__gl::GlobalDesc __gl_global_##NAME = {(void*)&(NAME), sizeof(NAME)};

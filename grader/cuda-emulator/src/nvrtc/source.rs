@@ -1,0 +1,454 @@
+//! Reads a CUDA C source the way the emulator needs: which kernels and globals it defines,
+//! whether its threads synchronise, and rewriting `extern __shared__` arrays, then wraps it
+//! with the prelude and the per-kernel descriptors into one C++ translation unit.
+
+/// What a scan of a CUDA C source found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// Names of the (non-template) `__global__` functions, in order, without duplicates.
+    pub kernels: Vec<String>,
+    /// Names of the `__constant__` and `__device__` variables at namespace scope.
+    pub globals: Vec<String>,
+    /// Whether the source uses block or warp synchronisation (then threads run as fibers).
+    pub needs_fibers: bool,
+    /// Static `__shared__` declarations whose size can be computed after the source.
+    pub shared: Vec<SharedDecl>,
+}
+
+/// A static `__shared__` declaration, for the launch check of shared memory per block.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SharedDecl {
+    /// The kernel whose body declares it (`None`: outside kernels, counted for all of them).
+    pub kernel: Option<String>,
+    /// A C++ type whose `sizeof` is its size, e.g. `float[TILE][TILE]`.
+    pub ty: String,
+    /// Identifiers the type uses, which must be macros still defined after the source.
+    pub macros: Vec<String>,
+}
+
+/// Element types a `__shared__` array may have for its size to be computed.
+const SHARED_TYPES: &[&str] = &[
+    "unsigned", "signed", "volatile", "const", "float", "double", "int", "char", "short", "long",
+    "bool", "size_t", "float2", "float3", "float4", "double2", "int2", "int3", "int4", "uint2",
+    "uint3", "uint4", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
+    "uint64_t",
+];
+
+/// Tokens that make a module run its threads as fibers.
+const SYNC_TOKENS: &[&str] = &[
+    "__syncthreads",
+    "__syncwarp",
+    "__shfl",
+    "__ballot_sync",
+    "__any_sync",
+    "__all_sync",
+];
+
+/// The source with comments and string/char literals blanked out (same length, same lines).
+pub fn code_view(src: &str) -> Vec<u8> {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                out[i] = b' ';
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                if b[i] != b'\n' {
+                    out[i] = b' ';
+                }
+                i += 1;
+            }
+            let end = (i + 2).min(b.len());
+            out[i..end].fill(b' ');
+            i += 2;
+        } else if b[i] == b'"' || b[i] == b'\'' {
+            let q = b[i];
+            i += 1;
+            while i < b.len() && b[i] != q && b[i] != b'\n' {
+                if b[i] == b'\\' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+                if i < b.len() {
+                    out[i] = b' ';
+                }
+                i += 1;
+            }
+            i += 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Positions where `word` occurs as a whole identifier.
+fn find_word(code: &[u8], word: &str) -> Vec<usize> {
+    let w = word.as_bytes();
+    let mut hits = Vec::new();
+    let mut i = 0;
+    while i + w.len() <= code.len() {
+        if &code[i..i + w.len()] == w
+            && (i == 0 || !is_ident(code[i - 1]))
+            && code.get(i + w.len()).is_none_or(|&c| !is_ident(c))
+        {
+            hits.push(i);
+            i += w.len();
+        } else {
+            i += 1;
+        }
+    }
+    hits
+}
+
+/// Identifiers and single punctuation characters from `start`, skipping whitespace.
+fn tokens(code: &[u8], start: usize) -> impl Iterator<Item = (usize, String)> + '_ {
+    let mut i = start;
+    std::iter::from_fn(move || {
+        while i < code.len() && code[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= code.len() {
+            return None;
+        }
+        let s = i;
+        if is_ident(code[i]) {
+            while i < code.len() && is_ident(code[i]) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+        Some((s, String::from_utf8_lossy(&code[s..i]).into_owned()))
+    })
+}
+
+/// Whether the declaration that contains `pos` starts with `template`.
+fn is_template(code: &[u8], pos: usize) -> bool {
+    let start = code[..pos]
+        .iter()
+        .rposition(|&c| c == b';' || c == b'}' || c == b'{')
+        .map_or(0, |p| p + 1);
+    !find_word(&code[start..pos], "template").is_empty()
+}
+
+/// The position of the bracket closing the one at `open`.
+fn matching(code: &[u8], open: usize) -> Option<usize> {
+    let (o, c) = (code[open], if code[open] == b'(' { b')' } else { b'}' });
+    let mut depth = 0usize;
+    for (i, &ch) in code.iter().enumerate().skip(open) {
+        if ch == o {
+            depth += 1;
+        } else if ch == c {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// The body `{...}` of the function whose parameter list opens at `paren`.
+fn body_after(code: &[u8], paren: usize) -> Option<(usize, usize)> {
+    let close = matching(code, paren)?;
+    let rest = close
+        + 1
+        + code[close + 1..]
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())?;
+    if code[rest] != b'{' {
+        return None;
+    }
+    Some((rest, matching(code, rest)?))
+}
+
+/// Static `__shared__` declarations with a computable size.
+fn shared_decls(code: &[u8], bodies: &[(String, usize, usize)]) -> Vec<SharedDecl> {
+    let mut out = Vec::new();
+    for pos in find_word(code, "__shared__") {
+        if String::from_utf8_lossy(&code[..pos])
+            .trim_end()
+            .ends_with("extern")
+        {
+            continue;
+        }
+        let Some(semi) = code[pos..].iter().position(|&c| c == b';').map(|p| p + pos) else {
+            continue;
+        };
+        let decl = strip_align(&String::from_utf8_lossy(
+            &code[pos + "__shared__".len()..semi],
+        ));
+        if decl.contains(['=', ',', '(', '{']) {
+            continue;
+        }
+        let head_end = decl.find('[').unwrap_or(decl.len());
+        let head: Vec<&str> = decl[..head_end].split_whitespace().collect();
+        let Some((_name, ty)) = head.split_last() else {
+            continue;
+        };
+        if ty.is_empty() || !ty.iter().all(|t| SHARED_TYPES.contains(t)) {
+            continue;
+        }
+        let dims = &decl[head_end..];
+        if !dims
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_[]+-*/ \t\n".contains(c))
+        {
+            continue;
+        }
+        let mut macros: Vec<String> = Vec::new();
+        for w in dims.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                && !macros.iter().any(|m| m == w)
+            {
+                macros.push(w.to_string());
+            }
+        }
+        let kernel = bodies
+            .iter()
+            .find(|(_, a, b)| (*a..*b).contains(&pos))
+            .map(|(k, _, _)| k.clone());
+        out.push(SharedDecl {
+            kernel,
+            ty: format!(
+                "{}{}",
+                ty.join(" "),
+                dims.split_whitespace().collect::<String>()
+            ),
+            macros,
+        });
+    }
+    out
+}
+
+/// Scans a source for kernels, globals and synchronisation.
+pub fn scan(src: &str) -> Scan {
+    let code = code_view(src);
+    let mut out = Scan::default();
+    let mut bodies = Vec::new();
+    for pos in find_word(&code, "__global__") {
+        if is_template(&code, pos) {
+            continue;
+        }
+        let mut prev: Option<String> = None;
+        let mut depth = 0;
+        for (at, tok) in tokens(&code, pos + "__global__".len()) {
+            if depth > 0 {
+                match tok.as_str() {
+                    "(" => depth += 1,
+                    ")" => depth -= 1,
+                    _ => {}
+                }
+                continue;
+            }
+            if tok == "(" {
+                match prev.as_deref() {
+                    Some("__launch_bounds__") | Some("__align__") => depth = 1,
+                    Some(name) => {
+                        if !out.kernels.iter().any(|k| k == name) {
+                            out.kernels.push(name.to_string());
+                        }
+                        if let Some((a, b)) = body_after(&code, at) {
+                            bodies.push((name.to_string(), a, b));
+                        }
+                        break;
+                    }
+                    None => break,
+                }
+            } else if tok == ";" || tok == "{" {
+                break;
+            }
+            prev = Some(tok);
+        }
+    }
+    for word in ["__constant__", "__device__"] {
+        for pos in find_word(&code, word) {
+            if code[..pos].ends_with(b"extern ") {
+                continue;
+            }
+            let mut prev: Option<String> = None;
+            for (_, tok) in tokens(&code, pos + word.len()) {
+                match tok.as_str() {
+                    "(" | "{" | "<" => break,
+                    "[" | "=" | ";" => {
+                        if let Some(name) = prev.take() {
+                            if !out.globals.contains(&name) && name != "__device__" {
+                                out.globals.push(name);
+                            }
+                        }
+                        break;
+                    }
+                    _ => prev = Some(tok),
+                }
+            }
+        }
+    }
+    out.shared = shared_decls(&code, &bodies);
+    out.needs_fibers = SYNC_TOKENS
+        .iter()
+        .any(|t| code.windows(t.len()).any(|w| w == t.as_bytes()));
+    out
+}
+
+/// Rewrites `extern __shared__ T name[];` into `T* name = (T*)__gl::dyn_smem();`, keeping
+/// every other byte (and so every line number) of the source.
+pub fn rewrite_dynamic_shared(src: &str) -> String {
+    let code = code_view(src);
+    let mut out = String::with_capacity(src.len() + 64);
+    let mut last = 0;
+    for pos in find_word(&code, "extern") {
+        if pos < last {
+            continue;
+        }
+        let mut toks = tokens(&code, pos + "extern".len());
+        if toks.next().map(|(_, t)| t) != Some("__shared__".to_string()) {
+            continue;
+        }
+        let Some(semi) = code[pos..].iter().position(|&c| c == b';').map(|p| p + pos) else {
+            continue;
+        };
+        let decl = &src[pos..semi];
+        let body = decl
+            .trim_start_matches("extern")
+            .trim_start()
+            .trim_start_matches("__shared__");
+        let body = strip_align(body);
+        let body = body
+            .trim()
+            .trim_end_matches(|c: char| c == ']' || c == '[' || c.is_whitespace());
+        let split = body
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |p| p + 1);
+        let (ty, name) = (body[..split].trim(), &body[split..]);
+        if ty.is_empty() || name.is_empty() {
+            continue;
+        }
+        out.push_str(&src[last..pos]);
+        out.push_str(&format!("{ty}* {name} = ({ty}*)::__gl::dyn_smem();"));
+        out.extend(std::iter::repeat_n('\n', decl.matches('\n').count()));
+        last = semi + 1;
+    }
+    out.push_str(&src[last..]);
+    out
+}
+
+fn strip_align(s: &str) -> String {
+    let mut s = s.to_string();
+    while let Some(p) = s.find("__align__") {
+        let end = s[p..].find(')').map_or(s.len(), |e| p + e + 1);
+        s.replace_range(p..end, "");
+    }
+    s
+}
+
+/// The whole translation unit handed to the C++ compiler.
+pub fn translation_unit(src: &str, name: &str, prelude: &str) -> String {
+    let scan = scan(src);
+    let mut tu = String::with_capacity(prelude.len() + src.len() + 1024);
+    tu.push_str(&format!(
+        "#define __GL_USE_FIBERS {}\n",
+        u8::from(scan.needs_fibers)
+    ));
+    tu.push_str("#line 1 \"gpu-labs-prelude.h\"\n");
+    tu.push_str(prelude);
+    tu.push_str(&format!(
+        "\n#line 1 \"{}\"\n",
+        name.replace(['"', '\\'], "_")
+    ));
+    tu.push_str(&rewrite_dynamic_shared(src));
+    tu.push_str("\n#line 1 \"gpu-labs-generated\"\n");
+    for k in &scan.kernels {
+        tu.push_str(&format!(
+            "static constexpr unsigned long long __gl_smem_{k} = 0ULL\n"
+        ));
+        for d in scan
+            .shared
+            .iter()
+            .filter(|d| d.kernel.as_ref().is_none_or(|o| o == k))
+        {
+            if d.macros.is_empty() {
+                tu.push_str(&format!("    + sizeof({})\n", d.ty));
+            } else {
+                let cond: Vec<String> = d.macros.iter().map(|m| format!("defined({m})")).collect();
+                tu.push_str(&format!(
+                    "#if {}\n    + sizeof({})\n#endif\n",
+                    cond.join(" && "),
+                    d.ty
+                ));
+            }
+        }
+        tu.push_str(";\n");
+        tu.push_str(&format!("__GL_KERNEL({k})\n"));
+    }
+    for g in &scan.globals {
+        tu.push_str(&format!("__GL_GLOBAL({g})\n"));
+    }
+    tu
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_kernels_globals_and_sync() {
+        let src = r#"
+// __global__ void commented(int x) {}
+__constant__ float coef[4];
+__device__ int counter = 0;
+__device__ float helper(float x) { return x; }
+extern "C" __global__ void __launch_bounds__(256) add(float* a, int n) { __syncthreads(); }
+extern "C" __global__ void mul(const float* __restrict__ a) {}
+template <int N> __global__ void tmpl(float* a) {}
+"#;
+        let s = scan(src);
+        assert_eq!(s.kernels, vec!["add", "mul"]);
+        assert!(s.shared.is_empty());
+        assert_eq!(s.globals, vec!["coef", "counter"]);
+        assert!(s.needs_fibers);
+    }
+
+    #[test]
+    fn finds_static_shared_sizes() {
+        let src = "#define T 16\n__device__ void f() { __shared__ int x; }\n\
+                   extern \"C\" __global__ void k(float* a) {\n  __shared__ float s[T][T + 1];\n\
+                   extern __shared__ float d[];\n  __shared__ Foo skip[4];\n}\n";
+        let s = scan(src);
+        assert_eq!(
+            s.shared,
+            vec![
+                SharedDecl {
+                    kernel: None,
+                    ty: "int".into(),
+                    macros: vec![]
+                },
+                SharedDecl {
+                    kernel: Some("k".into()),
+                    ty: "float[T][T+1]".into(),
+                    macros: vec!["T".into()]
+                },
+            ]
+        );
+        let tu = translation_unit(src, "p", "");
+        assert!(
+            tu.contains("#if defined(T)\n    + sizeof(float[T][T+1])\n#endif\n"),
+            "{tu}"
+        );
+    }
+
+    #[test]
+    fn rewrites_dynamic_shared_keeping_lines() {
+        let src = "a\nextern __shared__ __align__(16) float\n sdata[];\nb";
+        let out = rewrite_dynamic_shared(src);
+        assert_eq!(out, "a\nfloat* sdata = (float*)::__gl::dyn_smem();\n\nb");
+    }
+}

@@ -1,0 +1,42 @@
+//! Small helpers shared by the entry points.
+
+use std::ffi::{c_char, CStr};
+
+/// Writes `value` through `out` if it is not null; returns whether it could.
+pub unsafe fn write_out<T>(out: *mut T, value: T) -> bool {
+    if out.is_null() {
+        false
+    } else {
+        out.write(value);
+        true
+    }
+}
+
+/// Reads a C string argument as UTF-8 (lossily), or `None` when it is null.
+pub unsafe fn c_str<'a>(p: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
+    if p.is_null() {
+        None
+    } else {
+        Some(CStr::from_ptr(p).to_string_lossy())
+    }
+}
+
+/// A 128-bit FNV-1a style hash (two independent 64-bit lanes), as 32 hex digits.
+pub fn hash_hex(parts: &[&[u8]]) -> String {
+    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut b: u64 = 0x6c62_272e_07bb_0142;
+    for part in parts {
+        for &byte in part.iter().chain(std::iter::once(&0xffu8)) {
+            a = (a ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+            b = (b ^ u64::from(byte))
+                .wrapping_mul(0x0000_0100_0000_01b3)
+                .rotate_left(5);
+        }
+    }
+    format!("{a:016x}{b:016x}")
+}
+
+/// Number of CPU cores the emulator uses as "multiprocessors".
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

@@ -1,0 +1,138 @@
+//! Test support (each test binary uses part of it): cudarc reads LD_LIBRARY_PATH only at
+//! process start, so each test runs its body in a child process (the same test binary)
+//! started with the emulator's environment.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const CHILD: &str = "GPU_LABS_EMULATOR_TEST_CHILD";
+
+/// The names cudarc tries for the three libraries (the first candidates are enough).
+pub const LIB_NAMES: &[&str] = &[
+    "libcuda.so",
+    "libcuda.so.1",
+    "libnvrtc.so",
+    "libnvrtc.so.12",
+    "libcublas.so",
+    "libcublas.so.12",
+];
+
+/// `target/<profile>` of this test binary.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>")
+        .to_path_buf()
+}
+
+/// Builds the emulator cdylib (cargo does not build a cdylib for integration tests) in its
+/// own target directory, so as not to wait for the lock of the one running the tests.
+fn build_cdylib() -> PathBuf {
+    static SO: OnceLock<PathBuf> = OnceLock::new();
+    SO.get_or_init(|| {
+        let target = profile_dir().join("emulator-build");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--release", "--lib", "--manifest-path"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building the emulator failed");
+        target.join("release").join("libgpu_labs_cuda_emulator.so")
+    })
+    .clone()
+}
+
+/// A directory with the library names linked to the freshly built emulator.
+pub fn lib_dir() -> PathBuf {
+    let dir = profile_dir().join("emulator-lib");
+    let so = build_cdylib();
+    assert!(
+        so.is_file(),
+        "the emulator cdylib is missing: {}",
+        so.display()
+    );
+    std::fs::create_dir_all(&dir).expect("create lib dir");
+    for name in LIB_NAMES {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() != Some(so.as_path()) {
+            let tmp = dir.join(format!("{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(&so, &tmp).expect("symlink");
+            std::fs::rename(&tmp, &link).expect("rename symlink");
+        }
+    }
+    dir
+}
+
+/// The environment a child needs to run under the emulator.
+pub fn emulator_env(cmd: &mut Command) {
+    let cache = profile_dir().join("emulator-kernel-cache");
+    let libs = lib_dir();
+    cmd.env("LD_LIBRARY_PATH", libs)
+        .env("GPU_LABS_EMULATOR_CACHE", cache)
+        .env("GPU_LABS_EMULATOR", "1");
+}
+
+/// Whether this process is the child that should run test `name`.
+pub fn is_child(name: &str) -> bool {
+    std::env::var(CHILD).is_ok_and(|v| v == name)
+}
+
+/// Runs test `name` of this binary in a child under the emulator.
+pub fn run_child(name: &str) -> Output {
+    run_child_with(name, &[])
+}
+
+/// Runs test `name` of this binary in a child under the emulator, with extra variables.
+pub fn run_child_with(name: &str, vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(std::env::current_exe().expect("current exe"));
+    cmd.envs(vars.iter().copied());
+    cmd.args([
+        name,
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+        "--include-ignored",
+    ])
+    .env(CHILD, name);
+    emulator_env(&mut cmd);
+    let out = cmd.output().expect("run child");
+    eprintln!(
+        "--- child `{name}` stdout:\n{}--- stderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Defines a test whose body runs under the emulator; `check` then sees the child's output.
+#[macro_export]
+macro_rules! emulated {
+    ($(#[$attr:meta])* $name:ident, $body:block) => {
+        emulated!($(#[$attr])* $name, $body, |out: &std::process::Output| {
+            assert!(out.status.success(), "child failed: {:?}", out.status);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("1 passed"), "the child did not run the test");
+        });
+    };
+    ($(#[$attr:meta])* $name:ident, $body:block, $check:expr) => {
+        #[test]
+        $(#[$attr])*
+        fn $name() {
+            if common::is_child(stringify!($name)) {
+                $body
+                return;
+            }
+            let out = common::run_child(stringify!($name));
+            let check: &dyn Fn(&std::process::Output) = &$check;
+            check(&out);
+        }
+    };
+}

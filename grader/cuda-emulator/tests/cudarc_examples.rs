@@ -1,0 +1,101 @@
+//! cudarc's own example programs, unmodified (built from the cargo registry's copy of cudarc
+//! with only the features changed), run under the emulator. Ignored by default because it
+//! compiles cudarc a second time: `cargo test --test cudarc_examples -- --ignored`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Examples that compile CUDA C at run time (the others load precompiled PTX or need
+/// libraries the emulator does not provide: cuPTX, cuFile, several GPUs).
+const EXAMPLES: &[&str] = &[
+    "01-allocate",
+    "02-copy",
+    "05-device-repr",
+    "06-threading",
+    "09-constant-memory",
+    "12-context-config",
+    "matmul-kernel",
+    "nvrtc-compile",
+];
+
+/// The registry's copy of cudarc 0.19 (the version this crate's tests use).
+fn cudarc_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let mut found = Vec::new();
+    for index in std::fs::read_dir(home.join("registry").join("src"))
+        .ok()?
+        .flatten()
+    {
+        for krate in std::fs::read_dir(index.path()).ok()?.flatten() {
+            let name = krate.file_name().to_string_lossy().into_owned();
+            if name.starts_with("cudarc-0.19.") {
+                found.push(krate.path());
+            }
+        }
+    }
+    found.sort();
+    found.pop()
+}
+
+#[test]
+#[ignore]
+fn cudarc_examples_run_unmodified() {
+    let Some(cudarc) = cudarc_dir() else {
+        panic!("cudarc 0.19 sources not found in the cargo registry");
+    };
+    let version = cudarc
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .trim_start_matches("cudarc-")
+        .to_string();
+    let project = common::profile_dir().join("cudarc-examples");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/lib.rs"), "").unwrap();
+    let mut manifest = format!(
+        "[package]\nname = \"cudarc-examples-on-emulator\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [dependencies]\ncudarc = {{ version = \"={version}\", default-features = false, features = [\"std\", \"cuda-12080\", \"dynamic-loading\", \"driver\", \"nvrtc\", \"cublas\"] }}\n\n[workspace]\n"
+    );
+    for ex in EXAMPLES {
+        let path = cudarc.join("examples").join(format!("{ex}.rs"));
+        manifest.push_str(&format!(
+            "\n[[example]]\nname = \"{ex}\"\npath = {:?}\n",
+            path.to_string_lossy()
+        ));
+    }
+    std::fs::write(project.join("Cargo.toml"), manifest).unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target = project.join("target");
+    let st = Command::new(&cargo)
+        .args(["build", "--examples", "--offline", "--manifest-path"])
+        .arg(project.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .unwrap();
+    assert!(st.success(), "building cudarc's examples failed");
+    let mut failed = Vec::new();
+    for ex in EXAMPLES {
+        let mut cmd = Command::new(target.join("debug").join("examples").join(ex));
+        cmd.current_dir(&cudarc);
+        common::emulator_env(&mut cmd);
+        let out = cmd.output().unwrap();
+        println!(
+            "=== {ex}: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !out.status.success() {
+            failed.push(*ex);
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "examples failed under the emulator: {failed:?}"
+    );
+}
