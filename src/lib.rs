@@ -1,7 +1,10 @@
 //! Support for the end-to-end tests in `tests/`: where the workspace is, and how to make a
 //! faulty submission from the reference solution.
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -12,19 +15,24 @@ pub fn workspace() -> PathBuf {
 /// exact text `find` by `replace` (the text must be there once, so a test cannot silently stop
 /// testing anything when the solution changes).
 pub fn faulty_copy(from: &Path, find: &str, replace: &str) -> tempfile::TempDir {
+    faulty_copy_of(from, "src/lib.rs", find, replace)
+}
+
+/// [`faulty_copy`] for another file of the crate (`src/gpu.rs`).
+pub fn faulty_copy_of(from: &Path, file: &str, find: &str, replace: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("faulty-")
         .tempdir()
         .expect("temp dir");
     copy_crate(from, dir.path());
-    let lib = dir.path().join("src/lib.rs");
-    let text = std::fs::read_to_string(&lib).expect("lib.rs");
+    let lib = dir.path().join(file);
+    let text = std::fs::read_to_string(&lib).expect("the file to change");
     assert_eq!(
         text.matches(find).count(),
         1,
-        "the solution should contain {find:?} exactly once"
+        "{file} of the solution should contain {find:?} exactly once"
     );
-    std::fs::write(&lib, text.replacen(find, replace, 1)).expect("write lib.rs");
+    std::fs::write(&lib, text.replacen(find, replace, 1)).expect("write the changed file");
     dir
 }
 
@@ -53,4 +61,125 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(&path, to.join(entry.file_name())).expect("copy");
         }
     }
+}
+
+/// Gradings run one at a time: speedups are measured, and two at once would disturb them.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The `grader` binary, built by cargo if needed.
+pub fn grader_bin() -> PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "grader",
+            "--bin",
+            "grader",
+            "--message-format=json",
+        ])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("cargo reports the grader binary")
+}
+
+/// What one `grader grade` run produced.
+pub struct Graded {
+    /// The exit code.
+    pub code: Option<i32>,
+    /// What it printed.
+    pub stdout: String,
+    /// Its errors and progress.
+    pub stderr: String,
+    /// The results.json it wrote (Null if none).
+    pub json: Value,
+}
+
+impl Graded {
+    /// One test of the results.json by id.
+    pub fn item(&self, id: &str) -> &Value {
+        self.json["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["number"] == id))
+            .unwrap_or_else(|| panic!("no item {id} in {}", self.json))
+    }
+
+    /// An item's score.
+    pub fn score(&self, id: &str) -> f64 {
+        self.item(id)["score"].as_f64().expect("score")
+    }
+
+    /// An item's feedback.
+    pub fn output(&self, id: &str) -> String {
+        self.item(id)["output"]
+            .as_str()
+            .expect("output")
+            .to_string()
+    }
+
+    /// Items that earned less than their maximum.
+    pub fn lost(&self) -> Vec<String> {
+        let mut lost: Vec<String> = self.json["tests"]
+            .as_array()
+            .expect("tests")
+            .iter()
+            .filter(|t| t["score"].as_f64() < t["max_score"].as_f64())
+            .map(|t| t["number"].as_str().unwrap_or("").to_string())
+            .collect();
+        lost.sort();
+        lost
+    }
+}
+
+/// Runs `grader grade PATH --json …` with the workspace's shared build cache.
+pub fn grade(path: &Path, extra: &[&str]) -> Graded {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let json = tempfile::NamedTempFile::new().expect("temp file");
+    let out = Command::new(grader_bin())
+        .arg("grade")
+        .arg(path)
+        .arg("--json")
+        .arg(json.path())
+        .args(extra)
+        .env(
+            "GPU_LABS_CACHE",
+            workspace().join("target").join("grader-cache"),
+        )
+        .output()
+        .expect("grader runs");
+    let text = std::fs::read_to_string(json.path()).unwrap_or_default();
+    Graded {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        json: serde_json::from_str(&text).unwrap_or(Value::Null),
+    }
+}
+
+/// The matmul solution crate.
+pub fn solution() -> PathBuf {
+    workspace().join("solutions/matmul")
+}
+
+/// Grades the solution with one piece of text replaced, and checks which items it loses.
+pub fn grade_faulty(find: &str, replace: &str) -> Graded {
+    let dir = faulty_copy(&solution(), find, replace);
+    let graded = grade(dir.path(), &[]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+/// Asserts exactly `items` lost points.
+pub fn assert_lost(graded: &Graded, items: &[&str]) {
+    assert_eq!(graded.lost(), items, "{}", graded.stdout);
 }

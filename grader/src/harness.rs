@@ -26,6 +26,8 @@ pub struct HarnessOptions {
     pub json: Option<PathBuf>,
     /// `--assignment NAME|PATH`: grade with another rubric.
     pub assignment: Option<String>,
+    /// `--gpu auto|real|emulate|off`: where GPU items run.
+    pub gpu: crate::gpu::GpuMode,
 }
 
 /// Splits the harness's options from libtest's arguments.
@@ -38,7 +40,10 @@ pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), St
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
         };
-        if !matches!(flag.as_str(), "--seed" | "--json" | "--assignment") {
+        if !matches!(
+            flag.as_str(),
+            "--seed" | "--json" | "--assignment" | "--gpu"
+        ) {
             rest.push(arg);
             continue;
         }
@@ -52,6 +57,7 @@ pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), St
                 })?)
             }
             "--json" => options.json = Some(PathBuf::from(value)),
+            "--gpu" => options.gpu = value.parse()?,
             _ => options.assignment = Some(value),
         }
     }
@@ -95,6 +101,8 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
+    let (backend, backend_label) =
+        crate::gpu::backend_for(options.gpu).map_err(|e| e.to_string())?;
     let ctx = Arc::new(GradeContext {
         command: WorkerCommand {
             program,
@@ -103,11 +111,13 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         },
         seed,
         source_dir: Some(crate_dir.join("src")),
+        backend,
+        backend_label,
     });
     if !test_args.list {
         println!(
-            "grading `{}` with seed {seed} (to repeat this run exactly: cargo test --test grade -- --seed {seed})",
-            assignment.assignment.name
+            "grading `{}` with seed {seed}, GPU items on: {} (to repeat this run exactly: cargo test --test grade -- --seed {seed})",
+            assignment.assignment.name, ctx.backend_label
         );
     }
     let results: Arc<Mutex<Vec<(usize, ItemResult)>>> = Arc::default();

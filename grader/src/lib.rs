@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod emulate;
+pub mod gpu;
 pub mod harness;
 pub mod inputs;
 pub mod labs;

@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use grader::check::{grade_item, GradeContext};
+use grader::gpu::GpuMode;
 use grader::report::{self, ItemResult, Report};
 use grader::stage::{self, Build};
 use grader::supervisor::WorkerCommand;
@@ -35,10 +36,24 @@ enum Commands {
         /// Derive the inputs from this seed (repeats a run exactly); fresh when not given.
         #[arg(long)]
         seed: Option<u64>,
+        /// Where GPU items run: a real GPU when there is one else the CPU emulator (auto), a
+        /// real GPU or an error (real), the emulator (emulate), or nowhere (off: skipped).
+        #[arg(long, value_enum, default_value_t = GpuMode::Auto)]
+        gpu: GpuMode,
         /// Where builds are cached across submissions [default: $GPU_LABS_CACHE, else
         /// ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+    },
+    /// Run a command with the CPU emulator in place of libcuda, libnvrtc and libcublas
+    /// (`grader emulate -- cargo run`), or print the environment for a shell (`--env`).
+    Emulate {
+        /// Print `export …` lines for a shell instead of running a command.
+        #[arg(long)]
+        env: bool,
+        /// The command and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<std::ffi::OsString>,
     },
     /// Write the student template generated from a reference solution (for maintainers).
     MakeTemplate {
@@ -57,14 +72,25 @@ fn main() -> ExitCode {
             assignment,
             json,
             seed,
+            gpu,
             cache_dir,
-        } => grade(
+        } => grade(GradeArgs {
             path,
             assignment,
             json,
             seed,
-            cache_dir.unwrap_or_else(stage::default_cache_dir),
-        ),
+            gpu,
+            cache: cache_dir.unwrap_or_else(stage::default_cache_dir),
+        }),
+        Commands::Emulate { env, command } => {
+            return match grader::emulate::run_cli(&command, env) {
+                Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Commands::MakeTemplate { solution, out } => template::write(&solution, &out)
             .map(|n| eprintln!("wrote {n} files to {}", out.display()))
             .map_err(|e| e.to_string()),
@@ -78,14 +104,26 @@ fn main() -> ExitCode {
     }
 }
 
-/// `grader grade`: exit 0 whenever grading completed, whatever the score.
-fn grade(
+/// The options of `grader grade`.
+struct GradeArgs {
     path: PathBuf,
     assignment: Option<String>,
     json: Option<PathBuf>,
     seed: Option<u64>,
+    gpu: GpuMode,
     cache: PathBuf,
-) -> Result<(), String> {
+}
+
+/// `grader grade`: exit 0 whenever grading completed, whatever the score.
+fn grade(args: GradeArgs) -> Result<(), String> {
+    let GradeArgs {
+        path,
+        assignment,
+        json,
+        seed,
+        gpu,
+        cache,
+    } = args;
     let started = Instant::now();
     let krate = stage::read_lab_crate(&path).map_err(|e| e.to_string())?;
     let assignment = match &assignment {
@@ -125,6 +163,8 @@ fn grade(
                 .collect()
         }
         Build::Built { binary, source_dir } => {
+            let (backend, backend_label) =
+                grader::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
             let ctx = GradeContext {
                 command: WorkerCommand {
                     program: binary,
@@ -133,8 +173,13 @@ fn grade(
                 },
                 seed,
                 source_dir: Some(source_dir),
+                backend,
+                backend_label,
             };
-            eprintln!("grading with seed {seed} …");
+            eprintln!(
+                "grading with seed {seed}, GPU items on: {} …",
+                ctx.backend_label
+            );
             let mut results = Vec::new();
             for item in &assignment.items {
                 let result = grade_item(&ctx, item).map_err(|e| e.to_string())?;

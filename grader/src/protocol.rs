@@ -30,8 +30,32 @@ pub struct WorkOrder {
     pub size: Option<[usize; 3]>,
     /// `cpu-speedup`: how many timed samples of each side.
     pub samples: usize,
+    /// Where GPU code runs in this worker.
+    pub backend: Backend,
     /// Where the worker writes its [`WorkerReport`].
     pub report_path: PathBuf,
+}
+
+/// Where a worker's GPU code runs, decided by the supervisor from the GPU mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Backend {
+    /// A real NVIDIA GPU.
+    Real,
+    /// The grader's CPU emulator of libcuda, libnvrtc and libcublas.
+    Emulated,
+    /// No GPU: GPU items are not run.
+    NoGpu,
+}
+
+impl Backend {
+    /// How reports name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Backend::Real => "real GPU",
+            Backend::Emulated => "emulated GPU",
+            Backend::NoGpu => "no GPU",
+        }
+    }
 }
 
 impl WorkOrder {
@@ -46,6 +70,7 @@ impl WorkOrder {
             work_ms: item.work_ms.clone(),
             size: item.size,
             samples: item.samples,
+            backend: Backend::NoGpu,
             report_path: report_path.to_path_buf(),
         }
     }
@@ -60,7 +85,31 @@ pub enum Outcome {
         outputs: Vec<Matrix>,
         /// The panic that stopped the remaining cases, if any.
         panic: Option<PanicInfo>,
+        /// The error a GPU function returned, which stopped the remaining cases, if any.
+        error: Option<String>,
+        /// What the GPU function did on the device, where the backend can tell.
+        device_work: Option<DeviceWork>,
     },
+    /// `gpu-timer`: one sample per timed call, with the grader's device measurements.
+    GpuTimer(GpuTimerSamples),
+    /// `device-select`: what the student's selection chose.
+    DeviceChoice {
+        /// True when it chose the GPU.
+        chose_gpu: bool,
+    },
+    /// `benchmark`: the times the student's benchmark returned, and the grader's bracket.
+    Benchmark {
+        /// CPU time reported (ns).
+        cpu_ns: u64,
+        /// GPU time reported (ns), if any.
+        gpu_ns: Option<u64>,
+        /// The whole call by the grader's clock (ns).
+        outer_ns: u64,
+    },
+    /// The GPU could not be set up in the worker (not the student's fault).
+    GpuUnavailable(String),
+    /// A GPU function returned an error outside of product cases.
+    Failed(String),
     /// `cpu-timer`: one sample per piece of work.
     Timer(Vec<TimerSample>),
     /// `cpu-speedup`: paired samples and the candidate's output.
@@ -142,6 +191,35 @@ pub struct SpeedSamples {
     pub candidate_ns: Vec<u64>,
     /// The candidate's output, checked for correctness before its speed counts.
     pub output: Matrix,
+}
+
+/// What the emulator counted while a GPU function ran.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct DeviceWork {
+    /// Kernel launches.
+    pub launches: u64,
+    /// cuBLAS calls that compute (gemm and friends).
+    pub blas_calls: u64,
+}
+
+/// The synchronization check's measurements.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GpuTimerSamples {
+    /// How long the grader's own work, queued just before each call, ran on the device (ms).
+    pub queued_ms: f64,
+    /// One entry per timed call.
+    pub samples: Vec<GpuTimerSample>,
+    /// C after the last call, checked for correctness.
+    pub output: Matrix,
+}
+
+/// One call of the student's GPU timer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GpuTimerSample {
+    /// What the student's timer returned (ms).
+    pub reported_ms: f64,
+    /// Device time of the student's work, between the grader's events around the call (ms).
+    pub device_ms: f64,
 }
 
 /// The file a worker writes.

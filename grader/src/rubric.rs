@@ -82,6 +82,38 @@ pub enum ItemKind {
     CpuTimer,
     /// A speedup over the grader's naive baseline, measured by the grader.
     CpuSpeedup,
+    /// A matrix product computed on the GPU, checked like `matmul` and required to run on the
+    /// device.
+    GpuMatmul,
+    /// A GPU timing function, checked against the grader's device events (synchronization).
+    GpuTimer,
+    /// A GPU product's speedup over the CPU, measured by the grader; needs a real GPU.
+    GpuSpeedup,
+    /// Device selection: the GPU when there is one, the CPU otherwise, never a panic.
+    DeviceSelect,
+    /// The lab activity: CPU and GPU times measured and returned.
+    Benchmark,
+}
+
+impl ItemKind {
+    /// Whether items of this kind need a GPU (real or emulated) to be graded.
+    pub fn needs_gpu(self) -> bool {
+        matches!(
+            self,
+            ItemKind::GpuMatmul | ItemKind::GpuTimer | ItemKind::GpuSpeedup
+        )
+    }
+}
+
+/// What a GPU speedup item scores where no real GPU can measure it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkipPolicy {
+    /// Removed from the maximum: the score is out of the other items.
+    #[default]
+    Skip,
+    /// Scored 0 out of its points.
+    Zero,
 }
 
 /// One `[[item]]`: an id, points, and the keys of its kind.
@@ -104,6 +136,12 @@ pub struct Item {
     /// Identifiers the function (and everything it calls in the crate) must not use.
     #[serde(default)]
     pub forbid: Vec<String>,
+    /// Text the submission's sources must contain (e.g. `__syncthreads` for a tiled kernel).
+    #[serde(default)]
+    pub require: Vec<String>,
+    /// `gpu-speedup`: what the item scores when no real GPU can measure it.
+    #[serde(default)]
+    pub policy: SkipPolicy,
     /// `matmul`: the shapes `[m, k, n]` to multiply, m×k · k×n.
     #[serde(default)]
     pub cases: Vec<[usize; 3]>,
@@ -301,7 +339,8 @@ fn validate(a: &Assignment, text: &str) -> Result<(), RubricError> {
             ));
         }
         match item.kind {
-            ItemKind::Matmul => {
+            ItemKind::DeviceSelect => {}
+            ItemKind::Matmul | ItemKind::GpuMatmul => {
                 if item.cases.is_empty() {
                     return Err(fail("cases", "list at least one [m, k, n] shape".into()));
                 }
@@ -327,7 +366,15 @@ fn validate(a: &Assignment, text: &str) -> Result<(), RubricError> {
                     ));
                 }
             }
-            ItemKind::CpuSpeedup => {
+            ItemKind::GpuTimer | ItemKind::Benchmark => {
+                if !matches!(item.size, Some(s) if s.iter().all(|&d| d > 0 && d <= 4096)) {
+                    return Err(fail(
+                        "size",
+                        "give the shape as [m, k, n], each 1..=4096".into(),
+                    ));
+                }
+            }
+            ItemKind::CpuSpeedup | ItemKind::GpuSpeedup => {
                 match item.size {
                     Some(s) if s.iter().all(|&d| d > 0 && d <= 4096) => {}
                     _ => {

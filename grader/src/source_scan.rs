@@ -267,6 +267,40 @@ fn raw_string_ahead(chars: &[char], mut j: usize) -> bool {
     chars.get(j) == Some(&'"')
 }
 
+/// The first of `required` that appears nowhere in the `.rs` and `.cu` files under `src_dir`
+/// (kernels live in string literals, so this is a plain text search). `None` when all appear
+/// or nothing is required.
+pub fn find_missing(src_dir: &Path, required: &[String]) -> Option<String> {
+    if required.is_empty() {
+        return None;
+    }
+    let mut files = Vec::new();
+    collect_rs(src_dir, &mut files);
+    collect_ext(src_dir, "cu", &mut files);
+    let text: String = files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
+    required
+        .iter()
+        .find(|r| !text.contains(r.as_str()))
+        .cloned()
+}
+
+fn collect_ext(dir: &Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_ext(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +351,24 @@ mod tests {
     fn lifetimes_and_chars_do_not_confuse_the_scanner() {
         let src = "pub fn fast<'a>(a: &'a A) -> char { let c = '{'; let d = '\\''; a.dot(c) }\n";
         assert_eq!(check(src, "fast"), Some((1, "dot".into())));
+    }
+
+    #[test]
+    fn required_text_is_found_in_kernel_strings() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("gpu.rs"),
+            "const K: &str = \"__shared__ float t[16]; __syncthreads();\";",
+        )
+        .unwrap();
+        let req = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            find_missing(dir.path(), &req(&["__shared__", "__syncthreads"])),
+            None
+        );
+        assert_eq!(
+            find_missing(dir.path(), &req(&["atomicAdd"])),
+            Some("atomicAdd".into())
+        );
     }
 }

@@ -24,8 +24,9 @@ pub struct WorkerCommand {
 /// What became of a worker.
 #[derive(Debug)]
 pub enum WorkerRun {
-    /// It finished and reported.
-    Reported(Outcome),
+    /// It finished and reported; `notes` are the GPU emulator's reports (an out-of-bounds
+    /// access, say) from its stderr.
+    Reported { outcome: Outcome, notes: String },
     /// It did not report: it crashed, exited early, or was killed at the timeout.
     Died(Death),
 }
@@ -64,6 +65,9 @@ pub enum SupervisorError {
         program: PathBuf,
         source: std::io::Error,
     },
+    /// GPU items cannot run here as asked (no emulator, no device).
+    #[error("GPU items cannot run: {0}")]
+    Gpu(String),
     /// A report was there but unreadable (the binary is not a gpu-labs harness?).
     #[error("the worker's report for `{item}` is unreadable: {message}")]
     BadReport { item: String, message: String },
@@ -171,7 +175,11 @@ pub fn run_worker(
                     message: format!("it answers item `{}`", report.item),
                 });
             }
-            return Ok(WorkerRun::Reported(report.outcome));
+            let notes = emulator_notes(&stderr_path);
+            return Ok(WorkerRun::Reported {
+                outcome: report.outcome,
+                notes,
+            });
         }
         return Ok(WorkerRun::Died(Death {
             cause: cause_of(status, &output_tail),
@@ -182,6 +190,19 @@ pub fn run_worker(
         cause: DeathCause::TimedOut(item.timeout_secs),
         output_tail,
     }))
+}
+
+/// The lines the GPU emulator printed (they start with `gpu-labs emulator`), at most ten.
+fn emulator_notes(stderr: &Path) -> String {
+    let text = std::fs::read(stderr)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let notes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("gpu-labs emulator"))
+        .take(10)
+        .collect();
+    notes.join("\n")
 }
 
 /// Reads why a process that did not report ended.

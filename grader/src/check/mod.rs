@@ -1,16 +1,18 @@
 //! Judging: for one rubric item, run the worker, check its outputs against references the
 //! supervisor computes itself, and write the student's feedback.
 
+pub mod gpu;
 pub mod matmul;
 pub mod speedup;
 pub mod timer;
 
 use crate::inputs;
-use crate::protocol::{Outcome, PanicInfo, WorkOrder};
+use crate::protocol::{Backend, DeviceWork, Outcome, PanicInfo, WorkOrder};
 use crate::report::{ItemResult, Status};
 use crate::rubric::{Item, ItemKind};
 use crate::source_scan;
 use crate::supervisor::{run_worker, SupervisorError, WorkerCommand, WorkerRun};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Everything needed to grade items of one submission.
@@ -20,8 +22,22 @@ pub struct GradeContext {
     pub command: WorkerCommand,
     /// The run's seed.
     pub seed: u64,
-    /// The submission's `src/`, for the rubric's `forbid` lists; `None` skips that check.
+    /// The submission's `src/`, for the rubric's `forbid` and `require` lists; `None` skips
+    /// those checks.
     pub source_dir: Option<PathBuf>,
+    /// Where GPU items run (resolved from the GPU mode).
+    pub backend: Backend,
+    /// What the backend is, for reports (`emulated GPU`, `real GPU: …`).
+    pub backend_label: String,
+}
+
+impl GradeContext {
+    /// The work order for `item` with this run's seed and, for GPU work, backend.
+    fn order(&self, item: &Item) -> WorkOrder {
+        let mut order = WorkOrder::for_item(item, self.seed, &PathBuf::new());
+        order.backend = self.backend;
+        order
+    }
 }
 
 /// Grades one item. `Err` only when the grader itself failed.
@@ -52,11 +68,45 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
             }
         }
     }
-    match item.kind {
-        ItemKind::Matmul => grade_products(ctx, item),
+    if let Some(missing) = missing_requirement(ctx, item) {
+        return Ok(missing);
+    }
+    let mut result = match item.kind {
+        ItemKind::Matmul | ItemKind::GpuMatmul => grade_products(ctx, item),
         ItemKind::CpuTimer => grade_timer(ctx, item),
         ItemKind::CpuSpeedup => grade_speedup(ctx, item),
+        ItemKind::GpuTimer => gpu::grade_timer(ctx, item),
+        ItemKind::GpuSpeedup => gpu::grade_speedup(ctx, item),
+        ItemKind::DeviceSelect => gpu::grade_device_select(ctx, item),
+        ItemKind::Benchmark => gpu::grade_benchmark(ctx, item),
+    }?;
+    if item.kind != ItemKind::Matmul
+        && item.kind != ItemKind::CpuTimer
+        && item.kind != ItemKind::CpuSpeedup
+    {
+        result.mode = Some(ctx.backend_label.clone());
     }
+    Ok(result)
+}
+
+/// Fails the item when the sources lack text the rubric requires (`__syncthreads` for a
+/// tiled kernel, say).
+fn missing_requirement(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
+    let dir = ctx.source_dir.as_ref()?;
+    let missing = source_scan::find_missing(dir, &item.require)?;
+    Some(ItemResult::failed(
+        item,
+        format!("`{}` must use `{missing}`", item.function),
+        format!(
+            "No `{missing}` in your sources: `{}` is graded as the version that uses it ({}).",
+            item.function,
+            item.require
+                .iter()
+                .map(|r| format!("`{r}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 /// Runs one worker; a death or a panic becomes the item's failure (`Err(result)`).
@@ -64,10 +114,31 @@ fn outcome_of(
     ctx: &GradeContext,
     item: &Item,
     order: &WorkOrder,
-) -> Result<Result<Outcome, ItemResult>, SupervisorError> {
-    match run_worker(&ctx.command, item, order)? {
-        WorkerRun::Reported(Outcome::Panicked(p)) => Ok(Err(panic_result(item, &p))),
-        WorkerRun::Reported(outcome) => Ok(Ok(outcome)),
+) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
+    let env =
+        crate::gpu::worker_env(order.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
+    outcome_with_env(ctx, item, order, env)
+}
+
+/// [`outcome_of`] with a worker environment of the caller's choosing (added to the command's).
+fn outcome_with_env(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+    env: Vec<(OsString, OsString)>,
+) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
+    let mut command = ctx.command.clone();
+    command.env.extend(env);
+    match run_worker(&command, item, order)? {
+        WorkerRun::Reported {
+            outcome: Outcome::Panicked(p),
+            ..
+        } => Ok(Err(panic_result(item, &p))),
+        WorkerRun::Reported {
+            outcome: Outcome::GpuUnavailable(why),
+            ..
+        } => Err(SupervisorError::Gpu(why)),
+        WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
             let mut details = format!("`{}` {}.", item.function, death.explain());
             if !death.output_tail.is_empty() {
@@ -152,13 +223,27 @@ fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
 /// the first wrong case in detail, which cases were right, and a pattern across cases when
 /// one fits (right only when a size is a multiple of a block).
 fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
-    let (outputs, panic) = match outcome_of(ctx, item, &order)? {
+    if item.kind == ItemKind::GpuMatmul {
+        if let Some(skipped) = gpu::skipped_without_gpu(ctx, item) {
+            return Ok(skipped);
+        }
+    }
+    let order = ctx.order(item);
+    let (outputs, panic, error, device_work, notes) = match outcome_of(ctx, item, &order)? {
         Err(failed) => return Ok(failed),
-        Ok(Outcome::Products { outputs, panic }) => (outputs, panic),
-        Ok(other) => return Err(unexpected(item, &other)),
+        Ok((
+            Outcome::Products {
+                outputs,
+                panic,
+                error,
+                device_work,
+            },
+            notes,
+        )) => (outputs, panic, error, device_work, notes),
+        Ok((other, _)) => return Err(unexpected(item, &other)),
     };
-    if outputs.len() > item.cases.len() || (panic.is_none() && outputs.len() != item.cases.len()) {
+    let stopped = panic.is_some() || error.is_some();
+    if outputs.len() > item.cases.len() || (!stopped && outputs.len() != item.cases.len()) {
         return Err(SupervisorError::BadReport {
             item: item.id().to_string(),
             message: format!("{} products for {} cases", outputs.len(), item.cases.len()),
@@ -186,6 +271,25 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     let Some((index, mismatch)) = first_wrong else {
         if let Some(p) = panic {
             return Ok(panic_result(item, &p));
+        }
+        if let Some(e) = error {
+            return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
+        }
+        if let Some(DeviceWork {
+            launches: 0,
+            blas_calls: 0,
+        }) = device_work
+        {
+            return Ok(ItemResult::failed(
+                item,
+                "no work on the GPU: no kernel launch, no cuBLAS call".into(),
+                format!(
+                    "`{}` returned right results but launched no kernel and made no cuBLAS call: \
+                     it computed on the CPU. Do the multiplication on the GPU (launch your kernel \
+                     on the stream, or call cuBLAS).",
+                    item.function
+                ),
+            ));
         }
         let shapes: Vec<String> = item.cases.iter().map(|s| shape_text(*s)).collect();
         return Ok(ItemResult::passed(
@@ -256,11 +360,11 @@ fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
 
 /// `cpu-timer` items.
 fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
+    let order = ctx.order(item);
     let samples = match outcome_of(ctx, item, &order)? {
         Err(failed) => return Ok(failed),
-        Ok(Outcome::Timer(s)) => s,
-        Ok(other) => return Err(unexpected(item, &other)),
+        Ok((Outcome::Timer(s), _)) => s,
+        Ok((other, _)) => return Err(unexpected(item, &other)),
     };
     Ok(match timer::judge(&samples, &item.function) {
         Ok(line) => ItemResult::passed(
@@ -282,7 +386,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
     let mut candidate_ns = Vec::new();
     let mut checked_output = false;
     let decision = loop {
-        let mut order = WorkOrder::for_item(item, ctx.seed, &PathBuf::new());
+        let mut order = ctx.order(item);
         order.samples = if baseline_ns.is_empty() {
             item.samples
         } else {
@@ -290,8 +394,8 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         };
         let speed = match outcome_of(ctx, item, &order)? {
             Err(failed) => return Ok(failed),
-            Ok(Outcome::Speed(s)) => s,
-            Ok(other) => return Err(unexpected(item, &other)),
+            Ok((Outcome::Speed(s), _)) => s,
+            Ok((other, _)) => return Err(unexpected(item, &other)),
         };
         if !checked_output {
             let got = speed
@@ -375,6 +479,11 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
         Outcome::Timer(_) => "timings",
         Outcome::Speed(_) => "speed samples",
         Outcome::Panicked(_) => "a panic",
+        Outcome::GpuTimer(_) => "GPU timings",
+        Outcome::DeviceChoice { .. } => "a device choice",
+        Outcome::Benchmark { .. } => "benchmark times",
+        Outcome::GpuUnavailable(_) => "a GPU set-up failure",
+        Outcome::Failed(_) => "an error",
     };
     SupervisorError::BadReport {
         item: item.id().to_string(),

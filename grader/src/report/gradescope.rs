@@ -20,7 +20,7 @@ struct Test<'a> {
     score: f64,
     max_score: f64,
     status: &'static str,
-    output: &'a str,
+    output: String,
 }
 
 /// Serializes the report in Gradescope's field names.
@@ -47,7 +47,10 @@ pub fn to_json(report: &Report) -> String {
                 } else {
                     "failed"
                 },
-                output: &i.details,
+                output: match &i.mode {
+                    Some(mode) => format!("[graded on: {mode}] {}", i.details),
+                    None => i.details.clone(),
+                },
             })
             .collect(),
     };

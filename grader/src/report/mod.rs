@@ -37,6 +37,8 @@ pub struct ItemResult {
     pub reason: String,
     /// The full feedback: what was checked, what went wrong, a hint.
     pub details: String,
+    /// Where a GPU item ran (`emulated GPU`, `real GPU: …`); `None` for CPU items.
+    pub mode: Option<String>,
 }
 
 impl ItemResult {
@@ -50,6 +52,7 @@ impl ItemResult {
             status: Status::Failed,
             reason,
             details,
+            mode: None,
         }
     }
 
@@ -63,6 +66,7 @@ impl ItemResult {
             status: Status::Passed,
             reason,
             details,
+            mode: None,
         }
     }
 }

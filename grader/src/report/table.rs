@@ -26,9 +26,14 @@ pub fn render(report: &Report) -> String {
             Status::Skipped => "skipped",
         };
         let pts = format!("{}/{}", points(item.score), points(item.max_score));
+        let mode = item
+            .mode
+            .as_deref()
+            .map(|m| format!(" [{m}]"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{:<id_width$}  {:>7}  {:<7}  {}",
+            "{:<id_width$}  {:>7}  {:<7}  {}{mode}",
             item.id, pts, status, item.reason
         );
     }

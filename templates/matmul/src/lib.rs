@@ -16,6 +16,12 @@
 use ndarray::Array2;
 use std::time::{Duration, Instant};
 
+mod gpu;
+pub use gpu::{
+    benchmark, default_device, matmul_cublas, matmul_gpu, matmul_gpu_tiled, time_gpu_matmul,
+    Benchmark, Device, GpuResult,
+};
+
 /// Multiplies A (m×k) by B (k×n) with the textbook triple loop and returns C (m×n).
 ///
 /// Steps: make C with `Array2::zeros((m, n))`; for every row `i` of C and every column `j` of

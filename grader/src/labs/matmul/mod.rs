@@ -2,6 +2,8 @@
 //! The lab crate's `tests/grade.rs` hands its functions to the harness in a [`Submission`];
 //! in worker mode they run here on inputs derived from the seed.
 
+pub mod gpu;
+
 use super::LabInfo;
 use crate::inputs;
 use crate::protocol::{Matrix, Outcome, SpeedSamples, TimerSample, WorkOrder};
@@ -20,8 +22,19 @@ pub static LAB: LabInfo = LabInfo {
         (ItemKind::Matmul, &["matmul_naive", "matmul_fast"]),
         (ItemKind::CpuTimer, &["time_cpu"]),
         (ItemKind::CpuSpeedup, &["matmul_fast", "matmul_naive"]),
+        (
+            ItemKind::GpuMatmul,
+            &["matmul_gpu", "matmul_gpu_tiled", "matmul_cublas"],
+        ),
+        (ItemKind::GpuTimer, &["time_gpu_matmul"]),
+        (
+            ItemKind::GpuSpeedup,
+            &["matmul_gpu", "matmul_gpu_tiled", "matmul_cublas"],
+        ),
+        (ItemKind::DeviceSelect, &["default_device"]),
+        (ItemKind::Benchmark, &["benchmark"]),
     ],
-    harness: include_str!("../../../solutions/matmul/tests/grade.rs"),
+    harness: include_str!("../../../../solutions/matmul/tests/grade.rs"),
 };
 
 /// A student's matrix product: A (m×k) · B (k×n) → C (m×n).
@@ -46,6 +59,18 @@ pub struct Submission {
     pub matmul_fast: ProductFn,
     /// Times one piece of work with `std::time::Instant`.
     pub time_cpu: TimerFn,
+    /// The naive CUDA kernel, through cudarc.
+    pub matmul_gpu: gpu::GpuProductFn,
+    /// The shared-memory tiled CUDA kernel.
+    pub matmul_gpu_tiled: gpu::GpuProductFn,
+    /// The product through cuBLAS.
+    pub matmul_cublas: gpu::GpuProductFn,
+    /// Times one device product, synchronizing correctly.
+    pub time_gpu_matmul: gpu::GpuTimerFn,
+    /// Whether the student's device selection chose the GPU.
+    pub default_device_is_gpu: fn() -> bool,
+    /// The lab activity: (CPU time, GPU time if any) at a size.
+    pub benchmark: fn(usize) -> gpu::GpuResult<(Duration, Option<Duration>)>,
 }
 
 impl Submission {
@@ -54,6 +79,17 @@ impl Submission {
             "matmul_naive" => Ok(self.matmul_naive),
             "matmul_fast" => Ok(self.matmul_fast),
             other => Err(format!("the matmul lab has no product function `{other}`")),
+        }
+    }
+
+    fn gpu_product(&self, name: &str) -> Result<gpu::GpuProductFn, String> {
+        match name {
+            "matmul_gpu" => Ok(self.matmul_gpu),
+            "matmul_gpu_tiled" => Ok(self.matmul_gpu_tiled),
+            "matmul_cublas" => Ok(self.matmul_cublas),
+            other => Err(format!(
+                "the matmul lab has no GPU product function `{other}`"
+            )),
         }
     }
 }
@@ -93,6 +129,8 @@ impl LabWorker for Submission {
                             return Ok(Outcome::Products {
                                 outputs,
                                 panic: Some(p),
+                                error: None,
+                                device_work: None,
                             })
                         }
                     }
@@ -100,6 +138,8 @@ impl LabWorker for Submission {
                 Ok(Outcome::Products {
                     outputs,
                     panic: None,
+                    error: None,
+                    device_work: None,
                 })
             }
             ItemKind::CpuTimer => {
@@ -122,6 +162,26 @@ impl LabWorker for Submission {
                     Ok(s) => Ok(Outcome::Speed(s)),
                     Err(p) => Ok(Outcome::Panicked(p)),
                 }
+            }
+            ItemKind::GpuMatmul => Ok(gpu::products(self.gpu_product(&order.function)?, order)),
+            ItemKind::GpuTimer => Ok(gpu::timer(self.time_gpu_matmul, order)),
+            ItemKind::GpuSpeedup => Ok(gpu::speedup(self.gpu_product(&order.function)?, order)),
+            ItemKind::DeviceSelect => Ok(match guarded(None, self.default_device_is_gpu) {
+                Ok(chose_gpu) => Outcome::DeviceChoice { chose_gpu },
+                Err(p) => Outcome::Panicked(p),
+            }),
+            ItemKind::Benchmark => {
+                let size = order.size.map(|s| s[0]).unwrap_or(256);
+                let start = Instant::now();
+                Ok(match guarded(None, || (self.benchmark)(size)) {
+                    Ok(Ok((cpu, gpu))) => Outcome::Benchmark {
+                        cpu_ns: cpu.as_nanos() as u64,
+                        gpu_ns: gpu.map(|g| g.as_nanos() as u64),
+                        outer_ns: start.elapsed().as_nanos() as u64,
+                    },
+                    Ok(Err(e)) => Outcome::Failed(e.to_string()),
+                    Err(p) => Outcome::Panicked(p),
+                })
             }
         }
     }

@@ -1,0 +1,369 @@
+//! Judging the GPU items: errors from the device with the emulator's reports, the
+//! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
+
+use super::{matmul, outcome_of, outcome_with_env, speedup, unexpected, GradeContext};
+use crate::inputs;
+use crate::protocol::{Backend, Outcome};
+use crate::report::{ItemResult, Status};
+use crate::rubric::{Item, SkipPolicy};
+use crate::supervisor::SupervisorError;
+
+/// A verdict for a GPU item that was not run, and whether it counts toward the maximum.
+fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
+    let mut result = ItemResult::failed(
+        item,
+        format!("skipped: {reason}"),
+        format!("Not graded: {reason}."),
+    );
+    result.status = Status::Skipped;
+    if !counts {
+        result.max_score = 0.0;
+    }
+    result
+}
+
+/// With `--gpu off` GPU items are skipped (and left out of the maximum).
+pub fn skipped_without_gpu(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
+    (ctx.backend == Backend::NoGpu).then(|| skipped(item, "GPU mode is off", false))
+}
+
+/// Feedback for an error a GPU function returned, with the emulator's report when there is one.
+pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemResult {
+    let hint = if error.contains("ILLEGAL_ADDRESS")
+        || notes.contains("past the end")
+        || notes.contains("before the start")
+    {
+        "a thread read or wrote outside a buffer. Threads of the last blocks fall outside C when \
+         m or n is not a multiple of the block size: guard the kernel body with \
+         `if (row < m && col < n)`"
+    } else if error.contains("Compil") || error.contains("NVRTC") {
+        "the kernel did not compile: read the compiler's message above (line numbers are in your \
+         kernel's source string)"
+    } else if error.contains("INVALID_VALUE") || error.contains("LAUNCH_OUT_OF_RESOURCES") {
+        "the launch configuration is not allowed: at most 1024 threads per block and 48 KiB of \
+         shared memory"
+    } else {
+        "read the error above: it names the CUDA call that failed"
+    };
+    let case_text = item
+        .cases
+        .get(case)
+        .map(|[m, k, n]| {
+            format!(
+                " on case {} of {} (A is {m}×{k}, B is {k}×{n})",
+                case + 1,
+                item.cases.len()
+            )
+        })
+        .unwrap_or_default();
+    let mut details = format!("`{}` returned an error{case_text}: {error}", item.function);
+    if !notes.is_empty() {
+        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+    }
+    details.push_str(&format!("\nHint: {hint}."));
+    let first = notes.lines().next().unwrap_or(error);
+    ItemResult::failed(
+        item,
+        format!(
+            "error on the GPU: {}",
+            first.chars().take(90).collect::<String>()
+        ),
+        details,
+    )
+}
+
+/// The synchronization check. The grader queued long device work before each call and
+/// measured the student's device work with events around it. A reported time far below the
+/// device time means the clock stopped before the GPU finished; one that includes a good part
+/// of the queued work means the clock started before earlier GPU work finished.
+pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    if let Some(s) = skipped_without_gpu(ctx, item) {
+        return Ok(s);
+    }
+    let (samples, notes) = match outcome_of(ctx, item, &ctx.order(item))? {
+        Err(failed) => return Ok(failed),
+        Ok((Outcome::GpuTimer(s), notes)) => (s, notes),
+        Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
+        Ok((other, _)) => return Err(unexpected(item, &other)),
+    };
+    let size = item.size.unwrap_or([0, 0, 0]);
+    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+    let got = samples
+        .output
+        .to_array()
+        .ok_or_else(|| SupervisorError::BadReport {
+            item: item.id().to_string(),
+            message: "the output's data does not match its shape".into(),
+        })?;
+    if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
+        let mut details = format!(
+            "`{}` did not leave A·B in C ({}×{}×{}): {}.",
+            item.function, size[0], size[1], size[2], m.summary
+        );
+        if !notes.is_empty() {
+            details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+        }
+        return Ok(ItemResult::failed(
+            item,
+            "C is not A·B after the timed call".into(),
+            details,
+        ));
+    }
+    for s in &samples.samples {
+        let measured = format!(
+            "your clock read {:.3} ms; the GPU spent {:.3} ms on your multiplication, after {:.0} ms of work the grader had queued just before the call",
+            s.reported_ms, s.device_ms, samples.queued_ms
+        );
+        if s.reported_ms < 0.5 * s.device_ms {
+            return Ok(ItemResult::failed(
+                item,
+                "the clock stopped before the GPU finished".into(),
+                format!(
+                    "{measured}. The clock stopped before the GPU finished: a launch returns at \
+                     once, so call `stream.synchronize()` after launching and before reading the clock."
+                ),
+            ));
+        }
+        if s.reported_ms > s.device_ms + 0.5 * samples.queued_ms {
+            return Ok(ItemResult::failed(
+                item,
+                "the clock started before earlier GPU work finished".into(),
+                format!(
+                    "{measured}. The clock started before earlier GPU work finished, so it timed \
+                     that work too: call `stream.synchronize()` before starting the clock."
+                ),
+            ));
+        }
+    }
+    let s = &samples.samples[samples.samples.len() - 1];
+    Ok(ItemResult::passed(
+        item,
+        "synchronizes before and after".into(),
+        format!(
+            "`{}` measured {:.3} ms for {:.3} ms of GPU work, with {:.0} ms of earlier work queued: it waits for the GPU on both sides.",
+            item.function, s.reported_ms, s.device_ms, samples.queued_ms
+        ),
+    ))
+}
+
+/// GPU speedups need a real GPU: on the emulator the item follows the rubric's policy.
+pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    match ctx.backend {
+        Backend::NoGpu => return Ok(skipped(item, "GPU mode is off", false)),
+        Backend::Emulated => {
+            return Ok(skipped(
+                item,
+                "needs a real GPU (an emulator's speed says nothing about a GPU's)",
+                item.policy == SkipPolicy::Zero,
+            ))
+        }
+        Backend::Real => {}
+    }
+    let size = item.size.unwrap_or([0, 0, 0]);
+    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+    let mut baseline_ns = Vec::new();
+    let mut candidate_ns = Vec::new();
+    loop {
+        let mut order = ctx.order(item);
+        order.samples = item
+            .samples
+            .min(item.max_samples - baseline_ns.len())
+            .max(1);
+        let speed = match outcome_of(ctx, item, &order)? {
+            Err(failed) => return Ok(failed),
+            Ok((Outcome::Speed(s), _)) => s,
+            Ok((Outcome::Failed(e), notes)) => {
+                return Ok(error_result(item, usize::MAX, &e, &notes))
+            }
+            Ok((other, _)) => return Err(unexpected(item, &other)),
+        };
+        if baseline_ns.is_empty() {
+            let got = speed.output.to_array().unwrap_or_default();
+            if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
+                return Ok(ItemResult::failed(
+                    item,
+                    "wrong result, so its speed does not count".into(),
+                    format!("`{}` is wrong at {size:?}: {}.", item.function, m.summary),
+                ));
+            }
+        }
+        baseline_ns.extend(speed.baseline_ns);
+        candidate_ns.extend(speed.candidate_ns);
+        let r = speedup::ratios(&baseline_ns, &candidate_ns);
+        if let speedup::Decision::Decided {
+            speedup: s, points, ..
+        } = speedup::decide(&r, &item.tiers, baseline_ns.len() < item.max_samples)
+        {
+            let mut result = ItemResult::passed(
+                item,
+                format!("{s:.1}× the CPU"),
+                format!(
+                    "`{}` (copies included) runs {s:.1}× as fast as ndarray's CPU product at {}×{}×{} (median of {} paired samples).",
+                    item.function, size[0], size[1], size[2], baseline_ns.len()
+                ),
+            );
+            result.score = points;
+            result.status = if points >= item.points {
+                Status::Passed
+            } else if points > 0.0 {
+                Status::Partial
+            } else {
+                Status::Failed
+            };
+            return Ok(result);
+        }
+    }
+}
+
+/// Device selection: with no GPU it must choose the CPU (and not panic); with a GPU, the GPU.
+pub fn grade_device_select(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let mut checked = Vec::new();
+    // Without the CUDA library at all, where this machine has none to hide.
+    if crate::gpu::real_gpu().is_err() && !unsafe { cudarc::driver::sys::is_culib_present() } {
+        match choice(ctx, item, Vec::new())? {
+            Err(failed) => return Ok(with_context(failed, "with no CUDA library installed")),
+            Ok(true) => {
+                return Ok(wrong_choice(
+                    item,
+                    "with no CUDA library installed",
+                    "the GPU",
+                ))
+            }
+            Ok(false) => checked.push("no CUDA library → CPU"),
+        }
+    }
+    // A CUDA library that finds no device.
+    if let Ok(env) = crate::gpu::no_device_env() {
+        match choice(ctx, item, env)? {
+            Err(failed) => return Ok(with_context(failed, "with a CUDA driver but no GPU")),
+            Ok(true) => {
+                return Ok(wrong_choice(
+                    item,
+                    "with a CUDA driver but no GPU",
+                    "the GPU",
+                ))
+            }
+            Ok(false) => checked.push("driver without a GPU → CPU"),
+        }
+    }
+    if ctx.backend != Backend::NoGpu {
+        let env =
+            crate::gpu::worker_env(ctx.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
+        match choice(ctx, item, env)? {
+            Err(failed) => return Ok(with_context(failed, "with a GPU")),
+            Ok(false) => return Ok(wrong_choice(item, "with a GPU present", "the CPU")),
+            Ok(true) => checked.push("GPU present → GPU"),
+        }
+    }
+    if checked.is_empty() {
+        return Ok(skipped(
+            item,
+            "no way to show a machine with and without a GPU here",
+            false,
+        ));
+    }
+    Ok(ItemResult::passed(
+        item,
+        "chooses right with and without a GPU".into(),
+        format!("`{}`: {}.", item.function, checked.join("; ")),
+    ))
+}
+
+/// Runs the student's selection in a worker with `env`.
+fn choice(
+    ctx: &GradeContext,
+    item: &Item,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<Result<bool, ItemResult>, SupervisorError> {
+    Ok(match outcome_with_env(ctx, item, &ctx.order(item), env)? {
+        Err(failed) => Err(failed),
+        Ok((Outcome::DeviceChoice { chose_gpu }, _)) => Ok(chose_gpu),
+        Ok((other, _)) => return Err(unexpected(item, &other)),
+    })
+}
+
+fn with_context(mut failed: ItemResult, situation: &str) -> ItemResult {
+    failed.reason = format!("{situation}: {}", failed.reason);
+    failed.details = format!(
+        "{situation}: {}\nHint: check `cudarc::driver::sys::is_culib_present()` before creating a context, and treat an error from `CudaContext::new(0)` as \"no GPU\".",
+        failed.details
+    );
+    failed
+}
+
+fn wrong_choice(item: &Item, situation: &str, chose: &str) -> ItemResult {
+    ItemResult::failed(
+        item,
+        format!("{situation}, it chose {chose}"),
+        format!("`{}` chose {chose} {situation}.", item.function),
+    )
+}
+
+/// The benchmark: both times measured, plausible, and the GPU one present when there is a GPU.
+pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let (cpu_ns, gpu_ns, outer_ns) = match outcome_of(ctx, item, &ctx.order(item))? {
+        Err(failed) => return Ok(failed),
+        Ok((
+            Outcome::Benchmark {
+                cpu_ns,
+                gpu_ns,
+                outer_ns,
+            },
+            _,
+        )) => (cpu_ns, gpu_ns, outer_ns),
+        Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
+        Ok((other, _)) => return Err(unexpected(item, &other)),
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    if cpu_ns == 0 || cpu_ns > outer_ns {
+        return Ok(ItemResult::failed(
+            item,
+            "the CPU time is not a measurement".into(),
+            format!(
+                "`{}` returned a CPU time of {:.3} ms for a call that took {:.3} ms.",
+                item.function,
+                ms(cpu_ns),
+                ms(outer_ns)
+            ),
+        ));
+    }
+    match (ctx.backend, gpu_ns) {
+        (Backend::NoGpu, _) => {}
+        (_, None) => {
+            return Ok(ItemResult::failed(
+                item,
+                "no GPU time although a GPU is present".into(),
+                format!(
+                    "`{}` returned no GPU time, but a GPU ({}) was available.",
+                    item.function,
+                    ctx.backend.label()
+                ),
+            ))
+        }
+        (_, Some(g)) if g == 0 || g > outer_ns => {
+            return Ok(ItemResult::failed(
+                item,
+                "the GPU time is not a measurement".into(),
+                format!(
+                    "`{}` returned a GPU time of {:.3} ms for a call that took {:.3} ms.",
+                    item.function,
+                    ms(g),
+                    ms(outer_ns)
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let gpu = gpu_ns
+        .map(|g| format!(", GPU {:.3} ms", ms(g)))
+        .unwrap_or_default();
+    Ok(ItemResult::passed(
+        item,
+        "times both sides".into(),
+        format!(
+            "`{}` measured CPU {:.3} ms{gpu}.",
+            item.function,
+            ms(cpu_ns)
+        ),
+    ))
+}

@@ -1,0 +1,83 @@
+//! Worker side: the grader's own device work for the synchronization check — a kernel that
+//! keeps the GPU busy for a chosen time, queued on the student's stream just before their
+//! timing function is called.
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+const BUSY_KERNEL: &str = r#"
+extern "C" __global__ void grader_busy(float* x, long long iters) {
+    float v = x[threadIdx.x];
+    for (long long i = 0; i < iters; ++i) {
+        v = v * 0.9999f + 0.0001f;
+    }
+    x[threadIdx.x] = v;
+}
+"#;
+
+/// A loaded busy kernel, calibrated on this device.
+pub struct Busy {
+    stream: Arc<CudaStream>,
+    kernel: CudaFunction,
+    scratch: CudaSlice<f32>,
+    iters_per_ms: f64,
+}
+
+type GpuResult<T> = Result<T, String>;
+
+impl Busy {
+    /// Compiles and loads the kernel on `stream`'s device and measures its speed.
+    pub fn new(stream: &Arc<CudaStream>) -> GpuResult<Self> {
+        let ptx = cudarc::nvrtc::compile_ptx(BUSY_KERNEL).map_err(|e| e.to_string())?;
+        let module = stream
+            .context()
+            .load_module(ptx)
+            .map_err(|e| e.to_string())?;
+        let kernel = module
+            .load_function("grader_busy")
+            .map_err(|e| e.to_string())?;
+        let scratch = stream.alloc_zeros::<f32>(32).map_err(|e| e.to_string())?;
+        let mut busy = Busy {
+            stream: Arc::clone(stream),
+            kernel,
+            scratch,
+            iters_per_ms: 0.0,
+        };
+        let probe = 200_000i64;
+        let ms = busy.timed(probe)?.max(1e-3);
+        busy.iters_per_ms = probe as f64 / ms;
+        Ok(busy)
+    }
+
+    /// Queues about `ms` milliseconds of device work and returns at once.
+    pub fn queue(&mut self, ms: f64) -> GpuResult<()> {
+        let iters = (self.iters_per_ms * ms).clamp(1.0, 1e12) as i64;
+        self.launch(iters)
+    }
+
+    fn launch(&mut self, iters: i64) -> GpuResult<()> {
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.stream.launch_builder(&self.kernel);
+        launch.arg(&mut self.scratch).arg(&iters);
+        // SAFETY: the kernel touches 32 floats of a 32-float buffer.
+        unsafe { launch.launch(config) }
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Runs `iters` iterations and returns their device time in ms.
+    fn timed(&mut self, iters: i64) -> GpuResult<f64> {
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(flags).map_err(|e| e.to_string())?;
+        self.launch(iters)?;
+        let end = self.stream.record_event(flags).map_err(|e| e.to_string())?;
+        start
+            .elapsed_ms(&end)
+            .map(f64::from)
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,126 @@
+//! Where GPU items run: the GPU mode (`auto`, `real`, `emulate`, `off`), how it resolves to a
+//! backend on this machine, and what a worker needs to use it. Worker-side helpers for the
+//! grader's own device work live in [`busy`] and [`counters`].
+
+pub mod busy;
+pub mod counters;
+
+use crate::protocol::Backend;
+use std::ffi::OsString;
+
+/// The GPU mode asked for on the command line (`--gpu`) or as a test-binary argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum GpuMode {
+    /// A real GPU when libcuda loads and has a device, else the emulator.
+    #[default]
+    Auto,
+    /// A real GPU, or an error.
+    Real,
+    /// The grader's CPU emulator, even where a GPU exists.
+    Emulate,
+    /// No GPU: GPU items are skipped.
+    Off,
+}
+
+impl std::str::FromStr for GpuMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(GpuMode::Auto),
+            "real" => Ok(GpuMode::Real),
+            "emulate" => Ok(GpuMode::Emulate),
+            "off" => Ok(GpuMode::Off),
+            other => Err(format!(
+                "--gpu takes auto, real, emulate or off, not `{other}`"
+            )),
+        }
+    }
+}
+
+/// Why GPU items cannot run as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// `--gpu real` on a machine without one.
+    #[error("--gpu real: no NVIDIA GPU is usable here ({0}); use --gpu emulate or --gpu auto")]
+    NoRealGpu(String),
+    /// The emulator could not be prepared.
+    #[error("the GPU emulator is not available: {0}")]
+    Emulator(String),
+}
+
+/// Resolves the mode on this machine.
+pub fn resolve(mode: GpuMode) -> Result<Backend, GpuError> {
+    match mode {
+        GpuMode::Off => Ok(Backend::NoGpu),
+        GpuMode::Emulate => Ok(Backend::Emulated),
+        GpuMode::Real => real_gpu()
+            .map(|_| Backend::Real)
+            .map_err(GpuError::NoRealGpu),
+        GpuMode::Auto => Ok(if real_gpu().is_ok() {
+            Backend::Real
+        } else {
+            Backend::Emulated
+        }),
+    }
+}
+
+/// The name of device 0 when a real NVIDIA driver and GPU are here.
+pub fn real_gpu() -> Result<String, String> {
+    // SAFETY: only asks the dynamic loader whether the library can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err("the CUDA driver library libcuda is not installed".into());
+    }
+    let probe = std::panic::catch_unwind(|| -> Result<String, String> {
+        let count = cudarc::driver::CudaContext::device_count().map_err(|e| e.to_string())?;
+        if count < 1 {
+            return Err("the CUDA driver sees no GPU".into());
+        }
+        let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| e.to_string())?;
+        ctx.name().map_err(|e| e.to_string())
+    });
+    let name = probe.map_err(|_| "the CUDA driver library failed to load".to_string())??;
+    if name.contains("gpu-labs") {
+        // The emulator is already in place (`grader emulate -- …`): not real hardware.
+        return Err(format!("`{name}` is the emulator"));
+    }
+    Ok(name)
+}
+
+/// The environment a worker needs for `backend`.
+pub fn worker_env(backend: Backend) -> Result<Vec<(OsString, OsString)>, GpuError> {
+    match backend {
+        Backend::Emulated => emulator_env(),
+        Backend::Real | Backend::NoGpu => Ok(Vec::new()),
+    }
+}
+
+/// The emulator's environment, prepared once per process.
+fn emulator_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
+    static ENV: std::sync::OnceLock<Result<Vec<(OsString, OsString)>, String>> =
+        std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        crate::emulate::Emulator::prepare()
+            .map(|e| e.env())
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(GpuError::Emulator)
+}
+
+/// The environment of a worker that must find no GPU: the emulator told to show no device.
+pub fn no_device_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
+    let mut env = emulator_env()?;
+    env.push(("GPU_LABS_EMULATOR_DEVICES".into(), "0".into()));
+    Ok(env)
+}
+
+/// Resolves the mode and names the result for reports.
+pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
+    let backend = resolve(mode)?;
+    let label = match backend {
+        Backend::Real => format!("real GPU: {}", real_gpu().unwrap_or_default()),
+        Backend::Emulated => "emulated GPU".to_string(),
+        Backend::NoGpu => "GPU off".to_string(),
+    };
+    Ok((backend, label))
+}

@@ -1,0 +1,182 @@
+//! Worker side of the matmul lab's GPU items: the student's cudarc functions run on a stream
+//! the grader opens (on a real GPU or the emulator), on inputs derived from the seed.
+
+use crate::gpu::{busy::Busy, counters};
+use crate::inputs;
+use crate::protocol::{GpuTimerSample, GpuTimerSamples, Matrix, Outcome, SpeedSamples, WorkOrder};
+use crate::worker::guarded;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use ndarray::Array2;
+use std::error::Error;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the student's GPU functions return.
+pub type GpuResult<T> = Result<T, Box<dyn Error>>;
+
+/// A student's GPU matrix product on a stream.
+pub type GpuProductFn = fn(&Arc<CudaStream>, &Array2<f32>, &Array2<f32>) -> GpuResult<Array2<f32>>;
+
+/// A student's timer of one device product of operands already on the device.
+pub type GpuTimerFn = fn(
+    &Arc<CudaStream>,
+    &CudaSlice<f32>,
+    &CudaSlice<f32>,
+    &mut CudaSlice<f32>,
+    [usize; 3],
+) -> GpuResult<Duration>;
+
+/// Device work the grader queues before each timed call (ms): long enough that a clock
+/// started before it drains is unmistakable, even with a kernel compiled inside the clock.
+const QUEUED_MS: f64 = 1000.0;
+
+/// Timed calls per synchronization check.
+const TIMER_SAMPLES: usize = 2;
+
+/// Opens a stream on device 0; cudarc panics when the library is missing, so that is caught.
+fn open_stream() -> Result<Arc<CudaStream>, String> {
+    std::panic::catch_unwind(|| {
+        CudaContext::new(0)
+            .and_then(|ctx| ctx.new_stream())
+            .map_err(|e| e.to_string())
+    })
+    .map_err(|_| "the CUDA library could not be loaded".to_string())?
+}
+
+/// Runs a GPU product on every case of the order.
+pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
+    let stream = match open_stream() {
+        Ok(s) => s,
+        Err(e) => return Outcome::GpuUnavailable(e),
+    };
+    let before = counters::read();
+    let mut outputs = Vec::with_capacity(order.cases.len());
+    let (mut panic, mut error) = (None, None);
+    for (index, &shape) in order.cases.iter().enumerate() {
+        let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
+        match guarded(Some(index), || f(&stream, &a, &b)) {
+            Ok(Ok(c)) => outputs.push(Matrix::from_array(&c)),
+            Ok(Err(e)) => {
+                error = Some(e.to_string());
+                break;
+            }
+            Err(p) => {
+                panic = Some(p);
+                break;
+            }
+        }
+    }
+    Outcome::Products {
+        outputs,
+        panic,
+        error,
+        device_work: counters::since(before),
+    }
+}
+
+/// The synchronization check: before each call, the grader queues long device work on the
+/// student's stream and records an event; after the call it records another. The events
+/// measure the student's device work; the student reports what their clock saw.
+pub fn timer(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
+    match timer_samples(f, order) {
+        Ok(outcome) => outcome,
+        Err(e) => Outcome::GpuUnavailable(e),
+    }
+}
+
+fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
+    let stream = open_stream()?;
+    let err = |e: cudarc::driver::DriverError| e.to_string();
+    let shape = order.size.ok_or("a GPU timer order needs a size")?;
+    let [m, _, n] = shape;
+    let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
+    let upload = |x: &Array2<f32>| {
+        let rows = x.as_standard_layout();
+        stream
+            .clone_htod(rows.as_slice().unwrap_or(&[]))
+            .map_err(err)
+    };
+    let (a_dev, b_dev) = (upload(&a)?, upload(&b)?);
+    let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    let mut busy = Busy::new(&stream)?;
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+
+    // A first call compiles and caches the student's kernel; it is not judged.
+    match guarded(None, || f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Ok(Outcome::Failed(e.to_string())),
+        Err(p) => return Ok(Outcome::Panicked(p)),
+    }
+    stream.synchronize().map_err(err)?;
+
+    let mut samples = Vec::new();
+    let mut queued_ms: f64 = 0.0;
+    for _ in 0..TIMER_SAMPLES {
+        let before_queue = stream.record_event(timing).map_err(err)?;
+        busy.queue(QUEUED_MS)?;
+        let before_call = stream.record_event(timing).map_err(err)?;
+        let reported = match guarded(None, || f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
+            Ok(Ok(d)) => d,
+            Ok(Err(e)) => return Ok(Outcome::Failed(e.to_string())),
+            Err(p) => return Ok(Outcome::Panicked(p)),
+        };
+        let after_call = stream.record_event(timing).map_err(err)?;
+        stream.synchronize().map_err(err)?;
+        queued_ms = queued_ms.max(f64::from(
+            before_queue.elapsed_ms(&before_call).map_err(err)?,
+        ));
+        samples.push(GpuTimerSample {
+            reported_ms: reported.as_secs_f64() * 1e3,
+            device_ms: f64::from(before_call.elapsed_ms(&after_call).map_err(err)?),
+        });
+    }
+    let c = stream.clone_dtoh(&c_dev).map_err(err)?;
+    let output = Array2::from_shape_vec((m, n), c).map_err(|e| e.to_string())?;
+    Ok(Outcome::GpuTimer(GpuTimerSamples {
+        queued_ms,
+        samples,
+        output: Matrix::from_array(&output),
+    }))
+}
+
+/// GPU speedup on a real GPU: the student's whole GPU product (copies included) against
+/// ndarray's optimised CPU product (the lesson's NumPy), back to back.
+pub fn speedup(f: GpuProductFn, order: &WorkOrder) -> Outcome {
+    let stream = match open_stream() {
+        Ok(s) => s,
+        Err(e) => return Outcome::GpuUnavailable(e),
+    };
+    let Some(shape) = order.size else {
+        return Outcome::Failed("a speedup order needs a size".into());
+    };
+    let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
+    let time_gpu = || -> Result<(u64, Array2<f32>), String> {
+        let start = Instant::now();
+        let c = f(&stream, &a, &b).map_err(|e| e.to_string())?;
+        Ok((start.elapsed().as_nanos() as u64, c))
+    };
+    let time_cpu = || {
+        let start = Instant::now();
+        std::hint::black_box(a.dot(&b));
+        start.elapsed().as_nanos() as u64
+    };
+    let run = || -> Result<SpeedSamples, String> {
+        time_cpu();
+        let (_, output) = time_gpu()?;
+        let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
+        for _ in 0..order.samples {
+            baseline_ns.push(time_cpu());
+            candidate_ns.push(time_gpu()?.0);
+        }
+        Ok(SpeedSamples {
+            baseline_ns,
+            candidate_ns,
+            output: Matrix::from_array(&output),
+        })
+    };
+    match guarded(None, run) {
+        Ok(Ok(s)) => Outcome::Speed(s),
+        Ok(Err(e)) => Outcome::Failed(e),
+        Err(p) => Outcome::Panicked(p),
+    }
+}

@@ -1,0 +1,154 @@
+//! End-to-end: the matmul lab's GPU track graded on the CPU emulator. Faulty submissions made
+//! from the solution lose exactly the GPU items they should, with the right explanation.
+
+use gpu_labs_e2e::{assert_lost, faulty_copy_of, grade, solution, Graded};
+
+/// Grades the solution with one piece of `src/gpu.rs` replaced.
+fn grade_gpu_faulty(find: &str, replace: &str) -> Graded {
+    let dir = faulty_copy_of(&solution(), "src/gpu.rs", find, replace);
+    let graded = grade(dir.path(), &["--gpu", "emulate"]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+const AFTER_LAUNCH: &str =
+    "launch_product(stream, &kernel, (a, b, c), shape)?;\n        stream.synchronize()?;";
+const BEFORE_CLOCK: &str = "stream.synchronize()?;\n    let (launched, took)";
+
+#[test]
+fn a_timer_with_no_synchronize_stopped_before_the_gpu_finished() {
+    let dir = faulty_copy_of(
+        &solution(),
+        "src/gpu.rs",
+        AFTER_LAUNCH,
+        "launch_product(stream, &kernel, (a, b, c), shape)?;",
+    );
+    let gpu = dir.path().join("src/gpu.rs");
+    let text = std::fs::read_to_string(&gpu).expect("gpu.rs");
+    std::fs::write(&gpu, text.replacen(BEFORE_CLOCK, "let (launched, took)", 1)).expect("write");
+    let g = grade(dir.path(), &["--gpu", "emulate"]);
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert!(
+        g.output("gpu_timer_sync")
+            .contains("stopped before the GPU finished"),
+        "{}",
+        g.output("gpu_timer_sync")
+    );
+}
+
+#[test]
+fn a_timer_synchronized_only_before_the_launch_is_caught() {
+    let g = grade_gpu_faulty(
+        AFTER_LAUNCH,
+        "launch_product(stream, &kernel, (a, b, c), shape)?;",
+    );
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert!(
+        g.output("gpu_timer_sync")
+            .contains("stopped before the GPU finished"),
+        "{}",
+        g.output("gpu_timer_sync")
+    );
+}
+
+#[test]
+fn a_clock_started_before_pending_work_drained_is_caught() {
+    let g = grade_gpu_faulty(BEFORE_CLOCK, "let (launched, took)");
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert!(
+        g.output("gpu_timer_sync")
+            .contains("started before earlier GPU work finished"),
+        "{}",
+        g.output("gpu_timer_sync")
+    );
+}
+
+#[test]
+fn a_kernel_without_its_bounds_check_is_reported_by_the_emulator() {
+    let g = grade_gpu_faulty(
+        "    if (row < m && col < n) {\n        float sum = 0.0f;",
+        "    {\n        float sum = 0.0f;",
+    );
+    assert_lost(&g, &["gpu_correct"]);
+    let out = g.output("gpu_correct");
+    assert!(
+        out.contains("if (row < m && col < n)") && out.contains("emulator"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_grid_too_small_for_c_leaves_part_of_it_uncomputed() {
+    let g = grade_gpu_faulty(
+        "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
+        "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
+    );
+    assert_lost(&g, &["gpu_correct", "gpu_tiled_correct"]);
+    let out = g.output("gpu_correct");
+    assert!(
+        out.contains("multiple of 16") || out.contains("top-left"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_cublas_row_and_column_major_mix_up_loses_cublas_correct() {
+    let g = grade_gpu_faulty(
+        "blas.gemm(config, &b_dev, &a_dev, &mut c_dev)",
+        "blas.gemm(config, &a_dev, &b_dev, &mut c_dev)",
+    );
+    assert_lost(&g, &["cublas_correct"]);
+}
+
+#[test]
+fn host_computation_dressed_as_gpu_work_is_refused() {
+    let g = grade_gpu_faulty(
+        "    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))",
+        "    let c = crate::matmul_naive(a, b);\n    let c_dev = upload(stream, &c)?;\n    Ok(Array2::from_shape_vec(c.dim(), stream.clone_dtoh(&c_dev)?)?)",
+    );
+    assert_lost(&g, &["gpu_correct"]);
+    assert!(
+        g.output("gpu_correct").contains("launched no kernel"),
+        "{}",
+        g.output("gpu_correct")
+    );
+}
+
+#[test]
+fn gpu_off_skips_gpu_items_with_a_reason() {
+    let g = grade(&solution(), &["--gpu", "off"]);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_eq!(g.json["score"], g.json["max_score"], "{}", g.stdout);
+    for id in [
+        "gpu_correct",
+        "gpu_tiled_correct",
+        "cublas_correct",
+        "gpu_timer_sync",
+        "gpu_speedup",
+    ] {
+        assert_eq!(g.item(id)["max_score"].as_f64(), Some(0.0), "{id}");
+        assert!(
+            g.output(id).contains("GPU mode is off"),
+            "{id}: {}",
+            g.output(id)
+        );
+    }
+}
+
+#[test]
+fn the_gpu_speedup_is_skipped_on_the_emulator_and_the_mode_is_reported() {
+    let g = grade(&solution(), &["--gpu", "emulate"]);
+    assert_eq!(g.item("gpu_speedup")["max_score"].as_f64(), Some(0.0));
+    assert!(
+        g.output("gpu_speedup").contains("needs a real GPU"),
+        "{}",
+        g.output("gpu_speedup")
+    );
+    assert!(
+        g.output("gpu_correct")
+            .contains("[graded on: emulated GPU]"),
+        "{}",
+        g.output("gpu_correct")
+    );
+    assert!(g.stdout.contains("[emulated GPU]"), "{}", g.stdout);
+}
