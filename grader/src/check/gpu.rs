@@ -1,7 +1,7 @@
 //! Judging the GPU items: errors from the device with the emulator's reports, the
 //! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
 
-use super::{matmul, outcome_of, outcome_with_env, speedup, unexpected, GradeContext};
+use super::{matmul, outcome_of, outcome_with_env, speedup, unexpected, unpack, GradeContext};
 use crate::inputs;
 use crate::protocol::{Backend, Outcome};
 use crate::report::{ItemResult, Status};
@@ -88,13 +88,7 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     };
     let size = item.size.unwrap_or([0, 0, 0]);
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
-    let got = samples
-        .output
-        .to_array()
-        .ok_or_else(|| SupervisorError::BadReport {
-            item: item.id().to_string(),
-            message: "the output's data does not match its shape".into(),
-        })?;
+    let got = unpack(item, &samples.output)?;
     if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
         let mut details = format!(
             "`{}` did not leave A·B in C ({}×{}×{}): {}.",
@@ -178,7 +172,7 @@ pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supe
             Ok((other, _)) => return Err(unexpected(item, &other)),
         };
         if baseline_ns.is_empty() {
-            let got = speed.output.to_array().unwrap_or_default();
+            let got = unpack(item, &speed.output)?;
             if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
                 return Ok(ItemResult::failed(
                     item,

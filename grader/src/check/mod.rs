@@ -254,12 +254,7 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     let mut first_wrong: Option<(usize, matmul::Mismatch)> = None;
     for (index, (shape, product)) in item.cases.iter().zip(&outputs).enumerate() {
         let (a, b) = inputs::operands(ctx.seed, item.id(), index, *shape);
-        let got = product
-            .to_array()
-            .ok_or_else(|| SupervisorError::BadReport {
-                item: item.id().to_string(),
-                message: "a product's data does not match its shape".into(),
-            })?;
+        let got = unpack(item, product)?;
         match matmul::compare(&a, &b, &got, item.tolerance) {
             Ok(_) => right.push(index),
             Err(mismatch) => {
@@ -398,13 +393,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
             Ok((other, _)) => return Err(unexpected(item, &other)),
         };
         if !checked_output {
-            let got = speed
-                .output
-                .to_array()
-                .ok_or_else(|| SupervisorError::BadReport {
-                    item: item.id().to_string(),
-                    message: "the output's data does not match its shape".into(),
-                })?;
+            let got = unpack(item, &speed.output)?;
             if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
                 return Ok(ItemResult::failed(
                     item,
@@ -470,6 +459,18 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         }
     };
     Ok(result)
+}
+
+/// Unpacks a matrix a worker sent; a matrix whose data does not fit its shape is a harness
+/// fault, not the student's.
+fn unpack(
+    item: &Item,
+    m: &crate::protocol::Matrix,
+) -> Result<ndarray::Array2<f32>, SupervisorError> {
+    m.to_array().ok_or_else(|| SupervisorError::BadReport {
+        item: item.id().to_string(),
+        message: "a matrix's data does not match its shape".into(),
+    })
 }
 
 /// A worker answered with the wrong kind of outcome: a grader/harness mismatch.
