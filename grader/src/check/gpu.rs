@@ -196,14 +196,7 @@ pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supe
                     item.function, size[0], size[1], size[2], baseline_ns.len()
                 ),
             );
-            result.score = points;
-            result.status = if points >= item.points {
-                Status::Passed
-            } else if points > 0.0 {
-                Status::Partial
-            } else {
-                Status::Failed
-            };
+            result.set_score(points);
             return Ok(result);
         }
     }

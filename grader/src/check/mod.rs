@@ -8,7 +8,7 @@ pub mod timer;
 
 use crate::inputs;
 use crate::protocol::{Backend, DeviceWork, Outcome, PanicInfo, WorkOrder};
-use crate::report::{ItemResult, Status};
+use crate::report::ItemResult;
 use crate::rubric::{Item, ItemKind};
 use crate::source_scan;
 use crate::supervisor::{run_worker, SupervisorError, WorkerCommand, WorkerRun};
@@ -433,14 +433,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         .map(|t| format!("{}× → {}", t.speedup, crate::report::points(t.points)))
         .collect();
     let mut result = ItemResult::passed(item, format!("{s:.1}× faster than naive"), String::new());
-    result.score = points;
-    result.status = if points >= item.points {
-        Status::Passed
-    } else if points > 0.0 {
-        Status::Partial
-    } else {
-        Status::Failed
-    };
+    result.set_score(points);
     result.details = match tier {
         Some(t) => format!(
             "`{}` runs {measured}: tier {} of {} (tiers: {}).",

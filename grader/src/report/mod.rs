@@ -56,6 +56,19 @@ impl ItemResult {
         }
     }
 
+    /// Sets the points earned (a speedup tier's) and the status they mean: all of them
+    /// passed, some partial, none failed.
+    pub fn set_score(&mut self, points: f64) {
+        self.score = points;
+        self.status = if points >= self.max_score {
+            Status::Passed
+        } else if points > 0.0 {
+            Status::Partial
+        } else {
+            Status::Failed
+        };
+    }
+
     /// A result with full points.
     pub fn passed(item: &crate::rubric::Item, reason: String, details: String) -> Self {
         ItemResult {
