@@ -38,7 +38,7 @@ enum Commands {
         seed: Option<u64>,
         /// Where GPU items run: a real GPU when there is one else the CPU emulator (auto), a
         /// real GPU or an error (real), the emulator (emulate), or nowhere (off: skipped).
-        #[arg(long, value_enum, default_value_t = GpuMode::Auto)]
+        #[arg(long, value_enum, env = "GRADER_GPU", default_value_t = GpuMode::Auto)]
         gpu: GpuMode,
         /// Where builds are cached across submissions [default: $GPU_LABS_CACHE, else
         /// ~/.cache/gpu-labs].
