@@ -96,11 +96,12 @@ pub enum ItemKind {
 }
 
 impl ItemKind {
-    /// Whether items of this kind need a GPU (real or emulated) to be graded.
-    pub fn needs_gpu(self) -> bool {
-        matches!(
+    /// Whether items of this kind belong to the GPU track, whose reports say where GPU code
+    /// ran (a real GPU, the emulator, or nowhere).
+    pub fn is_gpu_track(self) -> bool {
+        !matches!(
             self,
-            ItemKind::GpuMatmul | ItemKind::GpuTimer | ItemKind::GpuSpeedup
+            ItemKind::Matmul | ItemKind::CpuTimer | ItemKind::CpuSpeedup
         )
     }
 }

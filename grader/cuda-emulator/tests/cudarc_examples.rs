@@ -1,8 +1,6 @@
 //! cudarc's own example programs, unmodified (built from the cargo registry's copy of cudarc
-//! with only the features changed), run under the emulator. Ignored by default because it
-//! compiles cudarc a second time: `cargo test --test cudarc_examples -- --ignored`.
-
-mod common;
+//! with only the features changed), run under the emulator the way a user runs them:
+//! `grader emulate -- <program>`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -41,8 +39,37 @@ fn cudarc_dir() -> Option<PathBuf> {
     found.pop()
 }
 
+/// The workspace's `grader` binary, built by cargo if needed.
+fn grader_bin() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "grader",
+            "--bin",
+            "grader",
+            "--message-format=json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("\"executable\":\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .map(PathBuf::from)
+        .next_back()
+        .expect("cargo names the grader binary")
+}
+
 #[test]
-#[ignore]
 fn cudarc_examples_run_unmodified() {
     let Some(cudarc) = cudarc_dir() else {
         panic!("cudarc 0.19 sources not found in the cargo registry");
@@ -53,7 +80,7 @@ fn cudarc_examples_run_unmodified() {
         .to_string_lossy()
         .trim_start_matches("cudarc-")
         .to_string();
-    let project = common::profile_dir().join("cudarc-examples");
+    let project = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cudarc-examples");
     std::fs::create_dir_all(project.join("src")).unwrap();
     std::fs::write(project.join("src/lib.rs"), "").unwrap();
     let mut manifest = format!(
@@ -78,12 +105,16 @@ fn cudarc_examples_run_unmodified() {
         .status()
         .unwrap();
     assert!(st.success(), "building cudarc's examples failed");
+    let grader = grader_bin();
     let mut failed = Vec::new();
     for ex in EXAMPLES {
-        let mut cmd = Command::new(target.join("debug").join("examples").join(ex));
-        cmd.current_dir(&cudarc);
-        common::emulator_env(&mut cmd);
-        let out = cmd.output().unwrap();
+        let out = Command::new(&grader)
+            .arg("emulate")
+            .arg("--")
+            .arg(target.join("debug").join("examples").join(ex))
+            .current_dir(&cudarc)
+            .output()
+            .unwrap();
         println!(
             "=== {ex}: {}\n{}{}",
             out.status,

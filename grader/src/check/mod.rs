@@ -80,10 +80,7 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
         ItemKind::DeviceSelect => gpu::grade_device_select(ctx, item),
         ItemKind::Benchmark => gpu::grade_benchmark(ctx, item),
     }?;
-    if item.kind != ItemKind::Matmul
-        && item.kind != ItemKind::CpuTimer
-        && item.kind != ItemKind::CpuSpeedup
-    {
+    if item.kind.is_gpu_track() {
         result.mode = Some(ctx.backend_label.clone());
     }
     Ok(result)
