@@ -132,6 +132,7 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         .enumerate()
         .map(|(index, item)| {
             let (ctx, results, item) = (Arc::clone(&ctx), Arc::clone(&results), item.clone());
+            let skipped = crate::check::skipped_here(&ctx, &item).is_some();
             libtest_mimic::Trial::test(item.id().to_string(), move || {
                 let result = grade_item(&ctx, &item)
                     .map_err(|e| format!("the grader could not grade this item: {e}"))?;
@@ -150,6 +151,8 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
                 }
                 verdict
             })
+            // Shown as `ignored`; its result (skipped, with the reason) is added below.
+            .with_ignored_flag(skipped)
         })
         .collect();
     let conclusion = libtest_mimic::run(&test_args, trials);
@@ -157,6 +160,18 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         return Ok(conclusion.exit_code());
     }
     let mut graded = results.lock().map(|r| r.clone()).unwrap_or_default();
+    for (index, item) in assignment.items.iter().enumerate() {
+        let ran = graded.iter().any(|(i, _)| *i == index);
+        if let (false, Some(skipped)) = (ran, crate::check::skipped_here(&ctx, item)) {
+            if test_args
+                .filter
+                .as_deref()
+                .is_none_or(|f| item.id().contains(f))
+            {
+                graded.push((index, skipped));
+            }
+        }
+    }
     graded.sort_by_key(|(index, _)| *index);
     let report = Report {
         assignment: assignment.assignment.name.clone(),

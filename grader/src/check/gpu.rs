@@ -22,9 +22,21 @@ fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     result
 }
 
-/// With `--gpu off` GPU items are skipped (and left out of the maximum).
-pub fn skipped_without_gpu(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
-    (ctx.backend == Backend::NoGpu).then(|| skipped(item, "GPU mode is off", false))
+/// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the
+/// maximum), and GPU speedups anywhere but on a real GPU (the rubric's policy decides).
+pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
+    use crate::rubric::ItemKind::{GpuMatmul, GpuSpeedup, GpuTimer};
+    match (item.kind, ctx.backend) {
+        (GpuMatmul | GpuTimer | GpuSpeedup, Backend::NoGpu) => {
+            Some(skipped(item, "GPU mode is off", false))
+        }
+        (GpuSpeedup, Backend::Emulated) => Some(skipped(
+            item,
+            "needs a real GPU (an emulator's speed says nothing about a GPU's)",
+            item.policy == SkipPolicy::Zero,
+        )),
+        _ => None,
+    }
 }
 
 /// Feedback for an error a GPU function returned, with the emulator's report when there is one.
@@ -77,9 +89,6 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
 /// device time means the clock stopped before the GPU finished; one that includes a good part
 /// of the queued work means the clock started before earlier GPU work finished.
 pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    if let Some(s) = skipped_without_gpu(ctx, item) {
-        return Ok(s);
-    }
     let (samples, notes) = match outcome_of(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
         Ok((Outcome::GpuTimer(s), notes)) => (s, notes),
@@ -140,19 +149,8 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     ))
 }
 
-/// GPU speedups need a real GPU: on the emulator the item follows the rubric's policy.
+/// GPU speedups, on a real GPU (elsewhere [`skipped_on_backend`] decides).
 pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    match ctx.backend {
-        Backend::NoGpu => return Ok(skipped(item, "GPU mode is off", false)),
-        Backend::Emulated => {
-            return Ok(skipped(
-                item,
-                "needs a real GPU (an emulator's speed says nothing about a GPU's)",
-                item.policy == SkipPolicy::Zero,
-            ))
-        }
-        Backend::Real => {}
-    }
     let size = item.size.unwrap_or([0, 0, 0]);
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
     let mut baseline_ns = Vec::new();

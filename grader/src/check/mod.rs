@@ -68,6 +68,9 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
             }
         }
     }
+    if let Some(skipped) = skipped_here(ctx, item) {
+        return Ok(skipped);
+    }
     if let Some(missing) = missing_requirement(ctx, item) {
         return Ok(missing);
     }
@@ -84,6 +87,14 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
         result.mode = Some(ctx.backend_label.clone());
     }
     Ok(result)
+}
+
+/// The result of an item that cannot be graded here (so a runner can show it as ignored
+/// without starting a worker), or `None`.
+pub fn skipped_here(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
+    let mut skipped = gpu::skipped_on_backend(ctx, item)?;
+    skipped.mode = Some(ctx.backend_label.clone());
+    Some(skipped)
 }
 
 /// Fails the item when the sources lack text the rubric requires (`__syncthreads` for a
@@ -220,11 +231,6 @@ fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
 /// the first wrong case in detail, which cases were right, and a pattern across cases when
 /// one fits (right only when a size is a multiple of a block).
 fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    if item.kind == ItemKind::GpuMatmul {
-        if let Some(skipped) = gpu::skipped_without_gpu(ctx, item) {
-            return Ok(skipped);
-        }
-    }
     let order = ctx.order(item);
     let (outputs, panic, error, device_work, notes) = match outcome_of(ctx, item, &order)? {
         Err(failed) => return Ok(failed),
