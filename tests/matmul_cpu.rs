@@ -230,6 +230,17 @@ fn a_submission_that_does_not_compile_scores_zero_with_the_compilers_first_error
 }
 
 #[test]
+fn a_renamed_function_is_explained_as_a_signature_change() {
+    let g = grade_faulty("pub fn time_cpu<T>(", "pub fn time_it<T>(");
+    assert_eq!(g.json["score"].as_f64(), Some(0.0));
+    let out = g.output("naive_correct");
+    assert!(
+        out.contains("time_cpu") && out.contains("keep each `pub fn` name"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_path_that_is_not_a_lab_crate_is_a_one_line_error() {
     let empty = tempfile::tempdir().expect("temp dir");
     let g = grade(empty.path(), &[]);

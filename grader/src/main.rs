@@ -145,22 +145,11 @@ fn grade(args: GradeArgs) -> Result<(), String> {
     let build = stage::build(&krate, lab, &cache, run_dir.path()).map_err(|e| e.to_string())?;
     let items: Vec<ItemResult> = match build {
         Build::CompileError(error) => {
-            let first_line = error.lines().next().unwrap_or("").to_string();
-            eprintln!("the submission does not compile: {first_line}");
-            assignment
-                .items
-                .iter()
-                .map(|item| {
-                    ItemResult::failed(
-                        item,
-                        format!("does not compile: {first_line}"),
-                        format!(
-                            "The code does not compile, so nothing could be graded. Fix this \
-                             first (run `cargo build` to see every error):\n{error}"
-                        ),
-                    )
-                })
-                .collect()
+            eprintln!(
+                "the submission does not compile: {}",
+                error.lines().next().unwrap_or("")
+            );
+            grader::check::not_compiled(&assignment, &error)
         }
         Build::Built { binary, source_dir } => {
             let (backend, backend_label) =

@@ -89,6 +89,34 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     Ok(result)
 }
 
+/// Every item's result for a submission that does not compile: 0 points and the compiler's
+/// first error. An error in the harness (`tests/grade.rs`) means a function's name or
+/// signature was changed, which the hint says.
+pub fn not_compiled(assignment: &crate::rubric::Assignment, error: &str) -> Vec<ItemResult> {
+    let first_line = error.lines().next().unwrap_or("");
+    let hint = if error.contains("tests/grade.rs") {
+        "\nHint: the error is in the grader's harness, which calls your functions by the names \
+         and types the template gives them: keep each `pub fn` name and signature exactly as in \
+         the template."
+    } else {
+        ""
+    };
+    assignment
+        .items
+        .iter()
+        .map(|item| {
+            ItemResult::failed(
+                item,
+                format!("does not compile: {first_line}"),
+                format!(
+                    "The code does not compile, so nothing could be graded. Fix this first (run \
+                     `cargo build` to see every error):\n{error}{hint}"
+                ),
+            )
+        })
+        .collect()
+}
+
 /// The result of an item that cannot be graded here (so a runner can show it as ignored
 /// without starting a worker), or `None`.
 pub fn skipped_here(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
