@@ -156,3 +156,17 @@ fn the_gpu_speedup_is_skipped_on_the_emulator_and_the_mode_is_reported() {
     );
     assert!(g.stdout.contains("[emulated GPU]"), "{}", g.stdout);
 }
+
+#[test]
+fn a_kernel_that_does_not_compile_shows_the_compilers_message_with_its_line() {
+    let g = grade_gpu_faulty(
+        "sum += a[row * k + p] * b[p * n + col];",
+        "sum += a[row * k + p] * b[p * n + col]",
+    );
+    assert_lost(&g, &["gpu_correct"]);
+    let out = g.output("gpu_correct");
+    assert!(
+        out.contains("does not compile") && out.contains("default_program(8): error"),
+        "{out}"
+    );
+}

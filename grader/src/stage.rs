@@ -305,7 +305,12 @@ pub fn build(
     }
     if !output.status.success() || binary.is_none() {
         if let Some(error) = first_error {
-            return Ok(Build::CompileError(error.trim_end().to_string()));
+            // An error in the submission points into its src/ or the harness that calls it;
+            // anywhere else (the grader's own sources) it is the grader's fault.
+            if error.contains("--> src/") || error.contains("--> tests/grade.rs") {
+                return Ok(Build::CompileError(error.trim_end().to_string()));
+            }
+            return Err(StageError::Harness(error.trim_end().to_string()));
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
         let cargo_error: Vec<&str> = stderr

@@ -39,6 +39,9 @@ pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult>
     }
 }
 
+/// How the worker introduces a kernel's compile log (see `labs::matmul::gpu`).
+pub const COMPILE_ERROR: &str = "the kernel does not compile (NVRTC_ERROR_COMPILATION):\n";
+
 /// Feedback for an error a GPU function returned, with the emulator's report when there is one.
 pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemResult {
     let hint = if error.contains("ILLEGAL_ADDRESS")
@@ -48,7 +51,7 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
         "a thread read or wrote outside a buffer. Threads of the last blocks fall outside C when \
          m or n is not a multiple of the block size: guard the kernel body with \
          `if (row < m && col < n)`"
-    } else if error.contains("Compil") || error.contains("NVRTC") {
+    } else if error.starts_with(COMPILE_ERROR) || error.contains("NVRTC") {
         "the kernel did not compile: read the compiler's message above (line numbers are in your \
          kernel's source string)"
     } else if error.contains("INVALID_VALUE") || error.contains("LAUNCH_OUT_OF_RESOURCES") {
@@ -73,15 +76,23 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
         details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
     }
     details.push_str(&format!("\nHint: {hint}."));
-    let first = notes.lines().next().unwrap_or(error);
-    ItemResult::failed(
-        item,
-        format!(
-            "error on the GPU: {}",
-            first.chars().take(90).collect::<String>()
+    let reason = match error.strip_prefix(COMPILE_ERROR) {
+        Some(log) => format!(
+            "the kernel does not compile: {}",
+            log.lines()
+                .find(|l| l.contains("error"))
+                .unwrap_or("")
+                .trim()
         ),
-        details,
-    )
+        None => {
+            let first = notes.lines().next().unwrap_or(error);
+            format!(
+                "error on the GPU: {}",
+                first.chars().take(90).collect::<String>()
+            )
+        }
+    };
+    ItemResult::failed(item, reason, details)
 }
 
 /// The synchronization check. The grader queued long device work before each call and

@@ -33,6 +33,19 @@ const QUEUED_MS: f64 = 1000.0;
 /// Timed calls per synchronization check.
 const TIMER_SAMPLES: usize = 2;
 
+/// A student's GPU error in words: a kernel's compile log as the compiler wrote it, anything
+/// else as the library describes it.
+pub fn describe(e: &(dyn Error + 'static)) -> String {
+    match e.downcast_ref::<cudarc::nvrtc::CompileError>() {
+        Some(cudarc::nvrtc::CompileError::CompileError { log, .. }) => format!(
+            "{}{}",
+            crate::check::gpu::COMPILE_ERROR,
+            log.to_string_lossy().trim_end()
+        ),
+        _ => e.to_string(),
+    }
+}
+
 /// Opens a stream on device 0; cudarc panics when the library is missing, so that is caught.
 fn open_stream() -> Result<Arc<CudaStream>, String> {
     std::panic::catch_unwind(|| {
@@ -57,7 +70,7 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
         match guarded(Some(index), || f(&stream, &a, &b)) {
             Ok(Ok(c)) => outputs.push(Matrix::from_array(&c)),
             Ok(Err(e)) => {
-                error = Some(e.to_string());
+                error = Some(describe(e.as_ref()));
                 break;
             }
             Err(p) => {
@@ -104,7 +117,7 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
     // A first call compiles and caches the student's kernel; it is not judged.
     match guarded(None, || f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
         Ok(Ok(_)) => {}
-        Ok(Err(e)) => return Ok(Outcome::Failed(e.to_string())),
+        Ok(Err(e)) => return Ok(Outcome::Failed(describe(e.as_ref()))),
         Err(p) => return Ok(Outcome::Panicked(p)),
     }
     stream.synchronize().map_err(err)?;
@@ -117,7 +130,7 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
         let before_call = stream.record_event(timing).map_err(err)?;
         let reported = match guarded(None, || f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
             Ok(Ok(d)) => d,
-            Ok(Err(e)) => return Ok(Outcome::Failed(e.to_string())),
+            Ok(Err(e)) => return Ok(Outcome::Failed(describe(e.as_ref()))),
             Err(p) => return Ok(Outcome::Panicked(p)),
         };
         let after_call = stream.record_event(timing).map_err(err)?;
@@ -152,7 +165,7 @@ pub fn speedup(f: GpuProductFn, order: &WorkOrder) -> Outcome {
     let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
     let time_gpu = || -> Result<(u64, Array2<f32>), String> {
         let start = Instant::now();
-        let c = f(&stream, &a, &b).map_err(|e| e.to_string())?;
+        let c = f(&stream, &a, &b).map_err(|e| describe(e.as_ref()))?;
         Ok((start.elapsed().as_nanos() as u64, c))
     };
     let time_cpu = || {

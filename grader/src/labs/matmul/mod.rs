@@ -179,7 +179,7 @@ impl LabWorker for Submission {
                         gpu_ns: gpu.map(|g| g.as_nanos() as u64),
                         outer_ns: start.elapsed().as_nanos() as u64,
                     },
-                    Ok(Err(e)) => Outcome::Failed(e.to_string()),
+                    Ok(Err(e)) => Outcome::Failed(gpu::describe(e.as_ref())),
                     Err(p) => Outcome::Panicked(p),
                 })
             }
