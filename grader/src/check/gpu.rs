@@ -28,7 +28,7 @@ pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult>
     use crate::rubric::ItemKind::{GpuMatmul, GpuSpeedup, GpuTimer};
     match (item.kind, ctx.backend) {
         (GpuMatmul | GpuTimer | GpuSpeedup, Backend::NoGpu) => {
-            Some(skipped(item, "GPU mode is off", false))
+            Some(skipped(item, &ctx.backend_label, false))
         }
         (GpuSpeedup, Backend::Emulated) => Some(skipped(
             item,

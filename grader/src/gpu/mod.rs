@@ -114,13 +114,27 @@ pub fn no_device_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     Ok(env)
 }
 
-/// Resolves the mode and names the result for reports.
+/// Resolves the mode and names the result for reports. In `auto` mode with no real GPU and
+/// no way to build the emulator (no C++ compiler, say), GPU items are skipped with the reason
+/// rather than failing the whole grading; asked for explicitly, the emulator must work.
 pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
     let backend = resolve(mode)?;
-    let label = match backend {
-        Backend::Real => format!("real GPU: {}", real_gpu().unwrap_or_default()),
-        Backend::Emulated => "emulated GPU".to_string(),
-        Backend::NoGpu => "GPU off".to_string(),
-    };
-    Ok((backend, label))
+    Ok(match backend {
+        Backend::Real => (
+            backend,
+            format!("real GPU: {}", real_gpu().unwrap_or_default()),
+        ),
+        Backend::Emulated => match emulator_env() {
+            Ok(_) => (backend, "emulated GPU".to_string()),
+            Err(e) if mode == GpuMode::Auto => (
+                Backend::NoGpu,
+                format!("no GPU, and the CPU emulator is unavailable ({e})"),
+            ),
+            Err(e) => return Err(e),
+        },
+        Backend::NoGpu => (backend, GPU_OFF.to_string()),
+    })
 }
+
+/// How reports name `--gpu off`.
+pub const GPU_OFF: &str = "GPU mode is off";

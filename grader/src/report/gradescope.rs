@@ -47,9 +47,11 @@ pub fn to_json(report: &Report) -> String {
                 } else {
                     "failed"
                 },
-                output: match &i.mode {
-                    Some(mode) => format!("[graded on: {mode}] {}", i.details),
-                    None => i.details.clone(),
+                output: match (&i.mode, i.status) {
+                    (Some(mode), status) if status != Status::Skipped => {
+                        format!("[graded on: {mode}] {}", i.details)
+                    }
+                    _ => i.details.clone(),
                 },
             })
             .collect(),

@@ -26,11 +26,11 @@ pub fn render(report: &Report) -> String {
             Status::Skipped => "skipped",
         };
         let pts = format!("{}/{}", points(item.score), points(item.max_score));
-        let mode = item
-            .mode
-            .as_deref()
-            .map(|m| format!(" [{m}]"))
-            .unwrap_or_default();
+        // A skipped item's reason already says why GPU work did not run.
+        let mode = match (&item.mode, item.status) {
+            (Some(m), status) if status != Status::Skipped => format!(" [{m}]"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
             "{:<id_width$}  {:>7}  {:<7}  {}{mode}",
