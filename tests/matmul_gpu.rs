@@ -170,3 +170,41 @@ fn a_kernel_that_does_not_compile_shows_the_compilers_message_with_its_line() {
         "{out}"
     );
 }
+
+#[test]
+fn a_synchronizing_copy_back_counts_as_synchronizing() {
+    let g = grade_gpu_faulty(
+        AFTER_LAUNCH,
+        "launch_product(stream, &kernel, (a, b, c), shape)?;\n    let _result = stream.clone_dtoh(c)?;",
+    );
+    assert_lost(&g, &[]);
+    assert!(
+        g.output("gpu_timer_sync")
+            .contains("waits for the GPU on both sides"),
+        "{}",
+        g.output("gpu_timer_sync")
+    );
+}
+
+#[test]
+fn a_context_wide_synchronize_counts_too() {
+    let dir = gpu_labs_e2e::faulty_copy_of(
+        &solution(),
+        "src/gpu.rs",
+        AFTER_LAUNCH,
+        "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.context().synchronize()?;",
+    );
+    let gpu = dir.path().join("src/gpu.rs");
+    let text = std::fs::read_to_string(&gpu).expect("gpu.rs");
+    std::fs::write(
+        &gpu,
+        text.replacen(
+            BEFORE_CLOCK,
+            "stream.context().synchronize()?;\n    let start = Instant::now();",
+            1,
+        ),
+    )
+    .expect("write");
+    let g = grade(dir.path(), &["--gpu", "emulate"]);
+    assert_lost(&g, &[]);
+}
