@@ -143,6 +143,11 @@ impl Graded {
 
 /// Runs `grader grade PATH --json …` with the workspace's shared build cache.
 pub fn grade(path: &Path, extra: &[&str]) -> Graded {
+    grade_with_env(path, extra, &[])
+}
+
+/// [`grade`] with extra environment variables for the grader.
+pub fn grade_with_env(path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let json = tempfile::NamedTempFile::new().expect("temp file");
     let out = Command::new(grader_bin())
@@ -155,6 +160,7 @@ pub fn grade(path: &Path, extra: &[&str]) -> Graded {
             "GPU_LABS_CACHE",
             workspace().join("target").join("grader-cache"),
         )
+        .envs(env.iter().copied())
         .output()
         .expect("grader runs");
     let text = std::fs::read_to_string(json.path()).unwrap_or_default();

@@ -208,3 +208,33 @@ fn a_context_wide_synchronize_counts_too() {
     let g = grade(dir.path(), &["--gpu", "emulate"]);
     assert_lost(&g, &[]);
 }
+
+#[test]
+fn the_real_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
+    // Only the plumbing is checked: an emulator's "speedup" means nothing.
+    let g = gpu_labs_e2e::grade_with_env(
+        &solution(),
+        &["--gpu", "real"],
+        &[("GPU_LABS_EMULATOR_AS_REAL", "1")],
+    );
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_eq!(g.item("gpu_speedup")["max_score"].as_f64(), Some(4.0));
+    let out = g.output("gpu_speedup");
+    assert!(
+        out.contains("as fast as ndarray's CPU product") && out.contains("posing as a real GPU"),
+        "{out}"
+    );
+    for id in [
+        "gpu_correct",
+        "gpu_tiled_correct",
+        "cublas_correct",
+        "gpu_timer_sync",
+    ] {
+        assert_eq!(
+            g.item(id)["score"],
+            g.item(id)["max_score"],
+            "{id}: {}",
+            g.output(id)
+        );
+    }
+}

@@ -453,9 +453,10 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
     else {
         unreachable!("the loop only breaks on a decision")
     };
+    let s = speedup::shown(s);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
     let measured = format!(
-        "{s:.1}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms)",
+        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms)",
         size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns)
     );
     let tiers: Vec<String> = item
@@ -463,7 +464,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         .iter()
         .map(|t| format!("{}× → {}", t.speedup, crate::report::points(t.points)))
         .collect();
-    let mut result = ItemResult::passed(item, format!("{s:.1}× faster than naive"), String::new());
+    let mut result = ItemResult::passed(item, format!("{s}× faster than naive"), String::new());
     result.set_score(points);
     result.details = match tier {
         Some(t) => format!(
@@ -474,7 +475,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
             tiers.join(", ")
         ),
         None => {
-            result.reason = format!("{s:.1}×: below the first tier ({}×)", item.tiers[0].speedup);
+            result.reason = format!("{s}×: below the first tier ({}×)", item.tiers[0].speedup);
             format!(
                 "`{}` runs {measured}, below the first tier (tiers: {}). Hint: iterate so the innermost loop walks along rows of B and C (i, k, j order), work on contiguous slices, or split rows across threads.",
                 item.function,

@@ -24,6 +24,15 @@ pub enum Decision {
     NeedMore,
 }
 
+/// A speedup as reports show it: one decimal, two below 1× (0.05× is not 0.0×).
+pub fn shown(speedup: f64) -> String {
+    if speedup < 1.0 {
+        format!("{speedup:.2}")
+    } else {
+        format!("{speedup:.1}")
+    }
+}
+
 /// The median of a non-empty list.
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();

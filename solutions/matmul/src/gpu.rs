@@ -14,9 +14,9 @@ use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::compile_ptx;
+use cudarc::nvrtc::{compile_ptx, Ptx};
 use ndarray::Array2;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What every GPU function returns: its value, or any error from CUDA, NVRTC or cuBLAS
@@ -93,9 +93,27 @@ extern "C" __global__ void matmul_tiled(const float* a, const float* b, float* c
 }
 "#;
 
-/// Compiles `source` and loads its kernel `name` on the stream's GPU.
-fn load_kernel(stream: &Arc<CudaStream>, source: &str, name: &str) -> GpuResult<CudaFunction> {
-    let ptx = compile_ptx(source)?;
+/// Loads kernel `name` of `source` on the stream's GPU. NVRTC compiles each source once per
+/// program (compiling takes far longer than a multiplication); the PTX is kept.
+fn load_kernel(
+    stream: &Arc<CudaStream>,
+    source: &'static str,
+    name: &str,
+) -> GpuResult<CudaFunction> {
+    static COMPILED: Mutex<Vec<(&str, Ptx)>> = Mutex::new(Vec::new());
+    let ptx = {
+        let mut compiled = COMPILED
+            .lock()
+            .map_err(|_| "the kernel cache is poisoned")?;
+        match compiled.iter().find(|(s, _)| *s == source) {
+            Some((_, ptx)) => ptx.clone(),
+            None => {
+                let ptx = compile_ptx(source)?;
+                compiled.push((source, ptx.clone()));
+                ptx
+            }
+        }
+    };
     let module = stream.context().load_module(ptx)?;
     Ok(module.load_function(name)?)
 }
@@ -135,7 +153,7 @@ fn product_on_gpu(
     stream: &Arc<CudaStream>,
     a: &Array2<f32>,
     b: &Array2<f32>,
-    (source, name): (&str, &str),
+    (source, name): (&'static str, &str),
 ) -> GpuResult<Array2<f32>> {
     let shape = [a.nrows(), a.ncols(), b.ncols()];
     let kernel = load_kernel(stream, source, name)?;

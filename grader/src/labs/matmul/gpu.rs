@@ -152,44 +152,63 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
     }))
 }
 
-/// GPU speedup on a real GPU: the student's whole GPU product (copies included) against
-/// ndarray's optimised CPU product (the lesson's NumPy), back to back.
-pub fn speedup(f: GpuProductFn, order: &WorkOrder) -> Outcome {
-    let stream = match open_stream() {
-        Ok(s) => s,
-        Err(e) => return Outcome::GpuUnavailable(e),
-    };
-    let Some(shape) = order.size else {
-        return Outcome::Failed("a speedup order needs a size".into());
-    };
+/// GPU speedup on a real GPU, timed the way the lesson times it: one multiplication of
+/// operands already on the GPU (the student's `time_gpu_matmul`), by the grader's clock with
+/// the grader's own synchronizes around the call, against ndarray's optimised CPU product
+/// (the lesson's NumPy) on the same inputs, back to back.
+pub fn speedup(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
+    match speed_samples(f, order) {
+        Ok(outcome) => outcome,
+        Err(e) => Outcome::GpuUnavailable(e),
+    }
+}
+
+fn speed_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
+    let stream = open_stream()?;
+    let err = |e: cudarc::driver::DriverError| e.to_string();
+    let shape = order.size.ok_or("a speedup order needs a size")?;
+    let [m, _, n] = shape;
     let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
-    let time_gpu = || -> Result<(u64, Array2<f32>), String> {
-        let start = Instant::now();
-        let c = f(&stream, &a, &b).map_err(|e| describe(e.as_ref()))?;
-        Ok((start.elapsed().as_nanos() as u64, c))
+    let upload = |x: &Array2<f32>| {
+        let rows = x.as_standard_layout();
+        stream
+            .clone_htod(rows.as_slice().unwrap_or(&[]))
+            .map_err(err)
     };
+    let (a_dev, b_dev) = (upload(&a)?, upload(&b)?);
+    let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
     let time_cpu = || {
         let start = Instant::now();
         std::hint::black_box(a.dot(&b));
         start.elapsed().as_nanos() as u64
     };
-    let run = || -> Result<SpeedSamples, String> {
+    let mut time_gpu = || -> Result<u64, String> {
+        stream.synchronize().map_err(err)?;
+        let start = Instant::now();
+        f(&stream, &a_dev, &b_dev, &mut c_dev, shape).map_err(|e| describe(e.as_ref()))?;
+        stream.synchronize().map_err(err)?;
+        Ok(start.elapsed().as_nanos() as u64)
+    };
+    let run = || -> Result<(Vec<u64>, Vec<u64>), String> {
         time_cpu();
-        let (_, output) = time_gpu()?;
+        time_gpu()?;
         let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
         for _ in 0..order.samples {
             baseline_ns.push(time_cpu());
-            candidate_ns.push(time_gpu()?.0);
+            candidate_ns.push(time_gpu()?);
         }
-        Ok(SpeedSamples {
-            baseline_ns,
-            candidate_ns,
-            output: Matrix::from_array(&output),
-        })
+        Ok((baseline_ns, candidate_ns))
     };
-    match guarded(None, run) {
-        Ok(Ok(s)) => Outcome::Speed(s),
-        Ok(Err(e)) => Outcome::Failed(e),
-        Err(p) => Outcome::Panicked(p),
-    }
+    let (baseline_ns, candidate_ns) = match guarded(None, run) {
+        Ok(Ok(samples)) => samples,
+        Ok(Err(e)) => return Ok(Outcome::Failed(e)),
+        Err(p) => return Ok(Outcome::Panicked(p)),
+    };
+    let c = stream.clone_dtoh(&c_dev).map_err(err)?;
+    let output = Array2::from_shape_vec((m, n), c).map_err(|e| e.to_string())?;
+    Ok(Outcome::Speed(SpeedSamples {
+        baseline_ns,
+        candidate_ns,
+        output: Matrix::from_array(&output),
+    }))
 }
