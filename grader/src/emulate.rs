@@ -265,6 +265,18 @@ fn cargo_build(src: &Path, target: &Path, log: &Path) -> Result<PathBuf, Emulate
     Ok(target.join("release").join(CDYLIB))
 }
 
+/// Whether [`Emulator::prepare`] will have to build the emulator first (about a minute), so a
+/// caller can say so before the pause.
+pub fn needs_build() -> bool {
+    if std::env::var_os(LIB_OVERRIDE).is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    let lib_dir = cache_dir()
+        .join("emulator")
+        .join(format!("lib-{}", sources_hash()));
+    !lib_dir.join(LIB_NAMES[0]).is_file()
+}
+
 impl Emulator {
     /// Locates or builds the emulator and returns it ready for use. Builds at most once per
     /// version of the emulator sources; concurrent callers (several graders) wait for one build.

@@ -105,6 +105,9 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
+    if crate::gpu::will_build_emulator(options.gpu) {
+        eprintln!("building the GPU emulator for the GPU items (first run only, about a minute) …");
+    }
     let (backend, backend_label) =
         crate::gpu::backend_for(options.gpu).map_err(|e| e.to_string())?;
     let ctx = Arc::new(GradeContext {

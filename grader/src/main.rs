@@ -152,6 +152,9 @@ fn grade(args: GradeArgs) -> Result<(), String> {
             grader::check::not_compiled(&assignment, &error)
         }
         Build::Built { binary, source_dir } => {
+            if grader::gpu::will_build_emulator(gpu) {
+                eprintln!("building the GPU emulator for the GPU items (first run only, about a minute) …");
+            }
             let (backend, backend_label) =
                 grader::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
             let ctx = GradeContext {

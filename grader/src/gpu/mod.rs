@@ -103,6 +103,17 @@ fn emulator_as_real() -> bool {
     std::env::var_os("GPU_LABS_EMULATOR_AS_REAL").is_some_and(|v| v == "1")
 }
 
+/// Whether resolving `mode` will build the emulator first (a pause worth announcing).
+pub fn will_build_emulator(mode: GpuMode) -> bool {
+    let wants_emulator = match mode {
+        GpuMode::Off => false,
+        GpuMode::Real => emulator_as_real(),
+        GpuMode::Emulate => true,
+        GpuMode::Auto => real_gpu().is_err(),
+    };
+    wants_emulator && crate::emulate::needs_build()
+}
+
 /// The emulator's environment, prepared once per process.
 fn emulator_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     static ENV: std::sync::OnceLock<Result<Vec<(OsString, OsString)>, String>> =
