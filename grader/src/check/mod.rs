@@ -42,31 +42,8 @@ impl GradeContext {
 
 /// Grades one item. `Err` only when the grader itself failed.
 pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    if !item.forbid.is_empty() {
-        if let Some(dir) = &ctx.source_dir {
-            if let Some(hit) = source_scan::find_forbidden(dir, &item.function, &item.forbid) {
-                return Ok(ItemResult::failed(
-                    item,
-                    format!(
-                        "`{}` uses `{}`, which this item does not allow",
-                        item.function, hit.name
-                    ),
-                    format!(
-                        "{}:{}: `{}` is used by `{}` (or by code it calls). This item grades your \
-                         own implementation, so {} is off limits here: write the loops yourself.",
-                        hit.file,
-                        hit.line,
-                        hit.name,
-                        item.function,
-                        item.forbid
-                            .iter()
-                            .map(|f| format!("`{f}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
-        }
+    if let Some(forbidden) = forbidden_use(ctx, item) {
+        return Ok(forbidden);
     }
     if let Some(skipped) = skipped_here(ctx, item) {
         return Ok(skipped);
@@ -123,6 +100,33 @@ pub fn skipped_here(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
     let mut skipped = gpu::skipped_on_backend(ctx, item)?;
     skipped.mode = Some(ctx.backend_label.clone());
     Some(skipped)
+}
+
+/// Fails the item when the function (or what it calls) uses an identifier the rubric forbids
+/// (`dot` in `matmul_fast`, say).
+fn forbidden_use(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
+    let dir = ctx.source_dir.as_ref()?;
+    let hit = source_scan::find_forbidden(dir, &item.function, &item.forbid)?;
+    Some(ItemResult::failed(
+        item,
+        format!(
+            "`{}` uses `{}`, which this item does not allow",
+            item.function, hit.name
+        ),
+        format!(
+            "{}:{}: `{}` is used by `{}` (or by code it calls). This item grades your \
+                         own implementation, so {} is off limits here: write the loops yourself.",
+            hit.file,
+            hit.line,
+            hit.name,
+            item.function,
+            item.forbid
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 /// Fails the item when the sources lack text the rubric requires (`__syncthreads` for a
