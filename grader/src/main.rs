@@ -197,6 +197,7 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         items,
         execution_time: started.elapsed().as_secs_f64(),
     };
+    print!("{}", report::table::failures(&report));
     print!("{}", report::table::render(&report));
     println!(
         "seed {seed}: repeat with `grader grade {} --seed {seed}`",

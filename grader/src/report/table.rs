@@ -3,6 +3,20 @@
 use super::{points, Report, Status};
 use std::fmt::Write;
 
+/// The feedback of every item that lost points, libtest-style (`---- id ----` then the
+/// details), for a terminal before the table.
+pub fn failures(report: &Report) -> String {
+    let mut out = String::new();
+    for item in report
+        .items
+        .iter()
+        .filter(|i| matches!(i.status, Status::Failed | Status::Partial))
+    {
+        let _ = writeln!(out, "\n---- {} ----\n{}", item.id, item.details);
+    }
+    out
+}
+
 /// Renders the report as a plain-text table with a total line.
 pub fn render(report: &Report) -> String {
     let id_width = report
