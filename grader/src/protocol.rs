@@ -205,6 +205,8 @@ pub struct DeviceWork {
 /// The synchronization check's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GpuTimerSamples {
+    /// The shape `[m, k, n]` timed (the rubric's, grown until the device is busy long enough).
+    pub shape: [usize; 3],
     /// How long the grader's own work, queued just before each call, ran on the device (ms).
     pub queued_ms: f64,
     /// One entry per timed call.

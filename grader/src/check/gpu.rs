@@ -106,7 +106,7 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
         Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
         Ok((other, _)) => return Err(unexpected(item, &other)),
     };
-    let size = item.size.unwrap_or([0, 0, 0]);
+    let size = samples.shape;
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
     let got = unpack(item, &samples.output)?;
     if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
@@ -154,8 +154,8 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
         item,
         "synchronizes before and after".into(),
         format!(
-            "`{}` measured {:.3} ms for {:.3} ms of GPU work, with {:.0} ms of earlier work queued: it waits for the GPU on both sides.",
-            item.function, s.reported_ms, s.device_ms, samples.queued_ms
+            "`{}` measured {:.3} ms for {:.3} ms of GPU work ({}×{}×{}), with {:.0} ms of earlier work queued: it waits for the GPU on both sides.",
+            item.function, s.reported_ms, s.device_ms, size[0], size[1], size[2], samples.queued_ms
         ),
     ))
 }

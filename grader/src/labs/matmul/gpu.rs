@@ -30,6 +30,13 @@ pub type GpuTimerFn = fn(
 /// started before it drains is unmistakable, even with a kernel compiled inside the clock.
 const QUEUED_MS: f64 = 1000.0;
 
+/// Device time (ms) the timed multiplication must take at least, so that a clock stopped
+/// before the GPU finished reads clearly less than the device did.
+const MIN_DEVICE_MS: f64 = 20.0;
+
+/// The largest dimension the synchronization check grows the timed shape to.
+const MAX_TIMED_DIM: usize = 4096;
+
 /// Timed calls per synchronization check.
 const TIMER_SAMPLES: usize = 2;
 
@@ -100,38 +107,56 @@ pub fn timer(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
 fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
     let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
-    let shape = order.size.ok_or("a GPU timer order needs a size")?;
-    let [m, _, n] = shape;
-    let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
-    let upload = |x: &Array2<f32>| {
-        let rows = x.as_standard_layout();
-        stream
-            .clone_htod(rows.as_slice().unwrap_or(&[]))
-            .map_err(err)
-    };
-    let (a_dev, b_dev) = (upload(&a)?, upload(&b)?);
-    let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
-    let mut busy = Busy::new(&stream)?;
     let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-
-    // A first call compiles and caches the student's kernel; it is not judged.
-    match guarded(None, || f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => return Ok(Outcome::Failed(describe(e.as_ref()))),
-        Err(p) => return Ok(Outcome::Panicked(p)),
-    }
-    stream.synchronize().map_err(err)?;
-
+    let mut shape = order.size.ok_or("a GPU timer order needs a size")?;
+    let call =
+        |shape: [usize; 3], a: &CudaSlice<f32>, b: &CudaSlice<f32>, c: &mut CudaSlice<f32>| {
+            match guarded(None, || f(&stream, a, b, c, shape)) {
+                Ok(Ok(d)) => Ok(d),
+                Ok(Err(e)) => Err(Box::new(Outcome::Failed(describe(e.as_ref())))),
+                Err(p) => Err(Box::new(Outcome::Panicked(p))),
+            }
+        };
+    // The student's multiplication must keep the device busy well beyond clock and wake-up
+    // noise: grow the shape until one call takes MIN_DEVICE_MS of device time. The first call
+    // at each shape compiles and caches the kernel; the second is measured.
+    let (a_dev, b_dev, mut c_dev) = loop {
+        let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
+        let upload = |x: &Array2<f32>| {
+            let rows = x.as_standard_layout();
+            stream
+                .clone_htod(rows.as_slice().unwrap_or(&[]))
+                .map_err(err)
+        };
+        let (a_dev, b_dev) = (upload(&a)?, upload(&b)?);
+        let mut c_dev = stream
+            .alloc_zeros::<f32>(shape[0] * shape[2])
+            .map_err(err)?;
+        if let Err(outcome) = call(shape, &a_dev, &b_dev, &mut c_dev) {
+            return Ok(*outcome);
+        }
+        stream.synchronize().map_err(err)?;
+        let start = stream.record_event(timing).map_err(err)?;
+        if let Err(outcome) = call(shape, &a_dev, &b_dev, &mut c_dev) {
+            return Ok(*outcome);
+        }
+        let end = stream.record_event(timing).map_err(err)?;
+        let device_ms = f64::from(start.elapsed_ms(&end).map_err(err)?);
+        if device_ms >= MIN_DEVICE_MS || shape.iter().any(|&d| d * 2 > MAX_TIMED_DIM) {
+            break (a_dev, b_dev, c_dev);
+        }
+        shape = shape.map(|d| d * 2);
+    };
+    let mut busy = Busy::new(&stream)?;
     let mut samples = Vec::new();
     let mut queued_ms: f64 = 0.0;
     for _ in 0..TIMER_SAMPLES {
         let before_queue = stream.record_event(timing).map_err(err)?;
         busy.queue(QUEUED_MS)?;
         let before_call = stream.record_event(timing).map_err(err)?;
-        let reported = match guarded(None, || f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
-            Ok(Ok(d)) => d,
-            Ok(Err(e)) => return Ok(Outcome::Failed(describe(e.as_ref()))),
-            Err(p) => return Ok(Outcome::Panicked(p)),
+        let reported = match call(shape, &a_dev, &b_dev, &mut c_dev) {
+            Ok(d) => d,
+            Err(outcome) => return Ok(*outcome),
         };
         let after_call = stream.record_event(timing).map_err(err)?;
         stream.synchronize().map_err(err)?;
@@ -144,8 +169,9 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
         });
     }
     let c = stream.clone_dtoh(&c_dev).map_err(err)?;
-    let output = Array2::from_shape_vec((m, n), c).map_err(|e| e.to_string())?;
+    let output = Array2::from_shape_vec((shape[0], shape[2]), c).map_err(|e| e.to_string())?;
     Ok(Outcome::GpuTimer(GpuTimerSamples {
+        shape,
         queued_ms,
         samples,
         output: Matrix::from_array(&output),
