@@ -49,8 +49,14 @@ fn build_cdylib() -> PathBuf {
     .clone()
 }
 
-/// A directory with the library names linked to the freshly built emulator.
+/// A directory with the library names linked to the freshly built emulator (made once per
+/// test process: tests run on parallel threads).
 pub fn lib_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(make_lib_dir).clone()
+}
+
+fn make_lib_dir() -> PathBuf {
     let dir = profile_dir().join("emulator-lib");
     let so = build_cdylib();
     assert!(
