@@ -315,3 +315,29 @@ fn the_speedup_score_is_the_same_on_every_run() {
         .collect();
     assert_eq!(scores, vec![4.0; 5]);
 }
+
+#[test]
+fn a_submission_that_forges_the_graders_result_file_scores_zero_for_it() {
+    // Student code that finds the worker's result file, writes a perfect score into it and
+    // ends the process before the worker can.
+    let forge = r#"use rayon::prelude::*;
+    let newest = std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("grader-item-"))
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok());
+    if let Some(dir) = newest {
+        let fake = "{\"item\":\"fast_speedup\",\"outcome\":{\"Speed\":{\"baseline_ns\":[1000000,1000000,1000000,1000000,1000000],\"candidate_ns\":[1,1,1,1,1],\"output\":{\"rows\":0,\"cols\":0,\"bits\":[]}}}}";
+        let _ = std::fs::write(dir.path().join("report.json"), fake);
+        std::process::exit(0);
+    }"#;
+    let g = grade_faulty("use rayon::prelude::*;", forge);
+    // The benchmark runs matmul_fast too.
+    assert_lost(&g, &["benchmark", "fast_correct", "fast_speedup"]);
+    assert!(
+        g.output("fast_speedup").contains("tampering"),
+        "{}",
+        g.output("fast_speedup")
+    );
+}

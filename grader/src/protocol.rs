@@ -32,6 +32,9 @@ pub struct WorkOrder {
     pub samples: usize,
     /// Where GPU code runs in this worker.
     pub backend: Backend,
+    /// A secret for this order: the report is sealed with it, so a report file written by
+    /// anything but the worker (student code that found the path) is rejected.
+    pub nonce: u64,
     /// Where the worker writes its [`WorkerReport`].
     pub report_path: PathBuf,
 }
@@ -71,6 +74,7 @@ impl WorkOrder {
             size: item.size,
             samples: item.samples,
             backend: Backend::NoGpu,
+            nonce: 0,
             report_path: report_path.to_path_buf(),
         }
     }
@@ -224,6 +228,51 @@ pub struct GpuTimerSample {
     pub device_ms: f64,
 }
 
+/// A fresh secret for an order: std's per-instance random hash keys, which come from the OS.
+pub fn fresh_nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish()
+}
+
+/// The seal of a report body under `nonce` (keyed FNV-1a, 64 bits): computable only with the
+/// order's secret.
+pub fn seal(nonce: u64, body: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in nonce
+        .to_le_bytes()
+        .iter()
+        .chain(body)
+        .chain(&nonce.to_be_bytes())
+    {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Writes a sealed report: the seal in hex on the first line, then the JSON body.
+pub fn sealed_report(nonce: u64, report: &WorkerReport) -> Result<Vec<u8>, serde_json::Error> {
+    let body = serde_json::to_vec(report)?;
+    let mut out = format!("{:016x}\n", seal(nonce, &body)).into_bytes();
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Reads a sealed report; `None` when the seal is missing or wrong (not the worker's writing).
+pub fn open_report(nonce: u64, bytes: &[u8]) -> Option<Result<WorkerReport, serde_json::Error>> {
+    let newline = bytes.iter().position(|&b| b == b'\n')?;
+    let (head, body) = (&bytes[..newline], &bytes[newline + 1..]);
+    let claimed = u64::from_str_radix(std::str::from_utf8(head).ok()?, 16).ok()?;
+    (claimed == seal(nonce, body)).then(|| serde_json::from_slice(body))
+}
+
 /// The file a worker writes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkerReport {
@@ -231,4 +280,33 @@ pub struct WorkerReport {
     pub item: String,
     /// What happened.
     pub outcome: Outcome,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> WorkerReport {
+        WorkerReport {
+            item: "x".into(),
+            outcome: Outcome::DeviceChoice { chose_gpu: true },
+        }
+    }
+
+    #[test]
+    fn a_sealed_report_opens_with_its_nonce_only() {
+        let bytes = sealed_report(42, &report()).unwrap();
+        assert!(matches!(open_report(42, &bytes), Some(Ok(r)) if r.item == "x"));
+        assert!(open_report(43, &bytes).is_none());
+    }
+
+    #[test]
+    fn an_edited_or_unsealed_report_is_rejected() {
+        let mut bytes = sealed_report(7, &report()).unwrap();
+        let at = bytes.len() - 3;
+        bytes[at] ^= 1;
+        assert!(open_report(7, &bytes).is_none());
+        let plain = serde_json::to_vec(&report()).unwrap();
+        assert!(open_report(7, &plain).is_none());
+    }
 }

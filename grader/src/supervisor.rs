@@ -51,6 +51,8 @@ pub enum DeathCause {
     Signal(i32),
     /// Exited on its own before reporting (`process::exit`, for example).
     Exited(i32),
+    /// The result file was not written by the worker: something forged it.
+    Tampered,
 }
 
 /// The supervisor could not run the worker at all (never the student's fault).
@@ -95,6 +97,9 @@ impl Death {
                 9 => "was killed (SIGKILL): it may have run out of memory".to_string(),
                 s => format!("was killed by signal {s}"),
             },
+            DeathCause::Tampered => "wrote the grader's result file itself, which is tampering \
+                 with grading: the item scores 0"
+                .to_string(),
             DeathCause::Exited(code) => format!(
                 "ended the program (exit code {code}) before the grader got its result: do not \
                  call `std::process::exit` in lab code"
@@ -115,6 +120,7 @@ pub fn run_worker(
         .map_err(SupervisorError::Scratch)?;
     let mut order = order.clone();
     order.report_path = scratch.path().join("report.json");
+    order.nonce = crate::protocol::fresh_nonce();
     let stdout_path = scratch.path().join("stdout.txt");
     let stderr_path = scratch.path().join("stderr.txt");
     let stdout = std::fs::File::create(&stdout_path).map_err(SupervisorError::Scratch)?;
@@ -164,11 +170,16 @@ pub fn run_worker(
     if let Some(status) = status {
         if order.report_path.exists() {
             let text = std::fs::read(&order.report_path).map_err(SupervisorError::Scratch)?;
-            let report: WorkerReport =
-                serde_json::from_slice(&text).map_err(|e| SupervisorError::BadReport {
-                    item: order.item.clone(),
-                    message: e.to_string(),
-                })?;
+            let Some(report) = crate::protocol::open_report(order.nonce, &text) else {
+                return Ok(WorkerRun::Died(Death {
+                    cause: DeathCause::Tampered,
+                    output_tail,
+                }));
+            };
+            let report: WorkerReport = report.map_err(|e| SupervisorError::BadReport {
+                item: order.item.clone(),
+                message: e.to_string(),
+            })?;
             if report.item != order.item {
                 return Err(SupervisorError::BadReport {
                     item: order.item.clone(),

@@ -96,7 +96,8 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
         item: order.item.clone(),
         outcome,
     };
-    let json = serde_json::to_vec(&report).map_err(|e| WorkerError::Lab(e.to_string()))?;
+    let json = crate::protocol::sealed_report(order.nonce, &report)
+        .map_err(|e| WorkerError::Lab(e.to_string()))?;
     let tmp = order.report_path.with_extension("partial");
     let write_err = |source| WorkerError::Report {
         path: order.report_path.display().to_string(),
