@@ -341,3 +341,27 @@ fn a_submission_that_forges_the_graders_result_file_scores_zero_for_it() {
         g.output("fast_speedup")
     );
 }
+
+#[test]
+fn a_fast_version_that_replays_an_earlier_result_earns_no_speed_points() {
+    // Computes once per shape and then answers from memory: right on the checked run, wrong
+    // (and very fast) on the timed runs, which multiply matrices of their own.
+    let replay = r#"use rayon::prelude::*;
+    static LAST: std::sync::Mutex<Option<Array2<f32>>> = std::sync::Mutex::new(None);
+    if let Some(c) = LAST.lock().unwrap().as_ref().filter(|c| c.dim() == (a.nrows(), b.ncols())) {
+        return c.clone();
+    }
+    let c = matmul_naive(a, b);
+    *LAST.lock().unwrap() = Some(c.clone());
+    if a.nrows() > 0 {
+        return c;
+    }"#;
+    let g = grade_faulty("use rayon::prelude::*;", replay);
+    assert_lost(&g, &["fast_speedup"]);
+    assert!(
+        g.output("fast_speedup")
+            .contains("wrong result on timed run 1"),
+        "{}",
+        g.output("fast_speedup")
+    );
+}

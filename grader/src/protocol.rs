@@ -30,6 +30,9 @@ pub struct WorkOrder {
     pub size: Option<[usize; 3]>,
     /// `cpu-speedup`: how many timed samples of each side.
     pub samples: usize,
+    /// Which round of samples this is (speedups sample in rounds): each round and each sample
+    /// gets inputs of its own, so a result cannot be remembered from an earlier run.
+    pub round: usize,
     /// Where GPU code runs in this worker.
     pub backend: Backend,
     /// A secret for this order: the report is sealed with it, so a report file written by
@@ -73,6 +76,7 @@ impl WorkOrder {
             work_ms: item.work_ms.clone(),
             size: item.size,
             samples: item.samples,
+            round: 0,
             backend: Backend::NoGpu,
             nonce: 0,
             report_path: report_path.to_path_buf(),
@@ -195,6 +199,9 @@ pub struct SpeedSamples {
     pub candidate_ns: Vec<u64>,
     /// The candidate's output, checked for correctness before its speed counts.
     pub output: Matrix,
+    /// The first timed sample whose output was wrong (checked in the worker with Freivalds'
+    /// method), if any: a right answer only once does not earn speed points.
+    pub wrong_sample: Option<usize>,
 }
 
 /// What the emulator counted while a GPU function ran.

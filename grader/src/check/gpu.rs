@@ -166,8 +166,11 @@ pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supe
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
     let mut baseline_ns = Vec::new();
     let mut candidate_ns = Vec::new();
+    let mut rounds = 0;
     loop {
         let mut order = ctx.order(item);
+        order.round = rounds;
+        rounds += 1;
         order.samples = item
             .samples
             .min(item.max_samples - baseline_ns.len())
@@ -189,6 +192,9 @@ pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supe
                     format!("`{}` is wrong at {size:?}: {}.", item.function, m.summary),
                 ));
             }
+        }
+        if let Some(wrong) = speed.wrong_sample {
+            return Ok(super::wrong_while_timed(item, baseline_ns.len() + wrong));
         }
         baseline_ns.extend(speed.baseline_ns);
         candidate_ns.extend(speed.candidate_ns);

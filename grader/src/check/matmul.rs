@@ -217,6 +217,40 @@ fn constant_factor(reference: &Reference, got: &Array2<f32>, tolerance: f64) -> 
     fits.then_some(s)
 }
 
+/// Freivalds' check that C = A·B in O(n²) instead of O(n³): C·x against A·(B·x) for a
+/// random x, each row within the same bound as the element-wise check, summed over the row.
+/// A wrong C passes only by a fluke of x; used where every timed output must be checked.
+pub fn freivalds(
+    a: &Array2<f32>,
+    b: &Array2<f32>,
+    c: &Array2<f32>,
+    tolerance: f64,
+    x: &[f64],
+) -> bool {
+    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    if c.dim() != (m, n) || b.nrows() != k || x.len() != n || c.iter().any(|v| !v.is_finite()) {
+        return false;
+    }
+    let bx: Vec<(f64, f64)> = (0..k)
+        .map(|p| {
+            (0..n).fold((0.0, 0.0), |(v, mag), j| {
+                let bpj = f64::from(b[[p, j]]);
+                (v + bpj * x[j], mag + bpj.abs() * x[j].abs())
+            })
+        })
+        .collect();
+    (0..m).all(|i| {
+        let (abx, mag) = (0..k).fold((0.0, 0.0), |(v, mag), p| {
+            let aip = f64::from(a[[i, p]]);
+            (v + aip * bx[p].0, mag + aip.abs() * bx[p].1)
+        });
+        let cx: f64 = (0..n).map(|j| f64::from(c[[i, j]]) * x[j]).sum();
+        // The reference itself is rounded too: a little slack over the f32 bound.
+        (cx - abx).abs()
+            <= tolerance * k.max(1) as f64 * f64::from(f32::EPSILON) * mag * 1.01 + 1e-30
+    })
+}
+
 /// A number printed to be read: 6 significant digits.
 fn num(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
@@ -288,6 +322,20 @@ mod tests {
         let wrong_shape = compare(&a, &b, &naive(&a, &b).t().to_owned(), 2.0).unwrap_err();
         assert!(wrong_shape.summary.contains("5×3"));
         assert!(wrong_shape.hint.unwrap().contains("transposed"));
+    }
+
+    #[test]
+    fn freivalds_accepts_a_right_product_and_rejects_a_wrong_one() {
+        let (a, b) = operands(9, "t", 0, [40, 30, 20]);
+        let x: Vec<f64> = crate::inputs::matrix(9, "x", 0, "x", 1, 20)
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect();
+        let mut c = naive(&a, &b);
+        assert!(freivalds(&a, &b, &c, 2.0, &x));
+        c[[7, 3]] += 1e-3;
+        assert!(!freivalds(&a, &b, &c, 2.0, &x));
+        assert!(!freivalds(&a, &b, &Array2::zeros((40, 20)), 2.0, &x));
     }
 
     #[test]

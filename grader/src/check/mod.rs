@@ -415,8 +415,11 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
     let mut baseline_ns = Vec::new();
     let mut candidate_ns = Vec::new();
     let mut checked_output = false;
+    let mut rounds = 0;
     let decision = loop {
         let mut order = ctx.order(item);
+        order.round = rounds;
+        rounds += 1;
         order.samples = if baseline_ns.is_empty() {
             item.samples
         } else {
@@ -440,6 +443,9 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
                 ));
             }
             checked_output = true;
+        }
+        if let Some(wrong) = speed.wrong_sample {
+            return Ok(wrong_while_timed(item, baseline_ns.len() + wrong));
         }
         baseline_ns.extend(speed.baseline_ns);
         candidate_ns.extend(speed.candidate_ns);
@@ -488,6 +494,20 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         }
     };
     Ok(result)
+}
+
+/// A function right on the checked run but wrong on a timed one earns no speed points.
+fn wrong_while_timed(item: &Item, sample: usize) -> ItemResult {
+    ItemResult::failed(
+        item,
+        format!("wrong result on timed run {}", sample + 1),
+        format!(
+            "`{}` gave a wrong result on timed run {} (each run multiplies new matrices, and \
+             every result is checked): only correct results earn speed points.",
+            item.function,
+            sample + 1
+        ),
+    )
 }
 
 /// Unpacks a matrix a worker sent; a matrix whose data does not fit its shape is a harness

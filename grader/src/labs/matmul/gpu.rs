@@ -193,48 +193,64 @@ fn speed_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
     let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
     let shape = order.size.ok_or("a speedup order needs a size")?;
-    let [m, _, n] = shape;
-    let (a, b) = inputs::operands(order.seed, &order.item, 0, shape);
-    let upload = |x: &Array2<f32>| {
+    let [m, k, n] = shape;
+    let mut a_dev = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
+    let mut b_dev = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
+    let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    let load = |x: &Array2<f32>, dev: &mut CudaSlice<f32>| {
         let rows = x.as_standard_layout();
         stream
-            .clone_htod(rows.as_slice().unwrap_or(&[]))
+            .memcpy_htod(rows.as_slice().unwrap_or(&[]), dev)
             .map_err(err)
     };
-    let (a_dev, b_dev) = (upload(&a)?, upload(&b)?);
-    let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
-    let time_cpu = || {
-        let start = Instant::now();
-        std::hint::black_box(a.dot(&b));
-        start.elapsed().as_nanos() as u64
+    let download = |c: &CudaSlice<f32>| -> Result<Array2<f32>, String> {
+        let data = stream.clone_dtoh(c).map_err(err)?;
+        Array2::from_shape_vec((m, n), data).map_err(|e| e.to_string())
     };
-    let mut time_gpu = || -> Result<u64, String> {
-        stream.synchronize().map_err(err)?;
-        let start = Instant::now();
-        f(&stream, &a_dev, &b_dev, &mut c_dev, shape).map_err(|e| describe(e.as_ref()))?;
-        stream.synchronize().map_err(err)?;
-        Ok(start.elapsed().as_nanos() as u64)
-    };
-    let run = || -> Result<(Vec<u64>, Vec<u64>), String> {
-        time_cpu();
-        time_gpu()?;
-        let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
-        for _ in 0..order.samples {
-            baseline_ns.push(time_cpu());
-            candidate_ns.push(time_gpu()?);
+    let x = super::verification_vector(order, n);
+    // Case 0 warms up and is the output the supervisor checks in full; each timed sample
+    // multiplies inputs of its own, loaded outside the clock, and its result is checked.
+    let mut run = || -> Result<SpeedSamples, String> {
+        let (mut baseline_ns, mut candidate_ns, mut wrong_sample) = (Vec::new(), Vec::new(), None);
+        let mut output = None;
+        for s in 0..=order.samples {
+            let case = if s == 0 {
+                0
+            } else {
+                super::sample_case(order, s - 1)
+            };
+            let (a, b) = inputs::operands(order.seed, &order.item, case, shape);
+            load(&a, &mut a_dev)?;
+            load(&b, &mut b_dev)?;
+            let start = Instant::now();
+            std::hint::black_box(a.dot(&b));
+            let cpu = start.elapsed().as_nanos() as u64;
+            stream.synchronize().map_err(err)?;
+            let start = Instant::now();
+            f(&stream, &a_dev, &b_dev, &mut c_dev, shape).map_err(|e| describe(e.as_ref()))?;
+            stream.synchronize().map_err(err)?;
+            let gpu = start.elapsed().as_nanos() as u64;
+            let c = download(&c_dev)?;
+            if s == 0 {
+                output = Some(c);
+                continue;
+            }
+            baseline_ns.push(cpu);
+            candidate_ns.push(gpu);
+            if wrong_sample.is_none() && !crate::check::matmul::freivalds(&a, &b, &c, 2.0, &x) {
+                wrong_sample = Some(s - 1);
+            }
         }
-        Ok((baseline_ns, candidate_ns))
+        Ok(SpeedSamples {
+            baseline_ns,
+            candidate_ns,
+            output: Matrix::from_array(&output.unwrap_or_default()),
+            wrong_sample,
+        })
     };
-    let (baseline_ns, candidate_ns) = match guarded(None, run) {
-        Ok(Ok(samples)) => samples,
-        Ok(Err(e)) => return Ok(Outcome::Failed(e)),
-        Err(p) => return Ok(Outcome::Panicked(p)),
-    };
-    let c = stream.clone_dtoh(&c_dev).map_err(err)?;
-    let output = Array2::from_shape_vec((m, n), c).map_err(|e| e.to_string())?;
-    Ok(Outcome::Speed(SpeedSamples {
-        baseline_ns,
-        candidate_ns,
-        output: Matrix::from_array(&output),
-    }))
+    Ok(match guarded(None, &mut run) {
+        Ok(Ok(samples)) => Outcome::Speed(samples),
+        Ok(Err(e)) => Outcome::Failed(e),
+        Err(p) => Outcome::Panicked(p),
+    })
 }

@@ -154,8 +154,7 @@ impl LabWorker for Submission {
             ItemKind::CpuSpeedup => {
                 let f = self.product(&order.function)?;
                 let size = order.size.ok_or("a speedup order needs a size")?;
-                let (a, b) = inputs::operands(order.seed, &order.item, 0, size);
-                match guarded(None, || pair_samples(f, &a, &b, order.samples)) {
+                match guarded(None, || pair_samples(f, order, size)) {
                     Ok(s) => Ok(Outcome::Speed(s)),
                     Err(p) => Ok(Outcome::Panicked(p)),
                 }
@@ -211,36 +210,55 @@ fn time_once(timer: TimerFn, ms: u64, token: u64) -> TimerSample {
     }
 }
 
-/// Warms both sides up, then times them back to back `samples` times, alternating which goes
-/// first so neither always runs on a warmer cache.
-fn pair_samples(
-    candidate: ProductFn,
-    a: &Array2<f32>,
-    b: &Array2<f32>,
-    samples: usize,
-) -> SpeedSamples {
-    let time = |f: ProductFn| {
+/// Warms both sides up, then times them back to back `order.samples` times, alternating which
+/// goes first so neither always runs on a warmer cache. Every sample multiplies inputs of its
+/// own (so no result can be remembered) and every timed output is checked.
+fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> SpeedSamples {
+    let time = |f: ProductFn, a: &Array2<f32>, b: &Array2<f32>| {
         let start = Instant::now();
         let c = black_box(f(black_box(a), black_box(b)));
-        let ns = start.elapsed().as_nanos() as u64;
-        (ns, c)
+        (start.elapsed().as_nanos() as u64, c)
     };
-    black_box(time(baseline_naive));
-    let (_, output) = time(candidate);
-    let mut baseline_ns = Vec::with_capacity(samples);
-    let mut candidate_ns = Vec::with_capacity(samples);
-    for s in 0..samples {
-        if s % 2 == 0 {
-            baseline_ns.push(time(baseline_naive).0);
-            candidate_ns.push(time(candidate).0);
+    let (a, b) = inputs::operands(order.seed, &order.item, 0, size);
+    black_box(time(baseline_naive, &a, &b));
+    let (_, output) = time(candidate, &a, &b);
+    let x = verification_vector(order, size[2]);
+    let mut baseline_ns = Vec::with_capacity(order.samples);
+    let mut candidate_ns = Vec::with_capacity(order.samples);
+    let mut wrong_sample = None;
+    for s in 0..order.samples {
+        let (a, b) = inputs::operands(order.seed, &order.item, sample_case(order, s), size);
+        let (base, (cand, c)) = if s % 2 == 0 {
+            let base = time(baseline_naive, &a, &b).0;
+            (base, time(candidate, &a, &b))
         } else {
-            candidate_ns.push(time(candidate).0);
-            baseline_ns.push(time(baseline_naive).0);
+            let cand = time(candidate, &a, &b);
+            (time(baseline_naive, &a, &b).0, cand)
+        };
+        baseline_ns.push(base);
+        candidate_ns.push(cand);
+        if wrong_sample.is_none() && !crate::check::matmul::freivalds(&a, &b, &c, 2.0, &x) {
+            wrong_sample = Some(baseline_ns.len() - 1);
         }
     }
     SpeedSamples {
         baseline_ns,
         candidate_ns,
         output: Matrix::from_array(&output),
+        wrong_sample,
     }
+}
+
+/// The input case of timed sample `s` of an order: distinct for every round and sample, and
+/// never 0 (the case whose output the supervisor checks in full).
+pub fn sample_case(order: &WorkOrder, s: usize) -> usize {
+    1 + order.round * 10_000 + s
+}
+
+/// The random vector Freivalds' check multiplies by, from the order's seed.
+pub fn verification_vector(order: &WorkOrder, n: usize) -> Vec<f64> {
+    inputs::matrix(order.seed, &order.item, order.round, "freivalds", 1, n)
+        .iter()
+        .map(|&v| f64::from(v))
+        .collect()
 }
