@@ -20,19 +20,27 @@ pub fn faulty_copy(from: &Path, find: &str, replace: &str) -> tempfile::TempDir 
 
 /// [`faulty_copy`] for another file of the crate (`src/gpu.rs`).
 pub fn faulty_copy_of(from: &Path, file: &str, find: &str, replace: &str) -> tempfile::TempDir {
+    faulty_copy_edits(from, file, &[(find, replace)])
+}
+
+/// [`faulty_copy`] with several edits of one file, each `find` there exactly once.
+pub fn faulty_copy_edits(from: &Path, file: &str, edits: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("faulty-")
         .tempdir()
         .expect("temp dir");
     copy_crate(from, dir.path());
-    let lib = dir.path().join(file);
-    let text = std::fs::read_to_string(&lib).expect("the file to change");
-    assert_eq!(
-        text.matches(find).count(),
-        1,
-        "{file} of the solution should contain {find:?} exactly once"
-    );
-    std::fs::write(&lib, text.replacen(find, replace, 1)).expect("write the changed file");
+    let path = dir.path().join(file);
+    let mut text = std::fs::read_to_string(&path).expect("the file to change");
+    for (find, replace) in edits {
+        assert_eq!(
+            text.matches(find).count(),
+            1,
+            "{file} of the solution should contain {find:?} exactly once"
+        );
+        text = text.replacen(find, replace, 1);
+    }
+    std::fs::write(&path, text).expect("write the changed file");
     dir
 }
 

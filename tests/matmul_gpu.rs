@@ -1,7 +1,7 @@
 //! End-to-end: the matmul lab's GPU track graded on the CPU emulator. Faulty submissions made
 //! from the solution lose exactly the GPU items they should, with the right explanation.
 
-use gpu_labs_e2e::{assert_lost, faulty_copy_of, grade, solution, Graded};
+use gpu_labs_e2e::{assert_lost, faulty_copy_edits, faulty_copy_of, grade, solution, Graded};
 
 /// Grades the solution with one piece of `src/gpu.rs` replaced.
 fn grade_gpu_faulty(find: &str, replace: &str) -> Graded {
@@ -17,19 +17,17 @@ const BEFORE_CLOCK: &str = "stream.synchronize()?;\n    let start = Instant::now
 
 #[test]
 fn a_timer_with_no_synchronize_stopped_before_the_gpu_finished() {
-    let dir = faulty_copy_of(
+    let dir = faulty_copy_edits(
         &solution(),
         "src/gpu.rs",
-        AFTER_LAUNCH,
-        "launch_product(stream, &kernel, (a, b, c), shape)?;",
+        &[
+            (
+                AFTER_LAUNCH,
+                "launch_product(stream, &kernel, (a, b, c), shape)?;",
+            ),
+            (BEFORE_CLOCK, "let start = Instant::now();"),
+        ],
     );
-    let gpu = dir.path().join("src/gpu.rs");
-    let text = std::fs::read_to_string(&gpu).expect("gpu.rs");
-    std::fs::write(
-        &gpu,
-        text.replacen(BEFORE_CLOCK, "let start = Instant::now();", 1),
-    )
-    .expect("write");
     let g = grade(dir.path(), &["--gpu", "emulate"]);
     assert_lost(&g, &["gpu_timer_sync"]);
     assert!(
@@ -188,23 +186,20 @@ fn a_synchronizing_copy_back_counts_as_synchronizing() {
 
 #[test]
 fn a_context_wide_synchronize_counts_too() {
-    let dir = gpu_labs_e2e::faulty_copy_of(
+    let dir = faulty_copy_edits(
         &solution(),
         "src/gpu.rs",
-        AFTER_LAUNCH,
-        "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.context().synchronize()?;",
+        &[
+            (
+                AFTER_LAUNCH,
+                "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.context().synchronize()?;",
+            ),
+            (
+                BEFORE_CLOCK,
+                "stream.context().synchronize()?;\n    let start = Instant::now();",
+            ),
+        ],
     );
-    let gpu = dir.path().join("src/gpu.rs");
-    let text = std::fs::read_to_string(&gpu).expect("gpu.rs");
-    std::fs::write(
-        &gpu,
-        text.replacen(
-            BEFORE_CLOCK,
-            "stream.context().synchronize()?;\n    let start = Instant::now();",
-            1,
-        ),
-    )
-    .expect("write");
     let g = grade(dir.path(), &["--gpu", "emulate"]);
     assert_lost(&g, &[]);
 }
