@@ -83,6 +83,10 @@ pub fn transform(text: &str, path: &str) -> Result<String, TemplateError> {
             message: "BEGIN SOLUTION is never closed".into(),
         });
     }
+    // A region removed between two blank lines leaves a double blank line.
+    while out.contains("\n\n\n") {
+        out = out.replace("\n\n\n", "\n\n");
+    }
     Ok(out)
 }
 
@@ -150,6 +154,12 @@ mod tests {
             transform(src, "x").unwrap(),
             "fn f() -> u8 {\n    todo!(\"f\")\n}\n"
         );
+    }
+
+    #[test]
+    fn a_removed_region_leaves_no_double_blank_line() {
+        let src = "a\n\n// BEGIN SOLUTION\nfn helper() {}\n// END SOLUTION\n\nb\n";
+        assert_eq!(transform(src, "x").unwrap(), "a\n\nb\n");
     }
 
     #[test]

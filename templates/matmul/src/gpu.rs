@@ -8,6 +8,21 @@
 //! (`cudarc::nvrtc::compile_ptx`) and loaded into the GPU (`load_module`, `load_function`).
 //! No GPU on your machine? `cargo test` runs your kernels on the grader's CPU emulator, which
 //! also reports out-of-bounds accesses (a missing `if (row < m && col < n)`).
+//!
+//! The cudarc calls you need (every one returns a `Result`: add `?`):
+//! - compile and load a kernel: `let ptx = compile_ptx(SOURCE)?;`, then
+//!   `let module = stream.context().load_module(ptx)?;` and
+//!   `let f = module.load_function("matmul")?;` (the name after `__global__ void`);
+//! - copy a matrix to the GPU: `stream.clone_htod(slice)?`, where `slice` is its elements row
+//!   by row (`let rows = a.as_standard_layout();` then `rows.as_slice()`); room for C:
+//!   `stream.alloc_zeros::<f32>(m * n)?`;
+//! - launch: `let mut launch = stream.launch_builder(&f);`, then
+//!   `launch.arg(&a_dev).arg(&b_dev).arg(&mut c_dev).arg(&m).arg(&k).arg(&n);` with m, k, n as
+//!   `i32` (the kernel's `int`), then `unsafe { launch.launch(config) }?;` with
+//!   `LaunchConfig { grid_dim: (x, y, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 }`;
+//! - copy C back: `stream.clone_dtoh(&c_dev)?` (it waits for the GPU), then
+//!   `Array2::from_shape_vec((m, n), c)?`;
+//! - wait for everything queued on the stream: `stream.synchronize()?`.
 
 use crate::matmul_fast;
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
@@ -40,7 +55,6 @@ pub enum Device {
 pub fn default_device() -> Device {
     todo!("default_device: the GPU if there is one, else the CPU")
 }
-
 
 /// A (m×k) · B (k×n) on the GPU with your own CUDA C kernel, one thread per element of C.
 ///
@@ -76,6 +90,11 @@ pub fn matmul_gpu_tiled(
 /// cuBLAS is column-major: it reads a matrix stored row by row as its transpose. Since
 /// (A·B)ᵀ = Bᵀ·Aᵀ, asking cuBLAS for B·A on the row-major data gives C in row-major order:
 /// `GemmConfig { m: n, n: m, k, lda: n, ldb: k, ldc: n, .. }` with B first.
+///
+/// Steps: `let blas = CudaBlas::new(stream.clone())?;`; copy A and B up and make C as in
+/// [`matmul_gpu`]; fill a `GemmConfig` (no transposes: `transa` and `transb` are
+/// `cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N`; alpha 1, beta 0); then
+/// `unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;` and copy C back.
 pub fn matmul_cublas(
     stream: &Arc<CudaStream>,
     a: &Array2<f32>,
