@@ -252,3 +252,22 @@ fn an_independent_correct_submission_scores_full_marks() {
     assert_lost(&g, &[]);
     assert_eq!(g.json["score"].as_f64(), Some(25.0), "{}", g.stdout);
 }
+
+#[test]
+fn a_syncthreads_inside_an_if_is_explained_by_the_emulator() {
+    let g = grade_gpu_faulty(
+        "        tile_b[threadIdx.y][threadIdx.x] = (b_row < k && col < n) ? b[b_row * n + col] : 0.0f;\n        __syncthreads();",
+        "        tile_b[threadIdx.y][threadIdx.x] = (b_row < k && col < n) ? b[b_row * n + col] : 0.0f;\n        if (row < m && col < n) __syncthreads();",
+    );
+    assert_lost(&g, &["gpu_tiled_correct"]);
+    let out = g.output("gpu_tiled_correct");
+    assert!(
+        out.contains("threads waited at different __syncthreads() (line 14 and line 18)"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("gpu-labs emulator:").count(),
+        1,
+        "one report: {out}"
+    );
+}

@@ -203,17 +203,37 @@ pub fn run_worker(
     }))
 }
 
-/// The lines the GPU emulator printed (they start with `gpu-labs emulator`), at most ten.
+/// The lines the GPU emulator printed (they start with `gpu-labs emulator`), each kind once,
+/// at most ten.
 fn emulator_notes(stderr: &Path) -> String {
     let text = std::fs::read(stderr)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
+    // The same report from other blocks or later launches adds nothing: keep the first.
+    let mut seen = std::collections::HashSet::new();
     let notes: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("gpu-labs emulator"))
+        .filter(|l| seen.insert(without_coordinates(l)))
         .take(10)
         .collect();
     notes.join("\n")
+}
+
+/// A report line with its `block (…)` and `thread (…)` coordinates taken out.
+fn without_coordinates(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = ["block (", "thread ("]
+        .iter()
+        .filter_map(|k| rest.find(k).map(|i| i + k.len()))
+        .min()
+    {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].find(')').map_or("", |close| &rest[at + close..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Reads why a process that did not report ended.
@@ -258,4 +278,20 @@ fn tail_of(stderr: &Path, stdout: &Path) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_coordinates;
+
+    #[test]
+    fn reports_differing_only_in_coordinates_are_the_same() {
+        let a = "gpu-labs emulator: kernel `k` block (2,0,0) thread (0,15,0) wrote 4 bytes";
+        let b = "gpu-labs emulator: kernel `k` block (0,1,0) thread (3,1,0) wrote 4 bytes";
+        assert_eq!(without_coordinates(a), without_coordinates(b));
+        assert_eq!(
+            without_coordinates(a),
+            "gpu-labs emulator: kernel `k` block () thread () wrote 4 bytes"
+        );
+    }
 }

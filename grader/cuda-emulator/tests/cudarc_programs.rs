@@ -968,3 +968,89 @@ emulated!(cublas_gemv, {
         assert_close(&stream.clone_dtoh(&y_d).unwrap(), &want);
     }
 });
+
+const DIVERGENT_BARRIER: &str = r#"
+extern "C" __global__ void half_sync(float* out) {
+    __shared__ float tile[64];
+    int t = threadIdx.x;
+    tile[t] = (float)t;
+    if (t < 8) __syncthreads();
+    out[t] = tile[63 - t];
+}
+
+extern "C" __global__ void two_barriers(float* out) {
+    __shared__ float tile[64];
+    int t = threadIdx.x;
+    tile[t] = (float)t;
+    if (t < 8) {
+        __syncthreads();
+    } else {
+        __syncthreads();
+    }
+    out[t] = tile[63 - t];
+}
+"#;
+
+emulated!(
+    a_syncthreads_only_some_threads_reach_is_reported,
+    {
+        let (ctx, stream) = setup();
+        let module = ctx
+            .load_module(compile_ptx(DIVERGENT_BARRIER).unwrap())
+            .unwrap();
+        let f = module.load_function("half_sync").unwrap();
+        let mut out = stream.alloc_zeros::<f32>(64).unwrap();
+        let mut l = stream.launch_builder(&f);
+        l.arg(&mut out);
+        let cfg = LaunchConfig {
+            grid_dim: (2, 1, 1),
+            block_dim: (64, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { l.launch(cfg) }.unwrap();
+        stream.synchronize().unwrap();
+    },
+    |out: &std::process::Output| {
+        assert!(out.status.success(), "child failed: {:?}", out.status);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("__syncthreads() was reached by 8 of 64 threads"),
+            "{stderr}"
+        );
+        assert_eq!(
+            stderr.matches("was reached by").count(),
+            1,
+            "once: {stderr}"
+        );
+    }
+);
+
+emulated!(
+    threads_waiting_at_different_barriers_are_reported_with_their_lines,
+    {
+        let (ctx, stream) = setup();
+        let module = ctx
+            .load_module(compile_ptx(DIVERGENT_BARRIER).unwrap())
+            .unwrap();
+        let f = module.load_function("two_barriers").unwrap();
+        let mut out = stream.alloc_zeros::<f32>(64).unwrap();
+        let mut l = stream.launch_builder(&f);
+        l.arg(&mut out);
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (64, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { l.launch(cfg) }.unwrap();
+        stream.synchronize().unwrap();
+    },
+    |out: &std::process::Output| {
+        assert!(out.status.success(), "child failed: {:?}", out.status);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Lines of the kernel source as written (line 1 is the empty first line).
+        assert!(
+            stderr.contains("threads waited at different __syncthreads() (line 15 and line 17)"),
+            "{stderr}"
+        );
+    }
+);

@@ -337,6 +337,9 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
         "`{}` is wrong on {case}: {}.",
         item.function, mismatch.summary
     );
+    if !notes.is_empty() {
+        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+    }
     let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(item.cases[i])).collect();
     details.push_str(&if right_shapes.is_empty() {
         "\nIt is wrong on every case that returned.".to_string()

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <type_traits>
 #include <utility>
 #include <sys/mman.h>
@@ -108,6 +109,8 @@ struct Fiber {
     char* stack;
     int state;
     uint3 tid;
+    int barrier_line;        // source line of the __syncthreads() it waits at
+    unsigned barrier_count;  // how many __syncthreads() it has reached
 };
 
 static thread_local sigjmp_buf jump;
@@ -199,6 +202,40 @@ static inline void yield(int state) {
     f->state = state;
     __gl_switch(&f->sp, sched_sp);
 }
+// Every thread of a block must reach the same __syncthreads() the same number of times; one
+// inside an `if` that only some threads take is undefined on a GPU (a hang or wrong results).
+// The emulator says so once per module, on stderr, where the grader picks it up.
+static std::atomic<bool> warned_divergent_barrier{false};
+static void check_barrier(unsigned n) {
+    unsigned waiting = 0, done = 0;
+    const Fiber* first = nullptr;
+    const Fiber* other = nullptr;
+    for (unsigned t = 0; t < n; t++) {
+        const Fiber* f = &fibers[t];
+        if (f->state == DONE) done++;
+        if (f->state != BLOCK_WAIT) continue;
+        waiting++;
+        if (!first) first = f;
+        else if (!other && (f->barrier_line != first->barrier_line ||
+                            f->barrier_count != first->barrier_count))
+            other = f;
+    }
+    if (!waiting || (!done && !other) || warned_divergent_barrier.exchange(true)) return;
+    char what[200];
+    if (other && other->barrier_line != first->barrier_line)
+        snprintf(what, sizeof what, "threads waited at different __syncthreads() (line %d and line %d)",
+                 first->barrier_line, other->barrier_line);
+    else if (other)
+        snprintf(what, sizeof what, "threads were at different rounds of the __syncthreads() on line %d",
+                 first->barrier_line);
+    else
+        snprintf(what, sizeof what, "__syncthreads() was reached by %u of %u threads while the others "
+                 "had already finished the kernel", waiting, n);
+    fprintf(stderr,
+            "gpu-labs emulator: block (%u,%u,%u): %s; every thread of a block must reach each "
+            "__syncthreads() (is one inside an `if` or a loop that only some threads take?)\n",
+            blockIdx.x, blockIdx.y, blockIdx.z, what);
+}
 static void run_block_fibers() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     unsigned n = nx * ny * nz;
@@ -212,6 +249,8 @@ static void run_block_fibers() {
             for (unsigned x = 0; x < nx; x++, i++) {
                 fibers[i].tid = uint3{x, y, z};
                 fibers[i].state = RUNNING;
+                fibers[i].barrier_line = 0;
+                fibers[i].barrier_count = 0;
                 fiber_reset(&fibers[i]);
             }
     unsigned warps = (n + 31) / 32;
@@ -236,6 +275,7 @@ static void run_block_fibers() {
                 if (!warp_waiting) break;
             }
         }
+        check_barrier(n);
         for (unsigned t = 0; t < n; t++)
             if (fibers[t].state == BLOCK_WAIT) {
                 fibers[t].state = RUNNING;
@@ -253,7 +293,15 @@ extern "C" void __gl_fiber_main(__gl::Fiber* f) {
     __builtin_unreachable();
 }
 
-static inline void __syncthreads() { __gl::yield(__gl::BLOCK_WAIT); }
+namespace __gl {
+static inline void barrier(int line) {
+    current->barrier_line = line;
+    current->barrier_count++;
+    yield(BLOCK_WAIT);
+}
+}  // namespace __gl
+// A macro, so each barrier knows its line in the student's source (`#line` keeps them).
+#define __syncthreads() __gl::barrier(__LINE__)
 static inline void __syncwarp(unsigned = 0xffffffffu) { __gl::yield(__gl::WARP_WAIT); }
 static inline int __gl_block_reduce(int pred, int op) {
     __shared__ int acc;
