@@ -96,8 +96,8 @@ fn a_grid_too_small_for_c_leaves_part_of_it_uncomputed() {
 #[test]
 fn a_cublas_row_and_column_major_mix_up_loses_cublas_correct() {
     let g = grade_gpu_faulty(
-        "blas.gemm(config, &b_dev, &a_dev, &mut c_dev)",
-        "blas.gemm(config, &a_dev, &b_dev, &mut c_dev)",
+        "    unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
+        "    unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
     );
     assert_lost(&g, &["cublas_correct"]);
 }
