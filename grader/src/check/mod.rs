@@ -51,6 +51,7 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     if let Some(missing) = missing_requirement(ctx, item) {
         return Ok(missing);
     }
+    let _turn = timing_turn(item.kind);
     let mut result = match item.kind {
         ItemKind::Matmul | ItemKind::GpuMatmul => grade_products(ctx, item),
         ItemKind::CpuTimer => grade_timer(ctx, item),
@@ -64,6 +65,23 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
         result.mode = Some(ctx.backend_label.clone());
     }
     Ok(result)
+}
+
+/// Items that time code take the machine to themselves: across every grader on this machine
+/// (parallel test runners such as nextest, several instructors' `grader grade`), a speed item
+/// holds an exclusive lock and every other item a shared one, so nothing else runs while a
+/// speedup is measured. Without a lock file (an unwritable cache) items simply run.
+fn timing_turn(kind: ItemKind) -> Option<std::fs::File> {
+    let dir = crate::stage::default_cache_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = std::fs::File::create(dir.join("timing.lock")).ok()?;
+    let exclusive = matches!(kind, ItemKind::CpuSpeedup | ItemKind::GpuSpeedup);
+    let locked = if exclusive {
+        file.lock()
+    } else {
+        file.lock_shared()
+    };
+    locked.ok().map(|()| file)
 }
 
 /// Every item's result for a submission that does not compile: 0 points and the compiler's
@@ -546,7 +564,25 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
 
 #[cfg(test)]
 mod tests {
-    use super::size_pattern;
+    use super::{size_pattern, timing_turn, ItemKind};
+
+    #[test]
+    fn a_speed_item_runs_alone_and_others_share() {
+        let shared = timing_turn(ItemKind::Matmul).expect("a lock in the cache dir");
+        let also_shared = timing_turn(ItemKind::GpuMatmul).expect("shared locks coexist");
+        drop((shared, also_shared));
+        let exclusive = timing_turn(ItemKind::CpuSpeedup).expect("exclusive lock");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let turn = timing_turn(ItemKind::Matmul);
+            tx.send(()).ok();
+            turn.is_some()
+        });
+        let waited = rx.recv_timeout(std::time::Duration::from_millis(300));
+        assert!(waited.is_err(), "another item ran during a speed item");
+        drop(exclusive);
+        assert!(waiter.join().expect("waiter"));
+    }
 
     #[test]
     fn a_result_right_only_on_multiples_of_a_block_is_named() {
