@@ -163,59 +163,21 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
 /// GPU speedups, on a real GPU (elsewhere [`skipped_on_backend`] decides).
 pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
     let size = item.size.unwrap_or([0, 0, 0]);
-    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
-    let mut baseline_ns = Vec::new();
-    let mut candidate_ns = Vec::new();
-    let mut rounds = 0;
-    loop {
-        let mut order = ctx.order(item);
-        order.round = rounds;
-        rounds += 1;
-        order.samples = item
-            .samples
-            .min(item.max_samples - baseline_ns.len())
-            .max(1);
-        let speed = match outcome_of(ctx, item, &order)? {
-            Err(failed) => return Ok(failed),
-            Ok((Outcome::Speed(s), _)) => s,
-            Ok((Outcome::Failed(e), notes)) => {
-                return Ok(error_result(item, usize::MAX, &e, &notes))
-            }
-            Ok((other, _)) => return Err(unexpected(item, &other)),
-        };
-        if baseline_ns.is_empty() {
-            let got = unpack(item, &speed.output)?;
-            if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
-                return Ok(ItemResult::failed(
-                    item,
-                    "wrong result, so its speed does not count".into(),
-                    format!("`{}` is wrong at {size:?}: {}.", item.function, m.summary),
-                ));
-            }
-        }
-        if let Some(wrong) = speed.wrong_sample {
-            return Ok(super::wrong_while_timed(item, baseline_ns.len() + wrong));
-        }
-        baseline_ns.extend(speed.baseline_ns);
-        candidate_ns.extend(speed.candidate_ns);
-        let r = speedup::ratios(&baseline_ns, &candidate_ns);
-        if let speedup::Decision::Decided {
-            speedup: s, points, ..
-        } = speedup::decide(&r, &item.tiers, baseline_ns.len() < item.max_samples)
-        {
-            let s = speedup::shown(s);
-            let mut result = ItemResult::passed(
-                item,
-                format!("{s}× the CPU"),
-                format!(
-                    "One multiplication on the GPU through `{}` (operands already on the GPU, as the lesson times it) runs {s}× as fast as ndarray's CPU product at {}×{}×{} (median of {} paired samples, the grader's clock with its own synchronizes). If this is low, compile your kernel once rather than on every call.",
-                    item.function, size[0], size[1], size[2], baseline_ns.len()
-                ),
-            );
-            result.set_score(points);
-            return Ok(result);
-        }
-    }
+    let sampled = match super::sample_speedup(ctx, item)? {
+        Ok(sampled) => sampled,
+        Err(failed) => return Ok(failed),
+    };
+    let s = speedup::shown(sampled.speedup);
+    let mut result = ItemResult::passed(
+        item,
+        format!("{s}× the CPU"),
+        format!(
+            "One multiplication on the GPU through `{}` (operands already on the GPU, as the lesson times it) runs {s}× as fast as ndarray's CPU product at {}×{}×{} (median of {} paired samples, the grader's clock with its own synchronizes). If this is low, compile your kernel once rather than on every call.",
+            item.function, size[0], size[1], size[2], sampled.baseline_ns.len()
+        ),
+    );
+    result.set_score(sampled.points);
+    Ok(result)
 }
 
 /// Device selection: with no GPU it must choose the CPU (and not panic); with a GPU, the GPU.

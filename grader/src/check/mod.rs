@@ -432,57 +432,15 @@ fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervisor
 /// `cpu-speedup` items: paired samples in rounds until the tier is clear.
 fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
     let size = item.size.unwrap_or([0, 0, 0]);
-    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
-    let mut baseline_ns = Vec::new();
-    let mut candidate_ns = Vec::new();
-    let mut checked_output = false;
-    let mut rounds = 0;
-    let decision = loop {
-        let mut order = ctx.order(item);
-        order.round = rounds;
-        rounds += 1;
-        order.samples = if baseline_ns.is_empty() {
-            item.samples
-        } else {
-            item.samples.min(item.max_samples - baseline_ns.len())
-        };
-        let speed = match outcome_of(ctx, item, &order)? {
-            Err(failed) => return Ok(failed),
-            Ok((Outcome::Speed(s), _)) => s,
-            Ok((other, _)) => return Err(unexpected(item, &other)),
-        };
-        if !checked_output {
-            let got = unpack(item, &speed.output)?;
-            if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
-                return Ok(ItemResult::failed(
-                    item,
-                    "wrong result, so its speed does not count".into(),
-                    format!(
-                        "`{}` gives a wrong result at {}×{}×{}: {}. Only a correct product earns speed points.",
-                        item.function, size[0], size[1], size[2], m.summary
-                    ),
-                ));
-            }
-            checked_output = true;
-        }
-        if let Some(wrong) = speed.wrong_sample {
-            return Ok(wrong_while_timed(item, baseline_ns.len() + wrong));
-        }
-        baseline_ns.extend(speed.baseline_ns);
-        candidate_ns.extend(speed.candidate_ns);
-        let r = speedup::ratios(&baseline_ns, &candidate_ns);
-        match speedup::decide(&r, &item.tiers, baseline_ns.len() < item.max_samples) {
-            speedup::Decision::NeedMore => continue,
-            decided => break decided,
-        }
-    };
-    let speedup::Decision::Decided {
+    let Sampled {
         speedup: s,
         tier,
         points,
-    } = decision
-    else {
-        unreachable!("the loop only breaks on a decision")
+        baseline_ns,
+        candidate_ns,
+    } = match sample_speedup(ctx, item)? {
+        Ok(sampled) => sampled,
+        Err(failed) => return Ok(failed),
     };
     let s = speedup::shown(s);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
@@ -515,6 +473,81 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         }
     };
     Ok(result)
+}
+
+/// The paired samples of a speed item and the tier they decide.
+pub struct Sampled {
+    /// Median paired speedup.
+    pub speedup: f64,
+    /// Index of the highest tier reached.
+    pub tier: Option<usize>,
+    /// Points of that tier.
+    pub points: f64,
+    /// Every baseline sample (ns).
+    pub baseline_ns: Vec<u64>,
+    /// Every candidate sample (ns), paired with the baseline's.
+    pub candidate_ns: Vec<u64>,
+}
+
+/// Runs a speed item's worker in rounds until its tier is clear (more samples near a tier
+/// edge, up to the rubric's maximum), after checking the full output of the first run and
+/// every timed result. `Ok(Err(result))` when the submission failed along the way.
+pub fn sample_speedup(
+    ctx: &GradeContext,
+    item: &Item,
+) -> Result<Result<Sampled, ItemResult>, SupervisorError> {
+    let size = item.size.unwrap_or([0, 0, 0]);
+    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+    let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
+    for round in 0.. {
+        let mut order = ctx.order(item);
+        order.round = round;
+        order.samples = item
+            .samples
+            .min(item.max_samples - baseline_ns.len())
+            .max(1);
+        let speed = match outcome_of(ctx, item, &order)? {
+            Err(failed) => return Ok(Err(failed)),
+            Ok((Outcome::Speed(s), _)) => s,
+            Ok((Outcome::Failed(e), notes)) => {
+                return Ok(Err(gpu::error_result(item, usize::MAX, &e, &notes)))
+            }
+            Ok((other, _)) => return Err(unexpected(item, &other)),
+        };
+        if round == 0 {
+            if let Err(m) = matmul::compare(&a, &b, &unpack(item, &speed.output)?, 2.0) {
+                return Ok(Err(ItemResult::failed(
+                    item,
+                    "wrong result, so its speed does not count".into(),
+                    format!(
+                        "`{}` gives a wrong result at {}×{}×{}: {}. Only a correct product earns speed points.",
+                        item.function, size[0], size[1], size[2], m.summary
+                    ),
+                )));
+            }
+        }
+        if let Some(wrong) = speed.wrong_sample {
+            return Ok(Err(wrong_while_timed(item, baseline_ns.len() + wrong)));
+        }
+        baseline_ns.extend(speed.baseline_ns);
+        candidate_ns.extend(speed.candidate_ns);
+        let ratios = speedup::ratios(&baseline_ns, &candidate_ns);
+        if let speedup::Decision::Decided {
+            speedup,
+            tier,
+            points,
+        } = speedup::decide(&ratios, &item.tiers, baseline_ns.len() < item.max_samples)
+        {
+            return Ok(Ok(Sampled {
+                speedup,
+                tier,
+                points,
+                baseline_ns,
+                candidate_ns,
+            }));
+        }
+    }
+    unreachable!("rounds go on until a decision")
 }
 
 /// A function right on the checked run but wrong on a timed one earns no speed points.
