@@ -67,6 +67,12 @@ pub fn resolve(mode: GpuMode) -> Result<Backend, GpuError> {
 
 /// The name of device 0 when a real NVIDIA driver and GPU are here.
 pub fn real_gpu() -> Result<String, String> {
+    // Probing creates a CUDA context (slow on a real GPU): once per process is enough.
+    static PROBE: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    PROBE.get_or_init(probe_real_gpu).clone()
+}
+
+fn probe_real_gpu() -> Result<String, String> {
     // SAFETY: only asks the dynamic loader whether the library can be opened.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err("the CUDA driver library libcuda is not installed".into());
