@@ -445,7 +445,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
     let s = speedup::shown(s);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
     let measured = format!(
-        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms)",
+        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run)",
         size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns)
     );
     let tiers: Vec<String> = item

@@ -210,9 +210,18 @@ fn time_once(timer: TimerFn, ms: u64, token: u64) -> TimerSample {
     }
 }
 
+/// Most candidate runs in one timed sample.
+const MAX_CANDIDATE_RUNS: usize = 64;
+
 /// Warms both sides up, then times them back to back `order.samples` times, alternating which
-/// goes first so neither always runs on a warmer cache. Every sample multiplies inputs of its
-/// own (so no result can be remembered) and every timed output is checked.
+/// goes first so neither always runs on a warmer cache. Every run multiplies inputs of its own
+/// (so no result can be remembered) and every timed output is checked.
+///
+/// In each sample the baseline runs once and the candidate runs again and again (up to
+/// [`MAX_CANDIDATE_RUNS`] times) until its runs add up to one baseline run; its time is the
+/// median of those runs. Both sides are then measured over the same stretch of time, so a
+/// machine kept busy by something else slows both alike, while a single scheduler hiccup,
+/// which can double one 1 ms run but barely touches a 50 ms one, does not move the median.
 fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> SpeedSamples {
     let time = |f: ProductFn, a: &Array2<f32>, b: &Array2<f32>| {
         let start = Instant::now();
@@ -220,25 +229,48 @@ fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> Sp
         (start.elapsed().as_nanos() as u64, c)
     };
     let (a, b) = inputs::operands(order.seed, &order.item, 0, size);
-    black_box(time(baseline_naive, &a, &b));
+    let (budget_ns, _) = black_box(time(baseline_naive, &a, &b));
     let (_, output) = time(candidate, &a, &b);
     let x = verification_vector(order, size[2]);
+    // The candidate's median time over runs on this sample's inputs and on fresh ones, and
+    // whether every run was right.
+    let median_candidate = |s: usize, a: &Array2<f32>, b: &Array2<f32>| {
+        let (mut runs, mut spent, mut all_right) = (Vec::new(), 0u64, true);
+        for run in 0..MAX_CANDIDATE_RUNS {
+            if run > 0 && spent >= budget_ns {
+                break;
+            }
+            let fresh;
+            let (a, b) = if run == 0 {
+                (a, b)
+            } else {
+                fresh = inputs::operands(order.seed, &order.item, run_case(order, s, run), size);
+                (&fresh.0, &fresh.1)
+            };
+            let (ns, c) = time(candidate, a, b);
+            all_right &= crate::check::matmul::freivalds(a, b, &c, 2.0, &x);
+            runs.push(ns);
+            spent += ns;
+        }
+        runs.sort_unstable();
+        (runs[runs.len() / 2], all_right)
+    };
     let mut baseline_ns = Vec::with_capacity(order.samples);
     let mut candidate_ns = Vec::with_capacity(order.samples);
     let mut wrong_sample = None;
     for s in 0..order.samples {
         let (a, b) = inputs::operands(order.seed, &order.item, sample_case(order, s), size);
-        let (base, (cand, c)) = if s % 2 == 0 {
+        let (base, (cand, right)) = if s % 2 == 0 {
             let base = time(baseline_naive, &a, &b).0;
-            (base, time(candidate, &a, &b))
+            (base, median_candidate(s, &a, &b))
         } else {
-            let cand = time(candidate, &a, &b);
+            let cand = median_candidate(s, &a, &b);
             (time(baseline_naive, &a, &b).0, cand)
         };
         baseline_ns.push(base);
         candidate_ns.push(cand);
-        if wrong_sample.is_none() && !crate::check::matmul::freivalds(&a, &b, &c, 2.0, &x) {
-            wrong_sample = Some(baseline_ns.len() - 1);
+        if wrong_sample.is_none() && !right {
+            wrong_sample = Some(s);
         }
     }
     SpeedSamples {
@@ -247,6 +279,12 @@ fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> Sp
         output: Matrix::from_array(&output),
         wrong_sample,
     }
+}
+
+/// The input case of the candidate's extra run `run` (1 or more) in timed sample `s`: distinct
+/// from every sample case and every other run (samples stay below 1000).
+fn run_case(order: &WorkOrder, s: usize, run: usize) -> usize {
+    sample_case(order, s) + 1000 * run
 }
 
 /// The input case of timed sample `s` of an order: distinct for every round and sample, and
