@@ -2,7 +2,11 @@
 //! the template scores zero with "not implemented" everywhere, and faulty submissions made
 //! from the solution lose exactly the items they should, with the right explanation.
 
-use gpu_labs_e2e::{assert_lost, faulty_copy, grade, grade_faulty, solution, workspace};
+use gpu_labs_e2e::{
+    assert_lost, faulty_copy, grade, grade_faulty, grade_with_a_busy_core, solution, workspace,
+    Graded,
+};
+use std::path::Path;
 
 #[test]
 fn the_solution_scores_full_marks() {
@@ -291,29 +295,41 @@ fn the_same_seed_gives_the_same_feedback_and_another_seed_other_inputs() {
     assert_ne!(first.output("naive_correct"), other.output("naive_correct"));
 }
 
-#[test]
-fn the_speedup_score_is_the_same_on_every_run() {
-    // A rubric with only the speed item, graded 5 times with fresh seeds.
+/// The solution's speed-item score over `runs` gradings of a rubric with only that item, each
+/// with a fresh seed; `grade` is how each grading is run.
+fn speed_scores(runs: usize, grade: impl Fn(&Path, &[&str]) -> Graded) -> Vec<f64> {
     let rubric = std::fs::read_to_string(workspace().join("assignments/matmul/assignment.toml"))
         .expect("rubric");
-    let speed_item = &rubric[rubric
+    let start = rubric
         .find("[[item]]\nid = \"fast_speedup\"")
-        .expect("speed item")..];
+        .expect("speed item");
+    let end = rubric[start + 1..]
+        .find("[[item]]")
+        .map_or(rubric.len(), |e| start + 1 + e);
     let header = &rubric[..rubric.find("[[item]]").expect("items")];
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("assignment.toml");
-    std::fs::write(&path, format!("{header}{speed_item}")).expect("write");
-    let scores: Vec<f64> = (0..5)
+    std::fs::write(&path, format!("{header}{}", &rubric[start..end])).expect("write");
+    let path = path.to_str().expect("utf-8");
+    (0..runs)
         .map(|_| {
-            let g = grade(
-                &solution(),
-                &["--assignment", path.to_str().expect("utf-8")],
-            );
+            let g = grade(&solution(), &["--assignment", path]);
             eprintln!("{}", g.output("fast_speedup"));
             g.score("fast_speedup")
         })
-        .collect();
-    assert_eq!(scores, vec![4.0; 5]);
+        .collect()
+}
+
+#[test]
+fn the_speedup_score_is_the_same_on_every_run() {
+    assert_eq!(speed_scores(5, grade), vec![4.0; 5]);
+}
+
+#[test]
+fn the_speedup_score_holds_while_another_program_keeps_a_core_busy() {
+    // Half of this 2-core machine taken: the solution's threads lose a core for the whole
+    // measurement, and short runs get preempted. Its tier must not move.
+    assert_eq!(speed_scores(3, grade_with_a_busy_core), vec![4.0; 3]);
 }
 
 #[test]
