@@ -103,6 +103,23 @@ fn a_cublas_row_and_column_major_mix_up_loses_cublas_correct() {
 }
 
 #[test]
+fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
+    // Without the barrier after the tiles are used, a thread loads the next tile over one that
+    // others still read. time_gpu_matmul launches the tiled kernel, so its product is wrong too.
+    let g = grade_gpu_faulty(
+        "        }\n        __syncthreads();\n    }\n    if (row < m",
+        "        }\n    }\n    if (row < m",
+    );
+    assert_lost(&g, &["gpu_tiled_correct", "gpu_timer_sync"]);
+    assert!(
+        g.output("gpu_tiled_correct")
+            .contains("Hint: every thread must reach __syncthreads() twice per tile"),
+        "{}",
+        g.output("gpu_tiled_correct")
+    );
+}
+
+#[test]
 fn host_computation_dressed_as_gpu_work_is_refused() {
     let g = grade_gpu_faulty(
         "    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))",

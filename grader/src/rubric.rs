@@ -140,6 +140,10 @@ pub struct Item {
     /// Text the submission's sources must contain (e.g. `__syncthreads` for a tiled kernel).
     #[serde(default)]
     pub require: Vec<String>,
+    /// `matmul`: the hint shown under a wrong result when no diagnosis fits (the instructor's
+    /// word on what usually goes wrong in this function).
+    #[serde(default)]
+    pub hint: Option<String>,
     /// `gpu-speedup`: what the item scores when no real GPU can measure it.
     #[serde(default)]
     pub policy: SkipPolicy,

@@ -372,8 +372,8 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     match size_pattern(&item.cases[..graded], &right) {
         Some(hint) => details.push_str(&format!("\nHint: {hint}.")),
         None => {
-            if let Some(hint) = mismatch.hint {
-                details.push_str(&format!("\nHint: {hint}."));
+            if let Some(hint) = mismatch.hint.or_else(|| item.hint.clone()) {
+                details.push_str(&format!("\nHint: {}.", hint.trim_end_matches('.')));
             }
         }
     }
