@@ -385,3 +385,46 @@ fn a_fast_version_that_replays_an_earlier_result_earns_no_speed_points() {
         g.output("fast_speedup")
     );
 }
+
+#[test]
+fn threads_left_spinning_to_slow_the_baseline_earn_no_speed_points() {
+    // The naive loop posing as a fast version, with threads that burn the CPU whenever it is
+    // not running: the grader's own loop gets a fraction of a core. Without the check this
+    // earned a point here (2.2x: the baseline took 99 ms instead of 37).
+    let saboteur = r#"use rayon::prelude::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static INSIDE: AtomicBool = AtomicBool::new(false);
+    static START: std::sync::Once = std::sync::Once::new();
+    START.call_once(|| {
+        for _ in 0..6 {
+            std::thread::spawn(|| loop {
+                if INSIDE.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                } else {
+                    std::hint::spin_loop();
+                }
+            });
+        }
+    });
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            INSIDE.store(false, Ordering::Relaxed);
+        }
+    }
+    INSIDE.store(true, Ordering::Relaxed);
+    let _leave = Leave;
+    let c = matmul_naive(a, b);
+    if a.nrows() > 0 {
+        return c;
+    }"#;
+    let g = grade_faulty("use rayon::prelude::*;", saboteur);
+    // The benchmark item runs matmul_fast too, and it stays right: only speed is at stake.
+    assert_lost(&g, &["fast_speedup"]);
+    assert!(
+        g.output("fast_speedup")
+            .contains("kept using the CPU while the grader timed its own loop"),
+        "{}",
+        g.output("fast_speedup")
+    );
+}

@@ -8,6 +8,7 @@
 //! renderings.
 
 pub mod check;
+pub mod cpu_time;
 pub mod emulate;
 pub mod gpu;
 pub mod harness;

@@ -199,6 +199,10 @@ pub struct SpeedSamples {
     pub candidate_ns: Vec<u64>,
     /// The candidate's output, checked for correctness before its speed counts.
     pub output: Matrix,
+    /// CPU time (ns) the program's other threads used while each baseline sample ran, when the
+    /// worker measured it: the baseline must run with the machine to itself.
+    #[serde(default)]
+    pub baseline_others_cpu_ns: Vec<u64>,
     /// The first timed sample whose output was wrong (checked in the worker with Freivalds'
     /// method), if any: a right answer only once does not earn speed points.
     pub wrong_sample: Option<usize>,

@@ -529,6 +529,11 @@ pub fn sample_speedup(
         if let Some(wrong) = speed.wrong_sample {
             return Ok(Err(wrong_while_timed(item, baseline_ns.len() + wrong)));
         }
+        if let Some(d) =
+            speedup::baseline_disturbed(&speed.baseline_ns, &speed.baseline_others_cpu_ns)
+        {
+            return Ok(Err(threads_left_running(item, &d, speed.baseline_ns.len())));
+        }
         baseline_ns.extend(speed.baseline_ns);
         candidate_ns.extend(speed.candidate_ns);
         let ratios = speedup::ratios(&baseline_ns, &candidate_ns);
@@ -548,6 +553,26 @@ pub fn sample_speedup(
         }
     }
     unreachable!("rounds go on until a decision")
+}
+
+/// Threads the student's code leaves running slow the grader's baseline and inflate the
+/// speedup: no speed points then.
+fn threads_left_running(item: &Item, d: &speedup::Disturbed, samples: usize) -> ItemResult {
+    ItemResult::failed(
+        item,
+        "your threads kept running while the grader timed its baseline".into(),
+        format!(
+            "Threads started by `{}` kept using the CPU while the grader timed its own loop, in {} \
+             of {samples} samples (up to {:.1} ms of CPU during a {:.1} ms run). That slows the \
+             comparison loop and makes your speedup look larger than it is, so it earns no \
+             points. Make sure every thread you start has finished (join it) before the function \
+             returns; rayon's parallel iterators do this for you.",
+            item.function,
+            d.samples,
+            d.worst_ns as f64 / 1e6,
+            d.worst_baseline_ns as f64 / 1e6
+        ),
+    )
 }
 
 /// A function right on the checked run but wrong on a timed one earns no speed points.

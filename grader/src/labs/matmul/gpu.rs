@@ -243,6 +243,8 @@ fn speed_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
         }
         Ok(SpeedSamples {
             baseline_ns,
+            // ndarray's product runs next to the GPU driver's own threads: not judged here.
+            baseline_others_cpu_ns: Vec::new(),
             candidate_ns,
             output: Matrix::from_array(&output.unwrap_or_default()),
             wrong_sample,

@@ -255,19 +255,26 @@ fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> Sp
         runs.sort_unstable();
         (runs[runs.len() / 2], all_right)
     };
+    // The baseline's time, and the CPU time other threads of the program used meanwhile.
+    let time_baseline = |a: &Array2<f32>, b: &Array2<f32>| {
+        let ((ns, _), others) = crate::cpu_time::others_during(|| time(baseline_naive, a, b));
+        (ns, others)
+    };
     let mut baseline_ns = Vec::with_capacity(order.samples);
+    let mut baseline_others_cpu_ns = Vec::with_capacity(order.samples);
     let mut candidate_ns = Vec::with_capacity(order.samples);
     let mut wrong_sample = None;
     for s in 0..order.samples {
         let (a, b) = inputs::operands(order.seed, &order.item, sample_case(order, s), size);
-        let (base, (cand, right)) = if s % 2 == 0 {
-            let base = time(baseline_naive, &a, &b).0;
+        let ((base, others), (cand, right)) = if s % 2 == 0 {
+            let base = time_baseline(&a, &b);
             (base, median_candidate(s, &a, &b))
         } else {
             let cand = median_candidate(s, &a, &b);
-            (time(baseline_naive, &a, &b).0, cand)
+            (time_baseline(&a, &b), cand)
         };
         baseline_ns.push(base);
+        baseline_others_cpu_ns.push(others);
         candidate_ns.push(cand);
         if wrong_sample.is_none() && !right {
             wrong_sample = Some(s);
@@ -275,6 +282,7 @@ fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> Sp
     }
     SpeedSamples {
         baseline_ns,
+        baseline_others_cpu_ns,
         candidate_ns,
         output: Matrix::from_array(&output),
         wrong_sample,
