@@ -218,6 +218,15 @@ pub fn grade_faulty(find: &str, replace: &str) -> Graded {
     graded
 }
 
+/// Asserts that item `id`'s feedback contains `text`, showing the feedback when it does not.
+pub fn assert_says(graded: &Graded, id: &str, text: &str) {
+    let output = graded.output(id);
+    assert!(
+        output.contains(text),
+        "{id} should say {text:?}; it says:\n{output}"
+    );
+}
+
 /// Speed items: their points depend on how fast and how busy this machine is, so a fault that
 /// is not about speed must not make a test depend on them.
 pub const SPEED_ITEMS: [&str; 2] = ["fast_speedup", "gpu_speedup"];

@@ -1,7 +1,9 @@
 //! End-to-end: the matmul lab's GPU track graded on the CPU emulator. Faulty submissions made
 //! from the solution lose exactly the GPU items they should, with the right explanation.
 
-use gpu_labs_e2e::{assert_lost, faulty_copy_edits, faulty_copy_of, grade, solution, Graded};
+use gpu_labs_e2e::{
+    assert_lost, assert_says, faulty_copy_edits, faulty_copy_of, grade, solution, Graded,
+};
 
 /// Grades the solution with one piece of `src/gpu.rs` replaced.
 fn grade_gpu_faulty(find: &str, replace: &str) -> Graded {
@@ -30,12 +32,7 @@ fn a_timer_with_no_synchronize_stopped_before_the_gpu_finished() {
     );
     let g = grade(dir.path(), &["--gpu", "emulate"]);
     assert_lost(&g, &["gpu_timer_sync"]);
-    assert!(
-        g.output("gpu_timer_sync")
-            .contains("stopped before the GPU finished"),
-        "{}",
-        g.output("gpu_timer_sync")
-    );
+    assert_says(&g, "gpu_timer_sync", "stopped before the GPU finished");
 }
 
 #[test]
@@ -45,23 +42,17 @@ fn a_timer_synchronized_only_before_the_launch_is_caught() {
         "launch_product(stream, &kernel, (a, b, c), shape)?;",
     );
     assert_lost(&g, &["gpu_timer_sync"]);
-    assert!(
-        g.output("gpu_timer_sync")
-            .contains("stopped before the GPU finished"),
-        "{}",
-        g.output("gpu_timer_sync")
-    );
+    assert_says(&g, "gpu_timer_sync", "stopped before the GPU finished");
 }
 
 #[test]
 fn a_clock_started_before_pending_work_drained_is_caught() {
     let g = grade_gpu_faulty(BEFORE_CLOCK, "let start = Instant::now();");
     assert_lost(&g, &["gpu_timer_sync"]);
-    assert!(
-        g.output("gpu_timer_sync")
-            .contains("started before earlier GPU work finished"),
-        "{}",
-        g.output("gpu_timer_sync")
+    assert_says(
+        &g,
+        "gpu_timer_sync",
+        "started before earlier GPU work finished",
     );
 }
 
@@ -111,11 +102,10 @@ fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
         "        }\n    }\n    if (row < m",
     );
     assert_lost(&g, &["gpu_tiled_correct", "gpu_timer_sync"]);
-    assert!(
-        g.output("gpu_tiled_correct")
-            .contains("Hint: every thread must reach __syncthreads() twice per tile"),
-        "{}",
-        g.output("gpu_tiled_correct")
+    assert_says(
+        &g,
+        "gpu_tiled_correct",
+        "Hint: every thread must reach __syncthreads() twice per tile",
     );
 }
 
@@ -126,11 +116,7 @@ fn host_computation_dressed_as_gpu_work_is_refused() {
         "    let c = crate::matmul_naive(a, b);\n    let c_dev = upload(stream, &c)?;\n    Ok(Array2::from_shape_vec(c.dim(), stream.clone_dtoh(&c_dev)?)?)",
     );
     assert_lost(&g, &["gpu_correct"]);
-    assert!(
-        g.output("gpu_correct").contains("launched no kernel"),
-        "{}",
-        g.output("gpu_correct")
-    );
+    assert_says(&g, "gpu_correct", "launched no kernel");
 }
 
 #[test]
@@ -158,17 +144,8 @@ fn gpu_off_skips_gpu_items_with_a_reason() {
 fn the_gpu_speedup_is_skipped_on_the_emulator_and_the_mode_is_reported() {
     let g = grade(&solution(), &["--gpu", "emulate"]);
     assert_eq!(g.item("gpu_speedup")["max_score"].as_f64(), Some(0.0));
-    assert!(
-        g.output("gpu_speedup").contains("needs a real GPU"),
-        "{}",
-        g.output("gpu_speedup")
-    );
-    assert!(
-        g.output("gpu_correct")
-            .contains("[graded on: emulated GPU]"),
-        "{}",
-        g.output("gpu_correct")
-    );
+    assert_says(&g, "gpu_speedup", "needs a real GPU");
+    assert_says(&g, "gpu_correct", "[graded on: emulated GPU]");
     assert!(g.stdout.contains("[emulated GPU]"), "{}", g.stdout);
 }
 
@@ -193,12 +170,7 @@ fn a_synchronizing_copy_back_counts_as_synchronizing() {
         "launch_product(stream, &kernel, (a, b, c), shape)?;\n    let _result = stream.clone_dtoh(c)?;",
     );
     assert_lost(&g, &[]);
-    assert!(
-        g.output("gpu_timer_sync")
-            .contains("waits for the GPU on both sides"),
-        "{}",
-        g.output("gpu_timer_sync")
-    );
+    assert_says(&g, "gpu_timer_sync", "waits for the GPU on both sides");
 }
 
 #[test]
