@@ -260,3 +260,19 @@ fn a_syncthreads_inside_an_if_is_explained_by_the_emulator() {
         "one report: {out}"
     );
 }
+
+#[test]
+fn a_cpu_function_that_hands_its_work_to_the_gpu_finds_none() {
+    // matmul_fast multiplying on the GPU: on a machine with one, that would pass for a CPU
+    // speedup. CPU items run with every GPU hidden; the benchmark (a GPU item) still runs.
+    let dir = faulty_copy_of(
+        &solution(),
+        "src/lib.rs",
+        "use rayon::prelude::*;",
+        "if a.nrows() > 0 {\n        let gpu = cudarc::driver::CudaContext::new(0).expect(\"a GPU\");\n        return crate::gpu::matmul_gpu(&gpu.default_stream(), a, b).expect(\"a GPU product\");\n    }\n    use rayon::prelude::*;",
+    );
+    let g = grade(dir.path(), &["--gpu", "emulate"]);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_lost(&g, &["fast_correct", "fast_speedup"]);
+    assert_says(&g, "fast_correct", "CPU items run with no GPU visible");
+}

@@ -32,10 +32,16 @@ pub struct GradeContext {
 }
 
 impl GradeContext {
-    /// The work order for `item` with this run's seed and, for GPU work, backend.
+    /// The work order for `item` with this run's seed and, for GPU-track items, the backend.
+    /// CPU-track items run with every GPU hidden, so a "CPU" function cannot hand its work to
+    /// a GPU (on a machine with one, that would pass for a CPU speedup).
     fn order(&self, item: &Item) -> WorkOrder {
         let mut order = WorkOrder::for_item(item, self.seed, &PathBuf::new());
-        order.backend = self.backend;
+        order.backend = if item.kind.is_gpu_track() {
+            self.backend
+        } else {
+            Backend::NoGpu
+        };
         order
     }
 }
@@ -259,6 +265,9 @@ fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
          a.nrows(), a.ncols() and b.ncols()."
     } else if p.message.contains("overflow") {
         " Hint: an integer overflowed; check index arithmetic."
+    } else if !item.kind.is_gpu_track() && mentions_cuda(&p.message) {
+        " Hint: CPU items run with no GPU visible, so this function must compute on the CPU \
+         (the GPU functions are graded by items of their own)."
     } else {
         ""
     };
@@ -267,9 +276,31 @@ fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
         format!("`{}` panicked{case}", item.function),
         format!(
             "`{}` panicked{case}{at}: {}.{hint}",
-            item.function, p.message
+            item.function,
+            shortened(&p.message)
         ),
     )
+}
+
+/// Most characters of a panic message a report shows (a library's can run to pages).
+const PANIC_MESSAGE_CHARS: usize = 300;
+
+/// A panic message cut to [`PANIC_MESSAGE_CHARS`] and without its final period (the report
+/// adds one).
+fn shortened(message: &str) -> String {
+    let message = message.trim_end().trim_end_matches('.');
+    match message.char_indices().nth(PANIC_MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{} …", &message[..cut]),
+        None => message.to_string(),
+    }
+}
+
+/// Whether a panic message comes from CUDA (a driver error, or a library that would not load).
+fn mentions_cuda(message: &str) -> bool {
+    let lower = message.to_lowercase();
+    ["cuda", "nvrtc", "cublas"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// A readable description of a product case.
@@ -622,7 +653,19 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
 
 #[cfg(test)]
 mod tests {
-    use super::{size_pattern, timing_turn, ItemKind};
+    use super::{mentions_cuda, shortened, size_pattern, timing_turn, ItemKind};
+
+    #[test]
+    fn a_long_panic_message_is_cut_and_loses_its_final_period() {
+        assert_eq!(shortened("index out of bounds."), "index out of bounds");
+        let long = "é".repeat(1000);
+        let cut = shortened(&long);
+        assert!(cut.ends_with(" …") && cut.chars().count() == 302, "{cut}");
+        assert!(mentions_cuda(
+            "DriverError(CUDA_ERROR_NO_DEVICE, \"no CUDA-capable device\")"
+        ));
+        assert!(!mentions_cuda("index out of bounds"));
+    }
 
     #[test]
     fn a_speed_item_runs_alone_and_others_share() {

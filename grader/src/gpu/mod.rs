@@ -98,8 +98,19 @@ pub fn worker_env(backend: Backend) -> Result<Vec<(OsString, OsString)>, GpuErro
     match backend {
         Backend::Emulated => emulator_env(),
         Backend::Real if emulator_as_real() => emulator_env(),
-        Backend::Real | Backend::NoGpu => Ok(Vec::new()),
+        Backend::Real => Ok(Vec::new()),
+        Backend::NoGpu => Ok(hidden_gpus_env()),
     }
+}
+
+/// Environment that hides every GPU from a worker: real ones (the CUDA driver lists no
+/// device when `CUDA_VISIBLE_DEVICES` is empty) and the emulator, should the worker inherit
+/// it (as under `grader emulate`).
+fn hidden_gpus_env() -> Vec<(OsString, OsString)> {
+    vec![
+        ("CUDA_VISIBLE_DEVICES".into(), "".into()),
+        ("GPU_LABS_EMULATOR_DEVICES".into(), "0".into()),
+    ]
 }
 
 /// Test hook: with `GPU_LABS_EMULATOR_AS_REAL=1`, `--gpu real` grades as on a real GPU while
@@ -136,7 +147,7 @@ fn emulator_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
 /// The environment of a worker that must find no GPU: the emulator told to show no device.
 pub fn no_device_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     let mut env = emulator_env()?;
-    env.push(("GPU_LABS_EMULATOR_DEVICES".into(), "0".into()));
+    env.extend(hidden_gpus_env());
     Ok(env)
 }
 
