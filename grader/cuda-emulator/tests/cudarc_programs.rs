@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::compile_ptx;
 
 fn setup() -> (Arc<CudaContext>, Arc<CudaStream>) {
@@ -48,6 +48,43 @@ fn cpu_matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     c
 }
 
+/// Launches matmul kernel `f` (arguments a, b, c, m, n, k) on `stream` for an m×k · k×n
+/// product with `block`×`block` threads per block and enough blocks to cover C, and checks C
+/// against the CPU.
+fn launch_and_check_matmul(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    (m, n, k): (usize, usize, usize),
+    block: u32,
+) {
+    let (a, b) = inputs(m, n, k);
+    let a_d = stream.clone_htod(&a).unwrap();
+    let b_d = stream.clone_htod(&b).unwrap();
+    let mut c_d = stream.alloc_zeros::<f32>(m * n).unwrap();
+    let cfg = LaunchConfig {
+        grid_dim: (
+            n.div_ceil(block as usize) as u32,
+            m.div_ceil(block as usize) as u32,
+            1,
+        ),
+        block_dim: (block, block, 1),
+        shared_mem_bytes: 0,
+    };
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let mut l = stream.launch_builder(f);
+    l.arg(&a_d)
+        .arg(&b_d)
+        .arg(&mut c_d)
+        .arg(&mi)
+        .arg(&ni)
+        .arg(&ki);
+    unsafe { l.launch(cfg) }.unwrap();
+    assert_close(
+        &stream.clone_dtoh(&c_d).unwrap(),
+        &cpu_matmul(&a, &b, m, n, k),
+    );
+}
+
 fn inputs(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
     let a = (0..m * k)
         .map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0)
@@ -72,29 +109,7 @@ emulated!(naive_matmul, {
     let (ctx, stream) = setup();
     let module = ctx.load_module(compile_ptx(NAIVE).unwrap()).unwrap();
     let f = module.load_function("matmul").unwrap();
-    let (m, n, k) = (37usize, 45usize, 29usize);
-    let (a, b) = inputs(m, n, k);
-    let a_d = stream.clone_htod(&a).unwrap();
-    let b_d = stream.clone_htod(&b).unwrap();
-    let mut c_d = stream.alloc_zeros::<f32>(m * n).unwrap();
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
-        block_dim: (16, 16, 1),
-        shared_mem_bytes: 0,
-    };
-    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    let mut l = stream.launch_builder(&f);
-    l.arg(&a_d)
-        .arg(&b_d)
-        .arg(&mut c_d)
-        .arg(&mi)
-        .arg(&ni)
-        .arg(&ki);
-    unsafe { l.launch(cfg) }.unwrap();
-    assert_close(
-        &stream.clone_dtoh(&c_d).unwrap(),
-        &cpu_matmul(&a, &b, m, n, k),
-    );
+    launch_and_check_matmul(&stream, &f, (37, 45, 29), 16);
 });
 
 const TILED: &str = r#"
@@ -121,29 +136,7 @@ emulated!(tiled_matmul_with_syncthreads, {
     let (ctx, stream) = setup();
     let module = ctx.load_module(compile_ptx(TILED).unwrap()).unwrap();
     let f = module.load_function("tiled").unwrap();
-    let (m, n, k) = (50usize, 33usize, 70usize);
-    let (a, b) = inputs(m, n, k);
-    let a_d = stream.clone_htod(&a).unwrap();
-    let b_d = stream.clone_htod(&b).unwrap();
-    let mut c_d = stream.alloc_zeros::<f32>(m * n).unwrap();
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
-        block_dim: (16, 16, 1),
-        shared_mem_bytes: 0,
-    };
-    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    let mut l = stream.launch_builder(&f);
-    l.arg(&a_d)
-        .arg(&b_d)
-        .arg(&mut c_d)
-        .arg(&mi)
-        .arg(&ni)
-        .arg(&ki);
-    unsafe { l.launch(cfg) }.unwrap();
-    assert_close(
-        &stream.clone_dtoh(&c_d).unwrap(),
-        &cpu_matmul(&a, &b, m, n, k),
-    );
+    launch_and_check_matmul(&stream, &f, (50, 33, 70), 16);
 });
 
 const REDUCE: &str = r#"
@@ -588,31 +581,7 @@ emulated!(threads_share_a_context_or_use_their_own, {
                 ctx.bind_to_thread().unwrap();
                 let stream = ctx.new_stream().unwrap();
                 let f = module.load_function("matmul").unwrap();
-                let (m, n, k) = (8 + t, 9, 10);
-                let (a, b) = inputs(m, n, k);
-                let a_d = stream.clone_htod(&a).unwrap();
-                let b_d = stream.clone_htod(&b).unwrap();
-                let mut c_d = stream.alloc_zeros::<f32>(m * n).unwrap();
-                let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-                let mut l = stream.launch_builder(&f);
-                l.arg(&a_d)
-                    .arg(&b_d)
-                    .arg(&mut c_d)
-                    .arg(&mi)
-                    .arg(&ni)
-                    .arg(&ki);
-                unsafe {
-                    l.launch(LaunchConfig {
-                        grid_dim: (1, 1, 1),
-                        block_dim: (16, 16, 1),
-                        shared_mem_bytes: 0,
-                    })
-                }
-                .unwrap();
-                assert_close(
-                    &stream.clone_dtoh(&c_d).unwrap(),
-                    &cpu_matmul(&a, &b, m, n, k),
-                );
+                launch_and_check_matmul(&stream, &f, (8 + t, 9, 10), 16);
             });
         }
         let ptx = ptx.clone();
@@ -621,30 +590,7 @@ emulated!(threads_share_a_context_or_use_their_own, {
             let stream = own.new_stream().unwrap();
             let module = own.load_module(ptx).unwrap();
             let f = module.load_function("matmul").unwrap();
-            let (a, b) = inputs(5, 6, 7);
-            let a_d = stream.clone_htod(&a).unwrap();
-            let b_d = stream.clone_htod(&b).unwrap();
-            let mut c_d = stream.alloc_zeros::<f32>(30).unwrap();
-            let (mi, ni, ki) = (5i32, 6i32, 7i32);
-            let mut l = stream.launch_builder(&f);
-            l.arg(&a_d)
-                .arg(&b_d)
-                .arg(&mut c_d)
-                .arg(&mi)
-                .arg(&ni)
-                .arg(&ki);
-            unsafe {
-                l.launch(LaunchConfig {
-                    grid_dim: (1, 1, 1),
-                    block_dim: (8, 8, 1),
-                    shared_mem_bytes: 0,
-                })
-            }
-            .unwrap();
-            assert_close(
-                &stream.clone_dtoh(&c_d).unwrap(),
-                &cpu_matmul(&a, &b, 5, 6, 7),
-            );
+            launch_and_check_matmul(&stream, &f, (5, 6, 7), 8);
         });
     });
 });
@@ -848,18 +794,7 @@ emulated!(
         let s2 = other.new_stream().unwrap();
         let m2 = other.load_module(compile_ptx(TILED).unwrap()).unwrap();
         let f2 = m2.load_function("tiled").unwrap();
-        let (ah, bh) = inputs(16, 16, 16);
-        let a2 = s2.clone_htod(&ah).unwrap();
-        let b2 = s2.clone_htod(&bh).unwrap();
-        let mut c2 = s2.alloc_zeros::<f32>(256).unwrap();
-        let sz = 16i32;
-        let mut l = s2.launch_builder(&f2);
-        l.arg(&a2).arg(&b2).arg(&mut c2).arg(&sz).arg(&sz).arg(&sz);
-        unsafe { l.launch(cfg) }.unwrap();
-        assert_close(
-            &s2.clone_dtoh(&c2).unwrap(),
-            &cpu_matmul(&ah, &bh, 16, 16, 16),
-        );
+        launch_and_check_matmul(&s2, &f2, (16, 16, 16), 16);
         std::mem::forget((a, b, c, module, ctx));
     },
     |out: &std::process::Output| {
