@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
 
 use super::stream::{Queue, Stream};
-use super::{code, Registry};
+use super::{code, written, Registry};
 use crate::status::*;
 use crate::util::write_out;
 
@@ -157,11 +157,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: i32
             ctx
         }
     };
-    if write_out(pctx, ctx.handle()) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(pctx, ctx.handle()))
 }
 
 /// Releases the primary context (it stays usable: its state lives as long as the process).
@@ -197,11 +193,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
     let (f, a) = p.as_ref().map_or((0, 0), |(c, n)| {
         (c.flags.load(Ordering::Relaxed), i32::from(*n > 0))
     });
-    if write_out(flags, f) && write_out(active, a) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(flags, f) && write_out(active, a))
 }
 
 /// Sets the flags of the primary context.
@@ -295,11 +287,7 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
     let h = current().map_or(std::ptr::null_mut(), |c| c.handle());
-    if write_out(pctx, h) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(pctx, h))
 }
 
 /// Makes a context current to the calling thread (null unbinds).
@@ -348,11 +336,7 @@ pub unsafe extern "C" fn cuCtxGetDevice(dev: *mut i32) -> CUresult {
     if let Err(e) = current() {
         return e;
     }
-    if write_out(dev, 0) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(dev, 0))
 }
 
 /// Waits for all work of the current context.
@@ -386,11 +370,7 @@ pub unsafe extern "C" fn cuCtxSetFlags(flags: u32) -> CUresult {
 /// The API version of a context: 12080.
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxGetApiVersion(_ctx: CUcontext, version: *mut u32) -> CUresult {
-    if write_out(version, 12080) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(version, 12080))
 }
 
 fn default_limit(limit: u32) -> Option<usize> {

@@ -4,6 +4,7 @@
 use std::ffi::c_char;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::written;
 use crate::status::*;
 use crate::util::{cores, write_out};
 
@@ -150,11 +151,7 @@ pub unsafe extern "C" fn cuInit(flags: u32) -> CUresult {
 /// Driver version 12.8 (12080).
 #[no_mangle]
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut i32) -> CUresult {
-    if write_out(version, 12080) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(version, 12080))
 }
 
 /// Device `ordinal` (only 0 exists).
@@ -163,11 +160,7 @@ pub unsafe extern "C" fn cuDeviceGet(dev: *mut i32, ordinal: i32) -> CUresult {
     if let Err(e) = check_device(ordinal) {
         return e;
     }
-    if write_out(dev, 0) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(dev, 0))
 }
 
 /// One device.
@@ -176,11 +169,7 @@ pub unsafe extern "C" fn cuDeviceGetCount(count: *mut i32) -> CUresult {
     if !INITIALIZED.load(Ordering::Acquire) {
         return NOT_INITIALIZED;
     }
-    if write_out(count, 1) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(count, 1))
 }
 
 /// The device name, truncated to `len` bytes with a NUL.
@@ -207,11 +196,7 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: i32) -> CUr
     if let Err(e) = check_device(dev) {
         return e;
     }
-    if write_out(bytes, total_memory()) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(bytes, total_memory()))
 }
 
 /// A device attribute.
@@ -236,11 +221,7 @@ pub unsafe extern "C" fn cuDeviceComputeCapability(
     if let Err(e) = check_device(dev) {
         return e;
     }
-    if write_out(major, 8) && write_out(minor, 0) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(major, 8) && write_out(minor, 0))
 }
 
 /// A fixed UUID.
@@ -249,11 +230,7 @@ pub unsafe extern "C" fn cuDeviceGetUuid(uuid: *mut [u8; 16], dev: i32) -> CUres
     if let Err(e) = check_device(dev) {
         return e;
     }
-    if write_out(uuid, *b"gpu-labs-emu-000") {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(uuid, *b"gpu-labs-emu-000"))
 }
 
 /// Same as [`cuDeviceGetUuid`].
@@ -294,11 +271,7 @@ pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) ->
     if let Err(e) = super::context::current() {
         return e;
     }
-    if write_out(free, free_memory()) && write_out(total, total_memory()) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(free, free_memory()) && write_out(total, total_memory()))
 }
 
 /// Name of a result code.

@@ -3,9 +3,9 @@
 
 use std::ffi::c_void;
 
-use super::code;
 use super::context;
 use super::stream::{self, OpKind, Stream};
+use super::{code, written};
 use crate::memory::{self, Kind};
 use crate::status::*;
 use crate::util::write_out;
@@ -210,11 +210,7 @@ pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
     p: *mut c_void,
     _flags: u32,
 ) -> CUresult {
-    if write_out(dptr, p as u64) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(dptr, p as u64))
 }
 
 /// Base and size of the allocation containing a device pointer.

@@ -58,6 +58,16 @@ impl<T> Registry<T> {
     }
 }
 
+/// The `CUresult` of writing out-parameters: `written(write_out(p, v))` is SUCCESS, or
+/// INVALID_VALUE when a pointer was null.
+pub fn written(ok: bool) -> CUresult {
+    if ok {
+        crate::status::SUCCESS
+    } else {
+        crate::status::INVALID_VALUE
+    }
+}
+
 /// Turns a `Result` into the `CUresult` returned to the application.
 pub fn code(r: Result<(), CUresult>) -> CUresult {
     match r {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
-use super::Registry;
+use super::{written, Registry};
 use crate::memory::{self, Kind};
 use crate::nvrtc::compile;
 use crate::status::*;
@@ -321,11 +321,7 @@ pub unsafe extern "C" fn cuFuncGetAttribute(value: *mut i32, attr: i32, f: CUfun
         9..=17 => 0,
         _ => return INVALID_VALUE,
     };
-    if write_out(value, v) {
-        SUCCESS
-    } else {
-        INVALID_VALUE
-    }
+    written(write_out(value, v))
 }
 
 /// Sets the dynamic shared memory limit (up to the opt-in maximum); other attributes are accepted.
