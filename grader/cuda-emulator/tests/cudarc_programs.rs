@@ -926,25 +926,29 @@ extern "C" __global__ void two_barriers(float* out) {
 }
 "#;
 
+/// Runs kernel `name` of [`DIVERGENT_BARRIER`] on `blocks` blocks of 64 threads, writing into
+/// a buffer of 64 floats, and waits for it.
+fn run_divergent_barrier_kernel(name: &str, blocks: u32) {
+    let (ctx, stream) = setup();
+    let module = ctx
+        .load_module(compile_ptx(DIVERGENT_BARRIER).unwrap())
+        .unwrap();
+    let f = module.load_function(name).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(64).unwrap();
+    let mut l = stream.launch_builder(&f);
+    l.arg(&mut out);
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (64, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    unsafe { l.launch(cfg) }.unwrap();
+    stream.synchronize().unwrap();
+}
+
 emulated!(
     a_syncthreads_only_some_threads_reach_is_reported,
-    {
-        let (ctx, stream) = setup();
-        let module = ctx
-            .load_module(compile_ptx(DIVERGENT_BARRIER).unwrap())
-            .unwrap();
-        let f = module.load_function("half_sync").unwrap();
-        let mut out = stream.alloc_zeros::<f32>(64).unwrap();
-        let mut l = stream.launch_builder(&f);
-        l.arg(&mut out);
-        let cfg = LaunchConfig {
-            grid_dim: (2, 1, 1),
-            block_dim: (64, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        unsafe { l.launch(cfg) }.unwrap();
-        stream.synchronize().unwrap();
-    },
+    { run_divergent_barrier_kernel("half_sync", 2) },
     |out: &std::process::Output| {
         assert!(out.status.success(), "child failed: {:?}", out.status);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -962,23 +966,7 @@ emulated!(
 
 emulated!(
     threads_waiting_at_different_barriers_are_reported_with_their_lines,
-    {
-        let (ctx, stream) = setup();
-        let module = ctx
-            .load_module(compile_ptx(DIVERGENT_BARRIER).unwrap())
-            .unwrap();
-        let f = module.load_function("two_barriers").unwrap();
-        let mut out = stream.alloc_zeros::<f32>(64).unwrap();
-        let mut l = stream.launch_builder(&f);
-        l.arg(&mut out);
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (64, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        unsafe { l.launch(cfg) }.unwrap();
-        stream.synchronize().unwrap();
-    },
+    { run_divergent_barrier_kernel("two_barriers", 1) },
     |out: &std::process::Output| {
         assert!(out.status.success(), "child failed: {:?}", out.status);
         let stderr = String::from_utf8_lossy(&out.stderr);
