@@ -144,13 +144,18 @@ fn forbidden_use(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
             hit.line,
             hit.name,
             item.function,
-            item.forbid
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            in_backticks(&item.forbid)
         ),
     ))
+}
+
+/// Names as a report lists them: "`a`, `b`".
+fn in_backticks(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Fails the item when the sources lack text the rubric requires (`__syncthreads` for a
@@ -164,11 +169,7 @@ fn missing_requirement(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
         format!(
             "No `{missing}` in your sources: `{}` is graded as the version that uses it ({}).",
             item.function,
-            item.require
-                .iter()
-                .map(|r| format!("`{r}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            in_backticks(&item.require)
         ),
     ))
 }

@@ -98,10 +98,7 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
 /// student's stream and records an event; after the call it records another. The events
 /// measure the student's device work; the student reports what their clock saw.
 pub fn timer(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
-    match timer_samples(f, order) {
-        Ok(outcome) => outcome,
-        Err(e) => Outcome::GpuUnavailable(e),
-    }
+    timer_samples(f, order).unwrap_or_else(Outcome::GpuUnavailable)
 }
 
 fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
@@ -183,10 +180,7 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
 /// the grader's own synchronizes around the call, against ndarray's optimised CPU product
 /// (the lesson's NumPy) on the same inputs, back to back.
 pub fn speedup(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
-    match speed_samples(f, order) {
-        Ok(outcome) => outcome,
-        Err(e) => Outcome::GpuUnavailable(e),
-    }
+    speed_samples(f, order).unwrap_or_else(Outcome::GpuUnavailable)
 }
 
 fn speed_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
