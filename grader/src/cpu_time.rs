@@ -4,13 +4,13 @@
 
 /// CPU time the calling thread has used, in nanoseconds; `None` where the platform has no
 /// per-thread clock.
-pub fn thread_ns() -> Option<u64> {
+fn thread_ns() -> Option<u64> {
     read(Clock::Thread)
 }
 
 /// CPU time every thread of this process has used, in nanoseconds; `None` where the
 /// platform has no such clock.
-pub fn process_ns() -> Option<u64> {
+fn process_ns() -> Option<u64> {
     read(Clock::Process)
 }
 
