@@ -290,9 +290,10 @@ fn pair_samples(candidate: ProductFn, order: &WorkOrder, size: [usize; 3]) -> Sp
 }
 
 /// The input case of the candidate's extra run `run` (1 or more) in timed sample `s`: distinct
-/// from every sample case and every other run (samples stay below 1000).
+/// from every sample case of every round (those stay below 2³²) and from every other run, so
+/// no run's inputs come back later, not even in another round's worker process.
 fn run_case(order: &WorkOrder, s: usize, run: usize) -> usize {
-    sample_case(order, s) + 1000 * run
+    sample_case(order, s) + (run << 32)
 }
 
 /// The input case of timed sample `s` of an order: distinct for every round and sample, and
