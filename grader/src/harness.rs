@@ -178,6 +178,8 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     graded.sort_by_key(|(index, _)| *index);
     let report = Report {
         assignment: assignment.assignment.name.clone(),
+        build: Default::default(),
+        notes: Vec::new(),
         seed,
         items: graded.into_iter().map(|(_, r)| r).collect(),
         execution_time: started.elapsed().as_secs_f64(),

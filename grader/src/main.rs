@@ -193,6 +193,8 @@ fn grade(args: GradeArgs) -> Result<(), String> {
     };
     let report = Report {
         assignment: assignment.assignment.name.clone(),
+        build: Default::default(),
+        notes: Vec::new(),
         seed,
         items,
         execution_time: started.elapsed().as_secs_f64(),

@@ -4,10 +4,10 @@
 pub mod gradescope;
 pub mod table;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How an item ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Full points.
@@ -21,7 +21,7 @@ pub enum Status {
 }
 
 /// The grade of one rubric item.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ItemResult {
     /// The rubric id.
     pub id: String,
@@ -39,6 +39,9 @@ pub struct ItemResult {
     pub details: String,
     /// Where a GPU item ran (`emulated GPU`, `real GPU: …`); `None` for CPU items.
     pub mode: Option<String>,
+    /// The speedup the grader measured, for speed items that were timed (leaderboards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<f64>,
 }
 
 impl ItemResult {
@@ -53,6 +56,7 @@ impl ItemResult {
             reason,
             details,
             mode: None,
+            speedup: None,
         }
     }
 
@@ -80,21 +84,40 @@ impl ItemResult {
             reason,
             details,
             mode: None,
+            speedup: None,
         }
     }
 }
 
 /// A whole grading run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// The lab's name.
     pub assignment: String,
+    /// How the submission's build ended.
+    #[serde(default)]
+    pub build: BuildStatus,
+    /// What official grading ignored or imposed in the submission (a changed `tests/grade.rs`,
+    /// dependencies the lab does not list), one sentence each, for the student's feedback.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// The seed the inputs came from.
     pub seed: u64,
     /// Every graded item, in rubric order.
     pub items: Vec<ItemResult>,
     /// Seconds the grading took (building included for the CLI).
     pub execution_time: f64,
+}
+
+/// How building a submission ended, for gradebooks and summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BuildStatus {
+    /// It built (or it is the running test binary), and its items were graded.
+    #[default]
+    Built,
+    /// It did not compile: every item scored 0 with the compiler's first error.
+    NotCompiled,
 }
 
 impl Report {
