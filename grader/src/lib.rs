@@ -10,7 +10,10 @@
 pub mod check;
 pub mod cpu_time;
 pub mod emulate;
+pub mod fingerprint;
+pub mod event;
 pub mod gpu;
+pub mod grade;
 pub mod harness;
 pub mod inputs;
 pub mod labs;

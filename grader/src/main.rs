@@ -2,15 +2,15 @@
 //! it. Library code returns errors; this binary decides how to print them.
 
 use clap::{Parser, Subcommand};
-use grader::check::{grade_item, GradeContext};
+use grader::event::Event;
 use grader::gpu::GpuMode;
-use grader::report::{self, ItemResult, Report};
-use grader::stage::{self, Build};
-use grader::supervisor::WorkerCommand;
-use grader::{inputs, labs, rubric, template};
+use grader::grade::{GradeOptions, Target};
+use grader::report;
+use grader::rubric::{self, Assignment};
+use grader::stage;
+use grader::{inputs, template};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// Grades GPU-programming lab crates.
 #[derive(Parser)]
@@ -124,81 +124,24 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         gpu,
         cache,
     } = args;
-    let started = Instant::now();
-    let krate = stage::read_lab_crate(&path).map_err(|e| e.to_string())?;
-    let assignment = match &assignment {
-        Some(spec) => rubric::resolve(spec).map_err(|e| e.to_string())?,
-        None => {
-            let lab = krate.lab_or(None).map_err(|e| e.to_string())?;
-            rubric::embedded(lab.name).map_err(|e| e.to_string())?
-        }
-    };
-    let lab = labs::find(&assignment.assignment.name)
-        .ok_or_else(|| format!("this grader has no lab `{}`", assignment.assignment.name))?;
+    let assignment = assignment_for(&path, assignment.as_deref())?;
     let seed = seed.unwrap_or_else(inputs::fresh_seed);
-    let run_dir = tempfile::Builder::new()
-        .prefix("grader-run-")
-        .tempdir()
-        .map_err(|e| format!("cannot make a scratch folder: {e}"))?;
-
-    eprintln!("building {} as lab `{}` …", path.display(), lab.name);
-    let build = stage::build(&krate, lab, &cache, run_dir.path()).map_err(|e| e.to_string())?;
-    let items: Vec<ItemResult> = match build {
-        Build::CompileError(error) => {
-            eprintln!(
-                "the submission does not compile: {}",
-                error.lines().next().unwrap_or("")
-            );
-            grader::check::not_compiled(&assignment, &error)
-        }
-        Build::Built { binary, source_dir } => {
-            if grader::gpu::will_build_emulator(gpu) {
-                eprintln!("building the GPU emulator for the GPU items (first run only, about a minute) …");
-            }
-            let (backend, backend_label) =
-                grader::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
-            let ctx = GradeContext {
-                command: WorkerCommand {
-                    program: binary,
-                    cwd: Some(run_dir.path().to_path_buf()),
-                    env: Vec::new(),
-                },
-                seed,
-                source_dir: Some(source_dir),
-                backend,
-                backend_label,
-            };
-            eprintln!(
-                "grading with seed {seed}, GPU items on: {} …",
-                ctx.backend_label
-            );
-            let mut results = Vec::new();
-            for item in &assignment.items {
-                let result = grade_item(&ctx, item).map_err(|e| e.to_string())?;
-                eprintln!(
-                    "test {} ... {} ({}/{})",
-                    item.id(),
-                    match result.status {
-                        report::Status::Passed => "ok",
-                        report::Status::Skipped => "skipped",
-                        _ => "FAILED",
-                    },
-                    report::points(result.score),
-                    report::points(result.max_score)
-                );
-                results.push(result);
-            }
-            results
-        }
-    };
-    let report = Report {
-        assignment: assignment.assignment.name.clone(),
-        build: Default::default(),
-        notes: Vec::new(),
+    let options = GradeOptions {
         seed,
-        items,
-        execution_time: started.elapsed().as_secs_f64(),
+        gpu,
+        cache,
+        only: None,
     };
+    let report = grader::grade::grade(
+        &Target::Crate(path.clone()),
+        &assignment,
+        &options,
+        &mut progress_lines,
+    )
+    .map_err(|e| e.to_string())?;
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
     print!("{}", report::table::failures(&report));
     print!("{}", report::table::render(&report));
     println!(
@@ -210,4 +153,49 @@ fn grade(args: GradeArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
     }
     Ok(())
+}
+
+/// The rubric to grade the crate at `path` with: `--assignment` (a lab name or a file), else
+/// the embedded rubric of the lab the crate declares.
+fn assignment_for(path: &std::path::Path, spec: Option<&str>) -> Result<Assignment, String> {
+    match spec {
+        Some(spec) => rubric::resolve(spec).map_err(|e| e.to_string()),
+        None => {
+            let krate = stage::read_lab_crate(path).map_err(|e| e.to_string())?;
+            let lab = krate.lab_or(None).map_err(|e| e.to_string())?;
+            rubric::embedded(lab.name).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// `grader grade`'s progress on stderr: what is built, then one line per item.
+fn progress_lines(event: Event<'_>) {
+    match event {
+        Event::Building { path, lab } => {
+            eprintln!("building {} as lab `{lab}` …", path.display())
+        }
+        Event::NotCompiled { first_line } => {
+            eprintln!("the submission does not compile: {first_line}")
+        }
+        Event::BuildingEmulator => eprintln!(
+            "building the GPU emulator for the GPU items (first run only, about a minute) …"
+        ),
+        Event::Started {
+            seed,
+            backend_label,
+            ..
+        } => eprintln!("grading with seed {seed}, GPU items on: {backend_label} …"),
+        Event::ItemFinished { item, result } => eprintln!(
+            "test {} ... {} ({}/{})",
+            item.id(),
+            match result.status {
+                report::Status::Passed => "ok",
+                report::Status::Skipped => "skipped",
+                _ => "FAILED",
+            },
+            report::points(result.score),
+            report::points(result.max_score)
+        ),
+        Event::ItemStarted { .. } | Event::Finished { .. } => {}
+    }
 }

@@ -51,7 +51,7 @@ pub struct LabCrate {
     pub package: String,
     /// The lab named in `[package.metadata.grader] assignment`, or inferred from the name.
     pub lab: Option<&'static LabInfo>,
-    /// Its `[dependencies]`, kept for the staged build (minus `grader`).
+    /// Its `[dependencies]`, compared with the lab's to say what official grading ignored.
     dependencies: toml::Table,
     /// Its edition.
     edition: String,
@@ -127,22 +127,11 @@ pub fn read_lab_crate(dir: &Path) -> Result<LabCrate, StageError> {
     let lab = declared
         .and_then(labs::find)
         .or_else(|| labs::find_by_crate(&name));
-    let mut dependencies = manifest
+    let dependencies = manifest
         .get("dependencies")
         .and_then(|d| d.as_table())
         .cloned()
         .unwrap_or_default();
-    dependencies.remove("grader");
-    // Relative path dependencies are relative to the student's crate, not the build area.
-    for (_, dep) in dependencies.iter_mut() {
-        if let Some(path) = dep.get("path").and_then(|p| p.as_str()).map(PathBuf::from) {
-            if path.is_relative() {
-                if let Some(t) = dep.as_table_mut() {
-                    t.insert("path".into(), dir.join(path).display().to_string().into());
-                }
-            }
-        }
-    }
     let edition = package
         .get("edition")
         .and_then(|e| e.as_str())
@@ -167,7 +156,55 @@ impl LabCrate {
         })
     }
 
-    /// The staged crate's manifest: the student's dependencies, the grader's own harness and
+    /// What official grading does not take from this crate, one sentence each for the
+    /// student's feedback: a changed `tests/grade.rs`, dependencies the lab does not list or
+    /// lists differently, a build script.
+    pub fn ignored_changes(&self, lab: &LabInfo) -> Vec<String> {
+        let mut notes = Vec::new();
+        let harness = std::fs::read_to_string(self.dir.join("tests").join("grade.rs"));
+        let same = |a: &str, b: &str| {
+            a.lines()
+                .map(str::trim_end)
+                .eq(b.lines().map(str::trim_end))
+        };
+        match harness {
+            Ok(text) if same(&text, lab.harness) => {}
+            Ok(_) => notes.push(
+                "Your tests/grade.rs differs from the lab's: official grading used the lab's own."
+                    .to_string(),
+            ),
+            Err(_) => notes.push(
+                "Your crate has no tests/grade.rs: official grading used the lab's own."
+                    .to_string(),
+            ),
+        }
+        let lab_deps = lab_dependencies(lab);
+        for (name, spec) in &self.dependencies {
+            match lab_deps.get(name) {
+                None => notes.push(format!(
+                    "Your Cargo.toml adds the dependency `{name}`, which is not part of the lab: \
+                     official grading builds with the lab's dependencies only, so code that uses \
+                     it does not compile there."
+                )),
+                Some(lab_spec) if lab_spec != spec => notes.push(format!(
+                    "Your Cargo.toml changes the dependency `{name}`: official grading used the \
+                     lab's ({}).",
+                    describe_dependency(lab_spec)
+                )),
+                Some(_) => {}
+            }
+        }
+        if self.dir.join("build.rs").is_file() {
+            notes.push(
+                "Your build.rs is not used: official grading builds only src/ with the lab's \
+                 manifest."
+                    .to_string(),
+            );
+        }
+        notes
+    }
+
+    /// The staged crate's manifest: the lab's own dependencies, the grader's own harness and
     /// the grader's own version, optimised builds, a workspace of its own.
     fn staged_manifest(&self, lab: &LabInfo) -> String {
         let mut doc = toml::Table::new();
@@ -180,7 +217,7 @@ impl LabCrate {
             package.insert(auto.into(), false.into());
         }
         doc.insert("package".into(), package.into());
-        doc.insert("dependencies".into(), self.dependencies.clone().into());
+        doc.insert("dependencies".into(), lab_dependencies(lab).into());
         let mut grader = toml::Table::new();
         grader.insert("path".into(), GRADER_DIR.into());
         let mut dev = toml::Table::new();
@@ -201,6 +238,27 @@ impl LabCrate {
         format!(
             "# Written by the grader for official grading; the submission's own Cargo.toml is not used.\n{doc}"
         )
+    }
+}
+
+/// The `[dependencies]` of the lab's own manifest.
+fn lab_dependencies(lab: &LabInfo) -> toml::Table {
+    lab.manifest
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|m| m.get("dependencies").and_then(|d| d.as_table()).cloned())
+        .unwrap_or_default()
+}
+
+/// A dependency's requirement as a manifest writes it (`"0.17"`, or its `version`).
+fn describe_dependency(spec: &toml::Value) -> String {
+    match spec {
+        toml::Value::String(version) => format!("version {version}"),
+        other => other
+            .get("version")
+            .and_then(|v| v.as_str())
+            .map(|v| format!("version {v}"))
+            .unwrap_or_else(|| other.to_string()),
     }
 }
 

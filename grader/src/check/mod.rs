@@ -32,6 +32,23 @@ pub struct GradeContext {
 }
 
 impl GradeContext {
+    /// A context that only answers which items cannot be graded here (for `--list`): the GPU
+    /// mode resolved on this machine, no worker to start.
+    pub fn for_listing(gpu: crate::gpu::GpuMode) -> Result<Self, crate::gpu::GpuError> {
+        let (backend, backend_label) = crate::gpu::backend_for(gpu)?;
+        Ok(GradeContext {
+            command: WorkerCommand {
+                program: PathBuf::new(),
+                cwd: None,
+                env: Vec::new(),
+            },
+            seed: 0,
+            source_dir: None,
+            backend,
+            backend_label,
+        })
+    }
+
     /// The work order for `item` with this run's seed and, for GPU-track items, the backend.
     /// CPU-track items run with every GPU hidden, so a "CPU" function cannot hand its work to
     /// a GPU (on a machine with one, that would pass for a CPU speedup).

@@ -16,6 +16,9 @@ pub struct LabInfo {
     pub functions: &'static [(ItemKind, &'static [&'static str])],
     /// The harness source, `tests/grade.rs`, that official grading puts in every submission.
     pub harness: &'static str,
+    /// The lab crate's `Cargo.toml` (the solution's): official builds use its
+    /// `[dependencies]`, whatever a submission's manifest says.
+    pub manifest: &'static str,
 }
 
 impl LabInfo {

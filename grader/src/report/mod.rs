@@ -2,6 +2,7 @@
 //! Gradescope's `results.json`.
 
 pub mod gradescope;
+pub mod markdown;
 pub mod table;
 
 use serde::{Deserialize, Serialize};

@@ -32,6 +32,7 @@ pub static LAB: LabInfo = LabInfo {
         (ItemKind::Benchmark, &["benchmark"]),
     ],
     harness: include_str!("../../../../solutions/matmul/tests/grade.rs"),
+    manifest: include_str!("../../../../solutions/matmul/Cargo.toml"),
 };
 
 /// A student's matrix product: A (m×k) · B (k×n) → C (m×n).

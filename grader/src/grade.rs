@@ -1,0 +1,192 @@
+//! Grading one submission is one call: [`grade`] builds it (or uses the running test binary),
+//! resolves where GPU items run, grades each selected rubric item and returns the [`Report`],
+//! reporting progress as [`Event`]s. `grader grade`, `grader batch`, the Classroom steps and
+//! the `cargo test` harness all call it; what they print is decided by their event callbacks
+//! and by the renderers in [`crate::report`], which only read reports.
+
+use crate::check::{grade_item, GradeContext};
+use crate::event::Event;
+use crate::gpu::{GpuError, GpuMode};
+use crate::report::{BuildStatus, Report};
+use crate::rubric::{Assignment, Item};
+use crate::stage::{self, Build, StageError};
+use crate::supervisor::{SupervisorError, WorkerCommand};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What is graded.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A lab crate on disk. Only its `src/` is used: it is built with the lab's own manifest,
+    /// the grader's own harness and this grader (official grading).
+    Crate(PathBuf),
+    /// The running test binary of a lab crate (its `cargo test`): workers are started from it.
+    Running {
+        /// The test binary.
+        program: PathBuf,
+        /// The crate's `src/`, for the rubric's source checks.
+        source_dir: PathBuf,
+    },
+}
+
+/// How to grade, resolved before grading starts.
+#[derive(Debug, Clone)]
+pub struct GradeOptions {
+    /// The seed every input is derived from.
+    pub seed: u64,
+    /// Where GPU items run.
+    pub gpu: GpuMode,
+    /// The build cache (shared target directory, staged crates, the emulator).
+    pub cache: PathBuf,
+    /// The ids of the items to grade, or every item when `None`. Items keep rubric order.
+    pub only: Option<Vec<String>>,
+}
+
+impl GradeOptions {
+    /// Every item, a fresh seed, GPU mode `auto`, the default cache.
+    pub fn new(seed: u64) -> Self {
+        GradeOptions {
+            seed,
+            gpu: GpuMode::Auto,
+            cache: stage::default_cache_dir(),
+            only: None,
+        }
+    }
+
+    /// The rubric items this run grades, in rubric order.
+    pub fn selected<'a>(&self, assignment: &'a Assignment) -> Vec<&'a Item> {
+        assignment
+            .items
+            .iter()
+            .filter(|item| {
+                self.only
+                    .as_ref()
+                    .is_none_or(|ids| ids.iter().any(|id| id == item.id()))
+            })
+            .collect()
+    }
+}
+
+/// Why a submission could not be graded. A student's mistakes (a compile error, a panic, a
+/// wrong value) are not here: they are results in the report.
+#[derive(Debug, thiserror::Error)]
+pub enum GradeError {
+    /// The crate could not be read or built for a reason that is not its code.
+    #[error(transparent)]
+    Stage(#[from] StageError),
+    /// GPU items cannot run as asked (`--gpu real` without a GPU, say).
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// The rubric names a lab this grader does not know.
+    #[error("this grader has no lab `{0}`")]
+    UnknownLab(String),
+    /// A scratch folder could not be made.
+    #[error("cannot make a scratch folder: {0}")]
+    Scratch(std::io::Error),
+    /// The grader failed while grading one item.
+    #[error("the grader could not grade item `{item}`: {source}")]
+    Item {
+        /// The item's id.
+        item: String,
+        /// What failed.
+        source: SupervisorError,
+    },
+}
+
+/// Grades `target` against `assignment`, reporting progress to `on_event`.
+pub fn grade(
+    target: &Target,
+    assignment: &Assignment,
+    options: &GradeOptions,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Report, GradeError> {
+    let started = Instant::now();
+    let selected = options.selected(assignment);
+    let mut report = Report {
+        assignment: assignment.assignment.name.clone(),
+        build: BuildStatus::Built,
+        notes: Vec::new(),
+        seed: options.seed,
+        items: Vec::new(),
+        execution_time: 0.0,
+    };
+    // Holds the built harness and the copy of the sources until grading ends.
+    let mut _run_dir = None;
+    let (program, source_dir, cwd) = match target {
+        Target::Running {
+            program,
+            source_dir,
+        } => (program.clone(), source_dir.clone(), None),
+        Target::Crate(path) => {
+            let lab = crate::labs::find(&assignment.assignment.name)
+                .ok_or_else(|| GradeError::UnknownLab(assignment.assignment.name.clone()))?;
+            let krate = stage::read_lab_crate(path)?;
+            report.notes = krate.ignored_changes(lab);
+            let run_dir = tempfile::Builder::new()
+                .prefix("grader-run-")
+                .tempdir()
+                .map_err(GradeError::Scratch)?;
+            on_event(Event::Building {
+                path,
+                lab: lab.name,
+            });
+            match stage::build(&krate, lab, &options.cache, run_dir.path())? {
+                Build::CompileError(error) => {
+                    on_event(Event::NotCompiled {
+                        first_line: error.lines().next().unwrap_or(""),
+                    });
+                    report.build = BuildStatus::NotCompiled;
+                    let failed = crate::check::not_compiled(assignment, &error);
+                    report.items = failed
+                        .into_iter()
+                        .filter(|r| selected.iter().any(|i| i.id() == r.id))
+                        .collect();
+                    report.execution_time = started.elapsed().as_secs_f64();
+                    on_event(Event::Finished { report: &report });
+                    return Ok(report);
+                }
+                Build::Built { binary, source_dir } => {
+                    let cwd = run_dir.path().to_path_buf();
+                    _run_dir = Some(run_dir);
+                    (binary, source_dir, Some(cwd))
+                }
+            }
+        }
+    };
+
+    if crate::gpu::will_build_emulator(options.gpu) {
+        on_event(Event::BuildingEmulator);
+    }
+    let (backend, backend_label) = crate::gpu::backend_for(options.gpu)?;
+    let ctx = GradeContext {
+        command: WorkerCommand {
+            program,
+            cwd,
+            env: Vec::new(),
+        },
+        seed: options.seed,
+        source_dir: Some(source_dir),
+        backend,
+        backend_label,
+    };
+    on_event(Event::Started {
+        seed: options.seed,
+        backend_label: &ctx.backend_label,
+        items: selected.len(),
+    });
+    for item in selected {
+        on_event(Event::ItemStarted { item });
+        let result = grade_item(&ctx, item).map_err(|source| GradeError::Item {
+            item: item.id().to_string(),
+            source,
+        })?;
+        on_event(Event::ItemFinished {
+            item,
+            result: &result,
+        });
+        report.items.push(result);
+    }
+    report.execution_time = started.elapsed().as_secs_f64();
+    on_event(Event::Finished { report: &report });
+    Ok(report)
+}

@@ -1,0 +1,353 @@
+//! The `cargo test` entry point of a lab crate (`tests/grade.rs`, `harness = false`).
+//!
+//! Started by cargo, the test binary is the supervisor: it prints libtest-style lines per
+//! rubric item (through libtest-mimic, so filters, `--list` and `--exact` work), then a score
+//! table. It re-runs itself in worker mode for each item. Options come as test-binary
+//! arguments, because GitHub Classroom strips environment variables:
+//! `cargo test --test grade -- --seed 7 fast_correct`.
+
+pub mod classroom;
+
+use crate::event::Event;
+use crate::grade::{grade, GradeOptions, Target};
+use crate::protocol::WORKER_FLAG;
+use crate::report::{self, Report, Status};
+use crate::worker::{self, LabWorker};
+use crate::{inputs, rubric};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The harness's own options, taken out of the arguments before libtest sees them.
+#[derive(Debug, Default)]
+pub struct HarnessOptions {
+    /// `--seed N`: repeat a run exactly.
+    pub seed: Option<u64>,
+    /// `--json FILE`: also write Gradescope-style results.
+    pub json: Option<PathBuf>,
+    /// `--assignment NAME|PATH`: grade with another rubric.
+    pub assignment: Option<String>,
+    /// `--gpu auto|real|emulate|off` (default `$GRADER_GPU`, else auto): where GPU items run.
+    pub gpu: crate::gpu::GpuMode,
+    /// `--classroom-step ID`: grade one item as a GitHub Classroom step (seed from the commit,
+    /// the result kept for the item's other steps); exit 0 exactly when it earns its points.
+    pub classroom_step: Option<String>,
+    /// `--at-least POINTS`: with `--classroom-step`, exit 0 when the item earns at least this
+    /// many points (one step per speed tier) instead of all of them.
+    pub at_least: Option<f64>,
+    /// `--prepare`: build what GPU items need (the emulator) and exit, grading nothing.
+    pub prepare: bool,
+    /// `--classroom-summary`: print this commit's Classroom step results as a Markdown table
+    /// and append it to `$GITHUB_STEP_SUMMARY`.
+    pub classroom_summary: bool,
+}
+
+/// Splits the harness's options from libtest's arguments.
+pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), String> {
+    let mut options = HarnessOptions::default();
+    // GRADER_GPU sets the default on a laptop; `--gpu` wins (Classroom strips variables).
+    if let Ok(mode) = std::env::var("GRADER_GPU") {
+        options.gpu = mode.parse()?;
+    }
+    let mut rest = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        match flag.as_str() {
+            "--prepare" => {
+                options.prepare = true;
+                continue;
+            }
+            "--classroom-summary" => {
+                options.classroom_summary = true;
+                continue;
+            }
+            _ => {}
+        }
+        if !matches!(
+            flag.as_str(),
+            "--seed" | "--json" | "--assignment" | "--gpu" | "--classroom-step" | "--at-least"
+        ) {
+            rest.push(arg);
+            continue;
+        }
+        let value = inline
+            .or_else(|| it.next())
+            .ok_or_else(|| format!("{flag} needs a value, e.g. `{flag} 7`"))?;
+        match flag.as_str() {
+            "--seed" => {
+                options.seed = Some(value.parse().map_err(|_| {
+                    format!("--seed takes a whole number (the one printed by a run), not `{value}`")
+                })?)
+            }
+            "--json" => options.json = Some(PathBuf::from(value)),
+            "--gpu" => options.gpu = value.parse()?,
+            "--classroom-step" => options.classroom_step = Some(value),
+            "--at-least" => {
+                options.at_least =
+                    Some(value.parse().map_err(|_| {
+                        format!("--at-least takes a number of points, not `{value}`")
+                    })?)
+            }
+            _ => options.assignment = Some(value),
+        }
+    }
+    Ok((options, rest))
+}
+
+/// Runs a lab crate's grading under `cargo test`, or serves one item in worker mode.
+pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(WORKER_FLAG) {
+        return match worker::serve(&lab) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(101)
+            }
+        };
+    }
+    match supervise(lab.info().name, args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// libtest's exit code when a test failed.
+const TESTS_FAILED: u8 = 101;
+
+fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
+    let (options, rest) = split_args(args)?;
+    let test_args = libtest_mimic::Arguments::from_iter(rest);
+    let assignment = match &options.assignment {
+        Some(spec) => rubric::resolve(spec),
+        None => rubric::embedded(lab_name),
+    }
+    .map_err(|e| e.to_string())?;
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    if options.prepare {
+        return prepare(options.gpu);
+    }
+    if options.classroom_summary {
+        return classroom::summary(&assignment, &crate_dir, options.seed);
+    }
+    let program = std::env::current_exe()
+        .map_err(|e| format!("cannot find this test binary to start workers: {e}"))?;
+    let target = Target::Running {
+        program,
+        source_dir: crate_dir.join("src"),
+    };
+    if let Some(id) = &options.classroom_step {
+        return classroom::step(&target, &assignment, &crate_dir, &options, id);
+    }
+    let seed = options.seed.unwrap_or_else(inputs::fresh_seed);
+    let mut grade_options = GradeOptions::new(seed);
+    grade_options.gpu = options.gpu;
+    let skipped = skipped_ids(&assignment, options.gpu)?;
+    let selected = select(&assignment, &test_args, &skipped);
+    if test_args.list {
+        for id in &selected {
+            println!("{id}: test");
+        }
+        if test_args.format != Some(libtest_mimic::FormatSetting::Terse) {
+            println!("\n{} tests, 0 benchmarks", selected.len());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let filtered_out = assignment.items.len() - selected.len();
+    grade_options.only = Some(selected);
+    let mut lines = LibtestLines::default();
+    let report = grade(&target, &assignment, &grade_options, &mut |event| {
+        lines.on_event(event, &assignment)
+    })
+    .map_err(|e| e.to_string())?;
+    lines.finish(&report, filtered_out);
+    if !report.items.is_empty() {
+        print!("{}", report::table::render(&report));
+        println!("seed {seed}: repeat with `cargo test --test grade -- --seed {seed}`");
+        classroom::append_step_summary(&report);
+    }
+    if let Some(path) = &options.json {
+        std::fs::write(path, report::gradescope::to_json(&report))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let failed = report
+        .items
+        .iter()
+        .any(|i| matches!(i.status, Status::Failed | Status::Partial));
+    Ok(if failed {
+        ExitCode::from(TESTS_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `--prepare`: builds what GPU items need (the emulator) so later runs only grade.
+fn prepare(gpu: crate::gpu::GpuMode) -> Result<ExitCode, String> {
+    if crate::gpu::will_build_emulator(gpu) {
+        println!("building the GPU emulator for the GPU items (about a minute) …");
+    }
+    let (_, label) = crate::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
+    println!("ready: GPU items will run on: {label}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The ids of the items that cannot be graded here (shown as `ignored`, like libtest's).
+fn skipped_ids(
+    assignment: &rubric::Assignment,
+    gpu: crate::gpu::GpuMode,
+) -> Result<Vec<String>, String> {
+    let ctx = crate::check::GradeContext::for_listing(gpu).map_err(|e| e.to_string())?;
+    Ok(assignment
+        .items
+        .iter()
+        .filter(|item| crate::check::skipped_here(&ctx, item).is_some())
+        .map(|item| item.id().to_string())
+        .collect())
+}
+
+/// The items libtest's arguments select: the filter (a substring, or the whole id with
+/// `--exact`), minus `--skip`s; with `--ignored`, only items that cannot be graded here.
+fn select(
+    assignment: &rubric::Assignment,
+    args: &libtest_mimic::Arguments,
+    skipped: &[String],
+) -> Vec<String> {
+    let matches = |id: &str, pattern: &str| {
+        if args.exact {
+            id == pattern
+        } else {
+            id.contains(pattern)
+        }
+    };
+    assignment
+        .items
+        .iter()
+        .map(|item| item.id().to_string())
+        .filter(|id| args.filter.as_deref().is_none_or(|f| matches(id, f)))
+        .filter(|id| !args.skip.iter().any(|s| matches(id, s)))
+        .filter(|id| !args.ignored || skipped.contains(id))
+        .collect()
+}
+
+/// Prints libtest's lines from grading events: `running N tests`, `test id ... ok`, then the
+/// failures and `test result: …`, so the output reads like any `cargo test`.
+#[derive(Default)]
+struct LibtestLines {
+    passed: usize,
+    failed: Vec<(String, String)>,
+    ignored: usize,
+}
+
+impl LibtestLines {
+    fn on_event(&mut self, event: Event<'_>, assignment: &rubric::Assignment) {
+        match event {
+            Event::BuildingEmulator => eprintln!(
+                "building the GPU emulator for the GPU items (first run only, about a minute) …"
+            ),
+            Event::Started {
+                seed,
+                backend_label,
+                items,
+            } => {
+                println!(
+                    "grading `{}` with seed {seed}, GPU items on: {backend_label} (to repeat this run exactly: cargo test --test grade -- --seed {seed})",
+                    assignment.assignment.name
+                );
+                println!(
+                    "\nrunning {items} test{}",
+                    if items == 1 { "" } else { "s" }
+                );
+            }
+            Event::ItemFinished { item, result } => {
+                let verdict = match result.status {
+                    Status::Passed => {
+                        self.passed += 1;
+                        "ok".to_string()
+                    }
+                    Status::Skipped => {
+                        self.ignored += 1;
+                        format!("ignored, {}", result.reason)
+                    }
+                    Status::Partial | Status::Failed => {
+                        self.failed.push((
+                            item.id().to_string(),
+                            format!(
+                                "{}/{} points. {}",
+                                report::points(result.score),
+                                report::points(result.max_score),
+                                result.details
+                            ),
+                        ));
+                        "FAILED".to_string()
+                    }
+                };
+                println!("test {} ... {verdict}", item.id());
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&self, report: &Report, filtered_out: usize) {
+        if !self.failed.is_empty() {
+            println!("\nfailures:");
+            for (id, text) in &self.failed {
+                println!("\n---- {id} ----\n{text}");
+            }
+            println!("\nfailures:");
+            for (id, _) in &self.failed {
+                println!("    {id}");
+            }
+        }
+        println!(
+            "\ntest result: {}. {} passed; {} failed; {} ignored; 0 measured; {filtered_out} filtered out; finished in {:.2}s",
+            if self.failed.is_empty() { "ok" } else { "FAILED" },
+            self.passed,
+            self.failed.len(),
+            self.ignored,
+            report.execution_time
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn harness_options_are_taken_out_and_the_rest_is_left_for_libtest() {
+        let (o, rest) = split_args(strings(&[
+            "bin",
+            "--seed",
+            "7",
+            "--json=r.json",
+            "fast",
+            "--exact",
+        ]))
+        .unwrap();
+        assert_eq!(o.seed, Some(7));
+        assert_eq!(o.json, Some(PathBuf::from("r.json")));
+        assert_eq!(rest, strings(&["bin", "fast", "--exact"]));
+    }
+
+    #[test]
+    fn a_bad_seed_says_what_is_expected() {
+        let err = split_args(strings(&["bin", "--seed", "x"])).unwrap_err();
+        assert!(err.contains("whole number"), "{err}");
+        assert!(split_args(strings(&["bin", "--seed"]))
+            .unwrap_err()
+            .contains("needs a value"));
+    }
+}

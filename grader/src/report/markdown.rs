@@ -1,0 +1,170 @@
+//! The report in Markdown: a score table (GitHub's step summary, the top of a feedback file)
+//! and a student's feedback file with every lost point explained.
+
+use super::{points, BuildStatus, Report, Status};
+use std::fmt::Write;
+
+/// Escapes text for one cell of a Markdown table (no pipes, no line breaks).
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The status as a table shows it.
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "✅ passed",
+        Status::Partial => "🟡 partial",
+        Status::Failed => "❌ failed",
+        Status::Skipped => "➖ skipped",
+    }
+}
+
+/// A Markdown score table: item, points, status, reason, then the total.
+pub fn table(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| item | points | status | reason |");
+    let _ = writeln!(out, "|---|---:|---|---|");
+    for item in &report.items {
+        let _ = writeln!(
+            out,
+            "| `{}` | {}/{} | {} | {} |",
+            item.id,
+            points(item.score),
+            points(item.max_score),
+            status_word(item.status),
+            cell(&item.reason)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| **total** | **{}/{}** | | |",
+        points(report.score()),
+        points(report.max_score())
+    );
+    out
+}
+
+/// GitHub's step summary: a heading, the table and how to repeat the run.
+pub fn step_summary(report: &Report) -> String {
+    format!(
+        "### `{}`: {}/{} points\n\n{}\nGraded with seed {}: `cargo test --test grade -- --seed {}` repeats these inputs.\n",
+        report.assignment,
+        points(report.score()),
+        points(report.max_score()),
+        table(report),
+        report.seed,
+        report.seed
+    )
+}
+
+/// A student's feedback file: the score, notes on what official grading ignored, the table,
+/// then every item that lost points with its full explanation.
+pub fn feedback(student: &str, report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# `{}` feedback for {student}\n\n**Score: {}/{}** (seed {})\n",
+        report.assignment,
+        points(report.score()),
+        points(report.max_score()),
+        report.seed
+    );
+    if report.build == BuildStatus::NotCompiled {
+        let _ = writeln!(
+            out,
+            "Your code did not compile, so no item could be graded. The compiler's error is \
+             under each item below.\n"
+        );
+    }
+    if !report.notes.is_empty() {
+        let _ = writeln!(out, "## What official grading did not use\n");
+        for note in &report.notes {
+            let _ = writeln!(out, "- {note}");
+        }
+        out.push('\n');
+    }
+    out.push_str(&table(report));
+    let lost: Vec<_> = report
+        .items
+        .iter()
+        .filter(|i| matches!(i.status, Status::Failed | Status::Partial))
+        .collect();
+    if !lost.is_empty() {
+        let _ = writeln!(out, "\n## Where points were lost");
+    }
+    for item in lost {
+        let _ = writeln!(
+            out,
+            "\n### `{}`: {} ({}/{})\n\n```text\n{}\n```",
+            item.id,
+            item.title,
+            points(item.score),
+            points(item.max_score),
+            item.details.trim_end().replace("```", "'''")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nTo repeat these inputs on your machine: `cargo test --test grade -- --seed {}`.",
+        report.seed
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ItemResult;
+
+    fn item(id: &str, score: f64, max: f64, status: Status, reason: &str) -> ItemResult {
+        ItemResult {
+            id: id.into(),
+            title: format!("{id} title"),
+            score,
+            max_score: max,
+            status,
+            reason: reason.into(),
+            details: format!("{id} details\nsecond line"),
+            mode: None,
+            speedup: None,
+        }
+    }
+
+    fn report() -> Report {
+        Report {
+            assignment: "matmul".into(),
+            build: BuildStatus::Built,
+            notes: vec!["Your tests/grade.rs differs from the lab's.".into()],
+            seed: 7,
+            items: vec![
+                item("a", 3.0, 3.0, Status::Passed, "right"),
+                item("b", 2.0, 4.0, Status::Partial, "6.1× | slow"),
+                item("c", 0.0, 0.0, Status::Skipped, "needs a GPU"),
+            ],
+            execution_time: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_table_lists_every_item_and_the_total_with_pipes_escaped() {
+        let table = table(&report());
+        assert!(
+            table.contains("| `b` | 2/4 | 🟡 partial | 6.1× \\| slow |"),
+            "{table}"
+        );
+        assert!(table.contains("| **total** | **5/7** |"), "{table}");
+        assert_eq!(table.lines().count(), 6);
+    }
+
+    #[test]
+    fn feedback_explains_each_lost_item_and_what_was_ignored() {
+        let text = feedback("alice", &report());
+        assert!(text.contains("feedback for alice"), "{text}");
+        assert!(text.contains("**Score: 5/7**"), "{text}");
+        assert!(text.contains("- Your tests/grade.rs differs"), "{text}");
+        assert!(text.contains("### `b`: b title (2/4)"), "{text}");
+        assert!(text.contains("b details\nsecond line"), "{text}");
+        assert!(!text.contains("### `a`"), "{text}");
+        assert!(!text.contains("### `c`"), "{text}");
+    }
+}
