@@ -7,6 +7,7 @@
 //! decides pass/fail and points ([`check`]). Results are one model ([`report`]) with several
 //! renderings.
 
+pub mod batch;
 pub mod check;
 pub mod cpu_time;
 pub mod emulate;

@@ -2,6 +2,7 @@
 //! it. Library code returns errors; this binary decides how to print them.
 
 use clap::{Parser, Subcommand};
+use grader::batch::{BatchEvent, BatchOptions};
 use grader::event::Event;
 use grader::gpu::GpuMode;
 use grader::grade::{GradeOptions, Target};
@@ -9,6 +10,7 @@ use grader::report;
 use grader::rubric::{self, Assignment};
 use grader::stage;
 use grader::{inputs, template};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,6 +46,64 @@ enum Commands {
         /// ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+    },
+    /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
+    /// gradebook and, per student, results.json and feedback.md; re-running grades only what
+    /// changed.
+    Batch {
+        /// The folder of submissions (e.g. what `gh classroom clone student-repos` made).
+        dir: PathBuf,
+        /// The lab's name (`matmul`) or the path of an assignment.toml.
+        #[arg(long)]
+        assignment: String,
+        /// Submissions graded at once [default: the number of cores].
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// The CSV gradebook to write.
+        #[arg(long, value_name = "FILE", default_value = "grades.csv")]
+        out: PathBuf,
+        /// Where each student's record, results.json and feedback.md go.
+        #[arg(long, value_name = "DIR", default_value = "feedback")]
+        feedback: PathBuf,
+        /// Where GPU items run (as for `grade`).
+        #[arg(long, value_enum, env = "GRADER_GPU", default_value_t = GpuMode::Auto)]
+        gpu: GpuMode,
+        /// The seed of every submission's inputs; fresh when not given.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Grade again even the submissions that did not change since their last grading.
+        #[arg(long)]
+        force: bool,
+        /// Grade only these students (folder names; repeat the flag for several).
+        #[arg(long, value_name = "STUDENT")]
+        only: Vec<String>,
+        /// Write no gradebook (a Slurm task; `grader collect` writes it afterwards).
+        #[arg(long)]
+        no_gradebook: bool,
+        /// Where builds are cached [default: $GPU_LABS_CACHE, else ~/.cache/gpu-labs].
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+        /// Do not grade: write a Slurm array script (one task per submission) into
+        /// FEEDBACK/slurm/ to submit with sbatch.
+        #[arg(long)]
+        slurm: bool,
+        /// With --slurm: the partition to run on.
+        #[arg(long, requires = "slurm")]
+        partition: Option<String>,
+        /// With --slurm: generic resources per task, e.g. gpu:1.
+        #[arg(long, requires = "slurm")]
+        gres: Option<String>,
+    },
+    /// Write the gradebook from the records a batch (or its Slurm tasks) left in FEEDBACK.
+    Collect {
+        /// The feedback folder of the batch.
+        feedback: PathBuf,
+        /// The lab's name or the path of an assignment.toml (for the gradebook's columns).
+        #[arg(long)]
+        assignment: String,
+        /// The CSV gradebook to write.
+        #[arg(long, value_name = "FILE", default_value = "grades.csv")]
+        out: PathBuf,
     },
     /// Run a command with the CPU emulator in place of libcuda, libnvrtc and libcublas
     /// (`grader emulate -- cargo run`), or print the environment for a shell (`--env`).
@@ -82,6 +142,39 @@ fn main() -> ExitCode {
             gpu,
             cache: cache_dir.unwrap_or_else(stage::default_cache_dir),
         }),
+        Commands::Batch {
+            dir,
+            assignment,
+            jobs,
+            out,
+            feedback,
+            gpu,
+            seed,
+            force,
+            only,
+            no_gradebook,
+            cache_dir,
+            slurm,
+            partition,
+            gres,
+        } => batch(BatchArgs {
+            dir,
+            assignment,
+            jobs,
+            gradebook: (!no_gradebook).then_some(out),
+            feedback,
+            gpu,
+            seed,
+            force,
+            only,
+            cache: cache_dir.unwrap_or_else(stage::default_cache_dir),
+            slurm: slurm.then_some((partition, gres)),
+        }),
+        Commands::Collect {
+            feedback,
+            assignment,
+            out,
+        } => collect(&feedback, &assignment, &out),
         Commands::Emulate { env, command } => {
             return match grader::emulate::run_cli(&command, env) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
@@ -198,4 +291,212 @@ fn progress_lines(event: Event<'_>) {
         ),
         Event::ItemStarted { .. } | Event::Finished { .. } => {}
     }
+}
+
+/// The options of `grader batch`.
+struct BatchArgs {
+    dir: PathBuf,
+    assignment: String,
+    jobs: Option<usize>,
+    gradebook: Option<PathBuf>,
+    feedback: PathBuf,
+    gpu: GpuMode,
+    seed: Option<u64>,
+    force: bool,
+    only: Vec<String>,
+    cache: PathBuf,
+    /// `--slurm`, with its partition and gres.
+    slurm: Option<(Option<String>, Option<String>)>,
+}
+
+/// `grader batch`: grades a class with a progress bar, then prints a summary.
+fn batch(args: BatchArgs) -> Result<(), String> {
+    if !args.dir.is_dir() {
+        return Err(format!(
+            "{} is not a folder; pass the folder that holds one subfolder per student",
+            args.dir.display()
+        ));
+    }
+    let assignment = rubric::resolve(&args.assignment).map_err(|e| e.to_string())?;
+    if grader::labs::find(&assignment.assignment.name).is_none() {
+        return Err(format!(
+            "this grader has no lab `{}` (known: {})",
+            assignment.assignment.name,
+            grader::labs::names().join(", ")
+        ));
+    }
+    let seed = args.seed.unwrap_or_else(inputs::fresh_seed);
+    if let Some((partition, gres)) = args.slurm {
+        return write_slurm(
+            &args.dir,
+            &args.assignment,
+            &args.feedback,
+            &args.cache,
+            args.gpu,
+            seed,
+            args.force,
+            partition,
+            gres,
+        );
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let options = BatchOptions {
+        dir: args.dir,
+        assignment,
+        jobs,
+        gradebook: args.gradebook,
+        feedback: args.feedback,
+        gpu: args.gpu,
+        seed,
+        force: args.force,
+        only: (!args.only.is_empty()).then_some(args.only),
+        cache: args.cache,
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} graded, ETA {eta}  {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let running: std::sync::Mutex<Vec<String>> = std::sync::Mutex::default();
+    let show_running = |bar: &ProgressBar, running: &[String]| {
+        bar.set_message(format!("grading: {}", running.join(", ")));
+    };
+    let summary = grader::batch::run(&options, &|event| match event {
+        BatchEvent::Started { to_grade, unchanged } => {
+            bar.set_length(to_grade as u64);
+            if unchanged > 0 {
+                bar.println(format!(
+                    "{unchanged} submissions unchanged since their last grading: kept (--force regrades them)"
+                ));
+            }
+        }
+        BatchEvent::Grading { student } => {
+            if let Ok(mut r) = running.lock() {
+                r.push(student.to_string());
+                show_running(&bar, &r);
+            }
+        }
+        BatchEvent::Done { record } => {
+            if let Ok(mut r) = running.lock() {
+                r.retain(|s| s != &record.student);
+                show_running(&bar, &r);
+            }
+            let score = record
+                .report
+                .as_ref()
+                .map(|r| format!("{}/{}", report::points(r.score()), report::points(r.max_score())))
+                .unwrap_or_else(|| "-".into());
+            bar.println(format!(
+                "{}: {score} {} ({:.1} s)",
+                record.student,
+                record.status(),
+                record.seconds
+            ));
+            bar.inc(1);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    print!("{}", grader::batch::summary_text(&summary));
+    if let Some(path) = &options.gradebook {
+        println!("gradebook: {}", path.display());
+    }
+    println!(
+        "feedback: {}/<student>/feedback.md and results.json",
+        options.feedback.display()
+    );
+    Ok(())
+}
+
+/// `grader batch --slurm`: writes the array script and the command to submit it.
+#[allow(clippy::too_many_arguments)]
+fn write_slurm(
+    dir: &std::path::Path,
+    assignment: &str,
+    feedback: &std::path::Path,
+    cache: &std::path::Path,
+    gpu: GpuMode,
+    seed: u64,
+    force: bool,
+    partition: Option<String>,
+    gres: Option<String>,
+) -> Result<(), String> {
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let students = grader::batch::students(dir).map_err(|e| e.to_string())?;
+    if students.is_empty() {
+        return Err(format!(
+            "{} has no submissions (no subfolders)",
+            dir.display()
+        ));
+    }
+    let assignment = if std::path::Path::new(assignment).exists() {
+        absolute(std::path::Path::new(assignment))
+            .display()
+            .to_string()
+    } else {
+        assignment.to_string()
+    };
+    let grader =
+        std::env::current_exe().map_err(|e| format!("cannot find this grader binary: {e}"))?;
+    let script = grader::batch::slurm::script(&grader::batch::slurm::SlurmOptions {
+        grader,
+        dir: absolute(dir),
+        students,
+        assignment,
+        feedback: absolute(feedback),
+        cache: absolute(cache),
+        gpu: match gpu {
+            GpuMode::Auto => "auto",
+            GpuMode::Real => "real",
+            GpuMode::Emulate => "emulate",
+            GpuMode::Off => "off",
+        },
+        seed,
+        partition,
+        gres,
+        force,
+    });
+    let folder = feedback.join("slurm");
+    std::fs::create_dir_all(&folder)
+        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let path = folder.join("grade.sbatch");
+    std::fs::write(&path, script).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    println!("submit it with: sbatch {}", path.display());
+    println!(
+        "when every task is done: grader collect {} --assignment … --out grades.csv",
+        feedback.display()
+    );
+    Ok(())
+}
+
+/// `grader collect`: the gradebook and summary from a batch's records.
+fn collect(
+    feedback: &std::path::Path,
+    assignment: &str,
+    out: &std::path::Path,
+) -> Result<(), String> {
+    let assignment = rubric::resolve(assignment).map_err(|e| e.to_string())?;
+    if !feedback.is_dir() {
+        return Err(format!(
+            "{} is not a folder; pass the --feedback folder of the batch",
+            feedback.display()
+        ));
+    }
+    let records =
+        grader::batch::write_gradebook(feedback, out, &assignment).map_err(|e| e.to_string())?;
+    let summary = grader::batch::BatchSummary {
+        graded_now: 0,
+        unchanged: records.len(),
+        records,
+    };
+    print!("{}", grader::batch::summary_text(&summary));
+    println!("gradebook: {}", out.display());
+    Ok(())
 }

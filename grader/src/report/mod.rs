@@ -1,6 +1,7 @@
 //! One result model for every flow; [`table`] renders it for a terminal and [`gradescope`] as
 //! Gradescope's `results.json`.
 
+pub mod gradebook;
 pub mod gradescope;
 pub mod markdown;
 pub mod table;
@@ -72,6 +73,11 @@ impl ItemResult {
         } else {
             Status::Failed
         };
+    }
+
+    /// Whether the item's worker ran past its time limit (the supervisor's words for it).
+    pub fn timed_out(&self) -> bool {
+        self.details.contains("did not finish within")
     }
 
     /// A result with full points.

@@ -1,0 +1,339 @@
+//! `grader batch`: official grades for a whole class. Each subfolder of a folder is one
+//! student's repository (the layout `gh classroom clone student-repos` makes); each is graded
+//! with [`crate::grade::grade`] (only its `src/` counts: the lab's manifest, harness, rubric and
+//! grader are imposed), in parallel, and its record is written as soon as it is done, so an
+//! interrupted batch resumes where it stopped and an unchanged submission is not graded again.
+//! The gradebook (CSV) and each student's feedback are rendered from the records.
+
+pub mod slurm;
+pub mod store;
+
+use crate::event::Event;
+use crate::gpu::GpuMode;
+use crate::grade::{grade, GradeOptions, Target};
+use crate::report::gradebook::{self, Row};
+use crate::report::{self, BuildStatus, Report};
+use crate::rubric::Assignment;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+pub use store::{Outcome, Record};
+
+/// Why a batch could not run (one submission's failure is not here: it is its record).
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The submissions folder cannot be read.
+    #[error("cannot read the submissions folder {path}: {source}")]
+    Submissions {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `--only` names a student who has no folder.
+    #[error("no submission named `{0}` in the submissions folder")]
+    NoSuchStudent(String),
+    /// An output could not be written.
+    #[error("cannot write {path}: {message}")]
+    Write { path: PathBuf, message: String },
+}
+
+/// How to grade a class, resolved before the batch starts.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// The folder of submissions, one subfolder per student.
+    pub dir: PathBuf,
+    /// The rubric.
+    pub assignment: Assignment,
+    /// Submissions graded at once.
+    pub jobs: usize,
+    /// The CSV gradebook, or `None` to write none (one task of a Slurm array).
+    pub gradebook: Option<PathBuf>,
+    /// Where each student's record, results.json and feedback.md go.
+    pub feedback: PathBuf,
+    /// Where GPU items run.
+    pub gpu: GpuMode,
+    /// The seed every submission's inputs come from.
+    pub seed: u64,
+    /// Grade again even when a submission did not change.
+    pub force: bool,
+    /// Grade only these students.
+    pub only: Option<Vec<String>>,
+    /// The build cache shared by every submission.
+    pub cache: PathBuf,
+}
+
+/// What happens during a batch, for the caller's progress display.
+#[derive(Debug)]
+pub enum BatchEvent<'a> {
+    /// The batch starts: how many submissions will be graded and how many are unchanged.
+    Started { to_grade: usize, unchanged: usize },
+    /// A submission starts building or grading.
+    Grading { student: &'a str },
+    /// A submission is done.
+    Done { record: &'a Record },
+}
+
+/// What a finished batch did.
+#[derive(Debug)]
+pub struct BatchSummary {
+    /// Every student's record (graded now or before), by name.
+    pub records: Vec<Record>,
+    /// How many were graded in this run.
+    pub graded_now: usize,
+    /// How many were unchanged since their last grading and kept.
+    pub unchanged: usize,
+}
+
+/// The students in `dir`: its subfolders, by name (hidden ones left out).
+pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
+    let read_err = |source| BatchError::Submissions {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let entry = entry.map_err(read_err)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().map_err(read_err)?.is_dir() && !name.starts_with('.') {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// What decides whether a submission must be graded again: its files, the rubric, this
+/// grader's version and the GPU mode.
+fn fingerprint(submission: &Path, options: &BatchOptions) -> String {
+    let files = crate::fingerprint::tree(submission).unwrap_or_else(|e| format!("unreadable {e}"));
+    let rubric = serde_json::to_string(&options.assignment).unwrap_or_default();
+    let context = format!(
+        "{files}|{rubric}|{}|{:?}",
+        env!("CARGO_PKG_VERSION"),
+        options.gpu
+    );
+    format!("{:016x}", crate::fingerprint::of_text(&context))
+}
+
+/// Grades every submission (or those `only` names) and writes the gradebook.
+pub fn run(
+    options: &BatchOptions,
+    on_event: &(dyn Fn(BatchEvent<'_>) + Sync),
+) -> Result<BatchSummary, BatchError> {
+    let all = students(&options.dir)?;
+    let chosen: Vec<String> = match &options.only {
+        Some(only) => {
+            for name in only {
+                if !all.contains(name) {
+                    return Err(BatchError::NoSuchStudent(name.clone()));
+                }
+            }
+            all.iter().filter(|s| only.contains(s)).cloned().collect()
+        }
+        None => all.clone(),
+    };
+    let mut queue = Vec::new();
+    let mut unchanged = 0;
+    for student in &chosen {
+        let print = fingerprint(&options.dir.join(student), options);
+        let kept = store::read(&options.feedback, student);
+        match kept {
+            Some(record)
+                if !options.force
+                    && record.fingerprint == print
+                    && record.outcome != Outcome::Error =>
+            {
+                unchanged += 1
+            }
+            _ => queue.push((student.clone(), print)),
+        }
+    }
+    on_event(BatchEvent::Started {
+        to_grade: queue.len(),
+        unchanged,
+    });
+    let next = Mutex::new(queue.into_iter());
+    let write_error: Mutex<Option<BatchError>> = Mutex::new(None);
+    let graded_now = Mutex::new(0usize);
+    // One gradebook writer at a time: they share its temporary file.
+    let gradebook_turn = Mutex::new(());
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.max(1) {
+            // The queue's lock is taken and dropped inside `and_then`, not held while grading.
+            scope.spawn(|| {
+                while let Some((student, print)) = next.lock().ok().and_then(|mut q| q.next()) {
+                    on_event(BatchEvent::Grading { student: &student });
+                    let record = grade_one(options, &student, print);
+                    if let Err(e) = store::write(&options.feedback, &record) {
+                        if let Ok(mut slot) = write_error.lock() {
+                            slot.get_or_insert(BatchError::Write {
+                                path: store::student_dir(&options.feedback, &student),
+                                message: e.to_string(),
+                            });
+                        }
+                    }
+                    if let Ok(mut n) = graded_now.lock() {
+                        *n += 1;
+                    }
+                    on_event(BatchEvent::Done { record: &record });
+                    // The gradebook is current after every submission: an interrupted batch
+                    // leaves one that holds everything finished so far.
+                    if let (Some(path), Ok(_turn)) = (&options.gradebook, gradebook_turn.lock()) {
+                        let _ = write_gradebook(&options.feedback, path, &options.assignment);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = write_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    if let Some(path) = &options.gradebook {
+        write_gradebook(&options.feedback, path, &options.assignment)?;
+    }
+    let records = store::read_all(&options.feedback)
+        .map_err(|e| BatchError::Write {
+            path: options.feedback.clone(),
+            message: e.to_string(),
+        })?
+        .into_iter()
+        .filter(|r| chosen.contains(&r.student))
+        .collect();
+    Ok(BatchSummary {
+        records,
+        graded_now: graded_now.into_inner().unwrap_or(0),
+        unchanged,
+    })
+}
+
+/// Grades one student's submission; every way it can go wrong becomes its record.
+fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Record {
+    let started = Instant::now();
+    let grade_options = GradeOptions {
+        seed: options.seed,
+        gpu: options.gpu,
+        cache: options.cache.clone(),
+        only: None,
+    };
+    let graded = grade(
+        &Target::Crate(options.dir.join(student)),
+        &options.assignment,
+        &grade_options,
+        &mut |_: Event<'_>| {},
+    );
+    let (outcome, report, error) = match graded {
+        Ok(report) => (outcome_of(&report), Some(report), None),
+        Err(e) => (Outcome::Error, None, Some(e.to_string())),
+    };
+    Record {
+        student: student.to_string(),
+        fingerprint,
+        outcome,
+        report,
+        error,
+        graded_at: store::now_utc(),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// A graded report's outcome: did not compile, an item ran past its limit, or graded.
+fn outcome_of(report: &Report) -> Outcome {
+    if report.build == BuildStatus::NotCompiled {
+        Outcome::NotCompiled
+    } else if report.items.iter().any(|i| i.timed_out()) {
+        Outcome::TimedOut
+    } else {
+        Outcome::Graded
+    }
+}
+
+/// Writes the CSV gradebook from every record under `feedback` (`grader collect` too).
+pub fn write_gradebook(
+    feedback: &Path,
+    path: &Path,
+    assignment: &Assignment,
+) -> Result<Vec<Record>, BatchError> {
+    let write_err = |message: String| BatchError::Write {
+        path: path.to_path_buf(),
+        message,
+    };
+    let records = store::read_all(feedback).map_err(|e| write_err(e.to_string()))?;
+    let items: Vec<String> = assignment
+        .items
+        .iter()
+        .map(|i| i.id().to_string())
+        .collect();
+    let rows: Vec<Row<'_>> = records
+        .iter()
+        .map(|r| Row {
+            student: &r.student,
+            report: r.report.as_ref(),
+            status: r.status(),
+            graded_at: &r.graded_at,
+        })
+        .collect();
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| write_err(e.to_string()))?;
+    }
+    let partial = path.with_extension("csv.partial");
+    let file = std::fs::File::create(&partial).map_err(|e| write_err(e.to_string()))?;
+    gradebook::write_csv(file, &items, &rows).map_err(|e| write_err(e.to_string()))?;
+    std::fs::rename(&partial, path).map_err(|e| write_err(e.to_string()))?;
+    Ok(records)
+}
+
+/// The end-of-batch summary: counts by outcome, mean and median score, the slowest
+/// submissions.
+pub fn summary_text(summary: &BatchSummary) -> String {
+    use std::fmt::Write;
+    let records = &summary.records;
+    let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} submissions: {} graded, {} did not compile, {} timed out, {} could not be graded ({} graded now, {} unchanged since their last grading)",
+        records.len(),
+        count(Outcome::Graded),
+        count(Outcome::NotCompiled),
+        count(Outcome::TimedOut),
+        count(Outcome::Error),
+        summary.graded_now,
+        summary.unchanged
+    );
+    let mut scores: Vec<(f64, f64)> = records
+        .iter()
+        .filter_map(|r| r.report.as_ref())
+        .map(|r| (r.score(), r.max_score()))
+        .collect();
+    if !scores.is_empty() {
+        scores.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mean = scores.iter().map(|s| s.0).sum::<f64>() / scores.len() as f64;
+        let mid = scores.len() / 2;
+        let median = if scores.len().is_multiple_of(2) {
+            (scores[mid - 1].0 + scores[mid].0) / 2.0
+        } else {
+            scores[mid].0
+        };
+        let max = scores.iter().map(|s| s.1).fold(0.0, f64::max);
+        let _ = writeln!(
+            out,
+            "score: mean {:.1}, median {} (out of {})",
+            mean,
+            report::points(median),
+            report::points(max)
+        );
+    }
+    let mut slowest: Vec<&Record> = records.iter().collect();
+    slowest.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    let slow: Vec<String> = slowest
+        .iter()
+        .take(3)
+        .map(|r| format!("{} {:.1} s", r.student, r.seconds))
+        .collect();
+    if !slow.is_empty() {
+        let _ = writeln!(out, "slowest: {}", slow.join(", "));
+    }
+    for r in records.iter().filter(|r| r.outcome == Outcome::Error) {
+        let _ = writeln!(out, "not graded: {}: {}", r.student, r.status());
+    }
+    out
+}

@@ -1,0 +1,202 @@
+//! Where a batch keeps each student's result: `<feedback>/<student>/record.json` (the whole
+//! record, read back to resume and by `grader collect`), `results.json` (Gradescope's format)
+//! and `feedback.md` (every lost point explained). Each file is written whole and renamed into
+//! place, so an interrupted batch never leaves half a result.
+
+use crate::report::{self, Report};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// How grading one submission ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Built and graded (whatever the score).
+    Graded,
+    /// Did not compile: every item scored 0 with the compiler's error.
+    NotCompiled,
+    /// Graded, but at least one item ran past its time limit.
+    TimedOut,
+    /// Could not be graded (not a lab crate, a grader failure): the record says why.
+    Error,
+}
+
+impl Outcome {
+    /// The word the gradebook and the summary use.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Graded => "graded",
+            Outcome::NotCompiled => "not-compiled",
+            Outcome::TimedOut => "timed-out",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+/// One student's result in a batch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    /// The student: their repository's folder name.
+    pub student: String,
+    /// A hash of what was graded (the submission's files, the rubric, the grader version, the
+    /// GPU mode): an unchanged submission is not graded again.
+    pub fingerprint: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The report, unless grading failed.
+    pub report: Option<Report>,
+    /// Why it could not be graded, for [`Outcome::Error`].
+    pub error: Option<String>,
+    /// When it was graded (RFC 3339, UTC).
+    pub graded_at: String,
+    /// Seconds it took, building included.
+    pub seconds: f64,
+}
+
+impl Record {
+    /// The gradebook's status cell: the outcome, and the reason of an error.
+    pub fn status(&self) -> String {
+        match &self.error {
+            Some(e) => format!("error: {}", e.lines().next().unwrap_or("")),
+            None => self.outcome.word().to_string(),
+        }
+    }
+}
+
+/// The feedback folder of one student.
+pub fn student_dir(feedback: &Path, student: &str) -> PathBuf {
+    feedback.join(student)
+}
+
+/// Reads a student's record, if a complete one is there.
+pub fn read(feedback: &Path, student: &str) -> Option<Record> {
+    let path = student_dir(feedback, student).join("record.json");
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Every complete record under `feedback`, by student name.
+pub fn read_all(feedback: &Path) -> std::io::Result<Vec<Record>> {
+    let mut records = Vec::new();
+    for entry in std::fs::read_dir(feedback)? {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let student = entry.file_name().to_string_lossy().into_owned();
+        if let Some(record) = read(feedback, &student) {
+            records.push(record);
+        }
+    }
+    records.sort_by(|a, b| a.student.cmp(&b.student));
+    Ok(records)
+}
+
+/// Writes `text` to `path` whole: a temporary file beside it, renamed into place.
+fn write_whole(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, path)
+}
+
+/// Writes a student's record, results.json and feedback.md. The record goes last: a record on
+/// disk means the other two are complete.
+pub fn write(feedback: &Path, record: &Record) -> std::io::Result<()> {
+    let dir = student_dir(feedback, &record.student);
+    std::fs::create_dir_all(&dir)?;
+    let (results, markdown) = match &record.report {
+        Some(report) => (
+            report::gradescope::to_json(report),
+            report::markdown::feedback(&record.student, report),
+        ),
+        None => {
+            let why = record.error.as_deref().unwrap_or("it could not be graded");
+            (
+                serde_json::json!({
+                    "score": 0.0,
+                    "output": format!("Not graded: {why}"),
+                    "tests": [],
+                })
+                .to_string(),
+                format!(
+                    "# Feedback for {}\n\nYour submission could not be graded: {why}\n",
+                    record.student
+                ),
+            )
+        }
+    };
+    write_whole(&dir.join("results.json"), results.as_bytes())?;
+    write_whole(&dir.join("feedback.md"), markdown.as_bytes())?;
+    let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+    write_whole(&dir.join("record.json"), &json)
+}
+
+/// Now as RFC 3339 in UTC (`2026-11-22T10:04:05Z`), for the gradebook.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    rfc3339(secs)
+}
+
+/// Seconds since 1970 as RFC 3339 in UTC (Howard Hinnant's days-to-civil algorithm).
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_349_045), "2026-11-22T12:04:05Z");
+    }
+
+    #[test]
+    fn a_record_round_trips_and_half_written_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = Record {
+            student: "alice".into(),
+            fingerprint: "f".into(),
+            outcome: Outcome::Error,
+            report: None,
+            error: Some("not a lab crate".into()),
+            graded_at: now_utc(),
+            seconds: 0.5,
+        };
+        write(dir.path(), &record).unwrap();
+        assert_eq!(read(dir.path(), "alice").unwrap().fingerprint, "f");
+        assert_eq!(
+            read(dir.path(), "alice").unwrap().status(),
+            "error: not a lab crate"
+        );
+        std::fs::create_dir_all(dir.path().join("bob")).unwrap();
+        std::fs::write(dir.path().join("bob/record.json"), "{\"student\": \"bo").unwrap();
+        let all = read_all(dir.path()).unwrap();
+        assert_eq!(all.len(), 1);
+        let feedback = std::fs::read_to_string(dir.path().join("alice/feedback.md")).unwrap();
+        assert!(
+            feedback.contains("could not be graded: not a lab crate"),
+            "{feedback}"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! A class's reports as a CSV gradebook an LMS imports: one row per student, one column per
+//! rubric item, then total, max, status, seed and when it was graded.
+
+use super::{points, Report};
+
+/// One student's row: their report, or why there is none.
+#[derive(Debug, Clone)]
+pub struct Row<'a> {
+    /// The student (their repository's folder name).
+    pub student: &'a str,
+    /// Their report, when they were graded.
+    pub report: Option<&'a Report>,
+    /// How grading ended: `graded`, `not-compiled`, `timed-out`, `error: …`.
+    pub status: String,
+    /// When it was graded (RFC 3339, UTC).
+    pub graded_at: &'a str,
+}
+
+/// Writes the gradebook: `student`, each of `items`, `total`, `max`, `status`, `seed`,
+/// `graded_at`. An item a report lacks, or skipped (not counted), is left empty.
+pub fn write_csv<W: std::io::Write>(
+    out: W,
+    items: &[String],
+    rows: &[Row<'_>],
+) -> Result<(), csv::Error> {
+    let mut csv = csv::Writer::from_writer(out);
+    let mut header = vec!["student".to_string()];
+    header.extend(items.iter().cloned());
+    header.extend(["total", "max", "status", "seed", "graded_at"].map(String::from));
+    csv.write_record(&header)?;
+    for row in rows {
+        let mut record = vec![row.student.to_string()];
+        for id in items {
+            let score = row
+                .report
+                .and_then(|r| r.items.iter().find(|i| &i.id == id))
+                // A skipped item is out of the maximum: no score, not a zero.
+                .filter(|i| i.status != super::Status::Skipped)
+                .map(|i| points(i.score))
+                .unwrap_or_default();
+            record.push(score);
+        }
+        match row.report {
+            Some(r) => {
+                record.push(points(r.score()));
+                record.push(points(r.max_score()));
+            }
+            None => record.extend([String::new(), String::new()]),
+        }
+        record.push(row.status.clone());
+        record.push(row.report.map(|r| r.seed.to_string()).unwrap_or_default());
+        record.push(row.graded_at.to_string());
+        csv.write_record(&record)?;
+    }
+    csv.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{BuildStatus, ItemResult, Status};
+
+    #[test]
+    fn a_row_per_student_with_a_column_per_item_and_commas_quoted() {
+        let item = |id: &str, score: f64| ItemResult {
+            id: id.into(),
+            title: id.into(),
+            score,
+            max_score: 3.0,
+            status: Status::Passed,
+            reason: String::new(),
+            details: String::new(),
+            mode: None,
+            speedup: None,
+        };
+        let report = Report {
+            assignment: "matmul".into(),
+            build: BuildStatus::Built,
+            notes: vec![],
+            seed: 42,
+            items: vec![item("a", 3.0), item("b", 1.5)],
+            execution_time: 1.0,
+        };
+        let rows = [
+            Row {
+                student: "alice",
+                report: Some(&report),
+                status: "graded".into(),
+                graded_at: "2026-11-22T10:00:00Z",
+            },
+            Row {
+                student: "bob, jr",
+                report: None,
+                status: "error: not a lab crate".into(),
+                graded_at: "2026-11-22T10:00:01Z",
+            },
+        ];
+        let mut out = Vec::new();
+        write_csv(&mut out, &["a".into(), "b".into()], &rows).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "student,a,b,total,max,status,seed,graded_at\n\
+             alice,3,1.5,4.5,6,graded,42,2026-11-22T10:00:00Z\n\
+             \"bob, jr\",,,,,error: not a lab crate,,2026-11-22T10:00:01Z\n"
+        );
+    }
+}
