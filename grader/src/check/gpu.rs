@@ -177,6 +177,7 @@ pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supe
         ),
     );
     result.set_score(sampled.points);
+    result.speedup = Some(sampled.speedup);
     Ok(result)
 }
 

@@ -482,7 +482,7 @@ fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervisor
 fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
     let size = item.size.unwrap_or([0, 0, 0]);
     let Sampled {
-        speedup: s,
+        speedup: measured_speedup,
         tier,
         points,
         baseline_ns,
@@ -491,7 +491,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         Ok(sampled) => sampled,
         Err(failed) => return Ok(failed),
     };
-    let s = speedup::shown(s);
+    let s = speedup::shown(measured_speedup);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
     let measured = format!(
         "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run)",
@@ -504,6 +504,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         .collect();
     let mut result = ItemResult::passed(item, format!("{s}× faster than naive"), String::new());
     result.set_score(points);
+    result.speedup = Some(measured_speedup);
     result.details = match tier {
         Some(t) => format!(
             "`{}` runs {measured}: tier {} of {} (tiers: {}).",

@@ -1,7 +1,24 @@
-//! The report as Gradescope's `results.json` (`score`, `max_score`, `execution_time`, and
-//! `tests[]` with `name`, `score`, `max_score`, `status`, `output`), which other tools read too.
+//! The report as Gradescope's `results.json`, which other tools read too: [`to_json`], called
+//! by `grader grade --json` and by the autograder that `grader gradescope` packages.
+//!
+//! The fields follow Gradescope's autograder specification
+//! (<https://gradescope-autograders.readthedocs.io/en/latest/specs/>): `score`, `max_score`,
+//! `execution_time`, `output` (with `output_format`), `tests[]` (`name`, `number`, `score`,
+//! `max_score`, `status`, `output`) and `leaderboard[]` (`name`, `value`, `order`).
+//!
+//! A test's `status` is only `passed` or `failed`, and without one Gradescope marks a test
+//! passed when it earned its `max_score` and failed (red) otherwise. So:
+//! - a passed item is `passed`, a failed one `failed`;
+//! - a partial item (a lower speed tier) is `passed`: its code works and its score, shown
+//!   beside it, says what it earned (the specification's own example is a 5/10 `passed` test);
+//! - an item that was not graded here (a GPU speedup without a real GPU) has no `status` when
+//!   it is left out of the maximum (0/0, which Gradescope shows as passed), and `passed` when
+//!   the rubric's policy counts it as 0/N: it is no failure of the student's code. Its name
+//!   and output say "not graded here" and why.
+//!
+//! Speedups the grader measured fill the `leaderboard` (higher is better).
 
-use super::{Report, Status};
+use super::{BuildStatus, Report, Status};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -10,7 +27,11 @@ struct Results<'a> {
     max_score: f64,
     execution_time: f64,
     output: String,
+    /// Plain text: notes and compiler errors hold `<`, `&` and `*` that must show as written.
+    output_format: &'static str,
     tests: Vec<Test<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    leaderboard: Vec<Entry>,
 }
 
 #[derive(Serialize)]
@@ -19,42 +40,258 @@ struct Test<'a> {
     number: &'a str,
     score: f64,
     max_score: f64,
-    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
     output: String,
 }
 
-/// Serializes the report in Gradescope's field names.
+/// One leaderboard quantity.
+#[derive(Serialize)]
+struct Entry {
+    name: String,
+    value: f64,
+    order: &'static str,
+}
+
+/// Serializes the report as Gradescope's `results.json`.
 pub fn to_json(report: &Report) -> String {
     let results = Results {
         score: report.score(),
         max_score: report.max_score(),
-        execution_time: (report.execution_time * 100.0).round() / 100.0,
-        output: format!(
-            "{}: graded with seed {} (reproduce with --seed {})",
-            report.assignment, report.seed, report.seed
-        ),
+        execution_time: round(report.execution_time, 2),
+        output: summary(report),
+        output_format: "text",
         tests: report
             .items
             .iter()
-            .map(|i| Test {
-                name: format!("{}: {}", i.id, i.title),
-                number: &i.id,
-                score: i.score,
-                max_score: i.max_score,
-                // Gradescope knows only passed/failed; a partial or skipped item is not passed.
-                status: if i.status == Status::Passed {
-                    "passed"
-                } else {
-                    "failed"
-                },
-                output: match (&i.mode, i.status) {
-                    (Some(mode), status) if status != Status::Skipped => {
-                        format!("[graded on: {mode}] {}", i.details)
-                    }
-                    _ => i.details.clone(),
-                },
+            .map(|i| {
+                let not_graded = i.status == Status::Skipped;
+                Test {
+                    name: if not_graded {
+                        format!("{}: {} (not graded here)", i.id, i.title)
+                    } else {
+                        format!("{}: {}", i.id, i.title)
+                    },
+                    number: &i.id,
+                    score: i.score,
+                    max_score: i.max_score,
+                    status: match i.status {
+                        Status::Passed | Status::Partial => Some("passed"),
+                        Status::Failed => Some("failed"),
+                        Status::Skipped if i.max_score > 0.0 => Some("passed"),
+                        Status::Skipped => None,
+                    },
+                    output: match (&i.mode, i.status) {
+                        (_, Status::Skipped) => not_graded_output(&i.details, i.max_score),
+                        (Some(mode), _) => format!("[graded on: {mode}] {}", i.details),
+                        (None, _) => i.details.clone(),
+                    },
+                }
+            })
+            .collect(),
+        leaderboard: report
+            .items
+            .iter()
+            .filter_map(|i| {
+                let value = i.speedup.filter(|s| s.is_finite())?;
+                Some(Entry {
+                    name: format!("{} (×)", i.id),
+                    value: round(value, 2),
+                    order: "desc",
+                })
             })
             .collect(),
     };
     serde_json::to_string_pretty(&results).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// The text over the tests: the seed to repeat the run, how the build went, and what official
+/// grading ignored in the submission.
+fn summary(report: &Report) -> String {
+    let mut lines = vec![format!(
+        "{}: graded with seed {} (reproduce with --seed {})",
+        report.assignment, report.seed, report.seed
+    )];
+    if report.build == BuildStatus::NotCompiled {
+        lines.push(
+            "Your code does not compile: every item scored 0; each test below shows the \
+             compiler's first error."
+                .into(),
+        );
+    }
+    lines.extend(report.notes.iter().map(|n| format!("Note: {n}")));
+    lines.join("\n")
+}
+
+/// A skipped item's output: "Not graded here: " and the reason, and whether it counts.
+fn not_graded_output(details: &str, max_score: f64) -> String {
+    let reason = details.strip_prefix("Not graded: ").unwrap_or(details);
+    let counts = if max_score > 0.0 {
+        "The rubric counts it as 0 where it cannot be measured."
+    } else {
+        "It is left out of the maximum score."
+    };
+    format!("Not graded here: {reason} {counts}")
+}
+
+fn round(value: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (value * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ItemResult;
+    use serde_json::{json, Value};
+
+    fn item(id: &str, score: f64, max: f64, status: Status, details: &str) -> ItemResult {
+        ItemResult {
+            id: id.into(),
+            title: format!("{id} title"),
+            score,
+            max_score: max,
+            status,
+            reason: String::new(),
+            details: details.into(),
+            mode: None,
+            speedup: None,
+        }
+    }
+
+    fn report(items: Vec<ItemResult>) -> Report {
+        Report {
+            assignment: "matmul".into(),
+            build: BuildStatus::Built,
+            notes: Vec::new(),
+            seed: 7,
+            items,
+            execution_time: 12.345,
+        }
+    }
+
+    fn rendered(report: &Report) -> Value {
+        serde_json::from_str(&to_json(report)).expect("results.json is JSON")
+    }
+
+    #[test]
+    fn an_item_not_graded_here_is_no_red_failure_and_says_why() {
+        let mut skipped = item(
+            "gpu_speedup",
+            0.0,
+            0.0,
+            Status::Skipped,
+            "Not graded: needs a real GPU (an emulator's speed says nothing about a GPU's).",
+        );
+        skipped.mode = Some("emulated GPU".into());
+        let mut counted = skipped.clone();
+        counted.id = "gpu_speedup_zero".into();
+        counted.max_score = 4.0;
+        let json = rendered(&report(vec![skipped, counted]));
+        assert_eq!(
+            json["tests"],
+            json!([
+                {
+                    "name": "gpu_speedup: gpu_speedup title (not graded here)",
+                    "number": "gpu_speedup",
+                    "score": 0.0,
+                    "max_score": 0.0,
+                    "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). It is left out of the maximum score."
+                },
+                {
+                    "name": "gpu_speedup_zero: gpu_speedup title (not graded here)",
+                    "number": "gpu_speedup_zero",
+                    "score": 0.0,
+                    "max_score": 4.0,
+                    "status": "passed",
+                    "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). The rubric counts it as 0 where it cannot be measured."
+                }
+            ])
+        );
+        assert!(json.get("leaderboard").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_partial_speed_item_passes_with_its_score_and_fills_the_leaderboard() {
+        let mut partial = item(
+            "fast_speedup",
+            2.0,
+            4.0,
+            Status::Partial,
+            "`matmul_fast` runs 6.1× …: tier 2 of 3.",
+        );
+        partial.speedup = Some(6.1234);
+        let mut gpu = item("gpu_speedup", 4.0, 4.0, Status::Passed, "runs 31.0×");
+        gpu.mode = Some("real GPU: H100".into());
+        gpu.speedup = Some(31.04);
+        let failed = item(
+            "naive_correct",
+            0.0,
+            3.0,
+            Status::Failed,
+            "C[0][0] is wrong",
+        );
+        let json = rendered(&report(vec![partial, gpu, failed]));
+        assert_eq!(
+            json,
+            json!({
+                "score": 6.0,
+                "max_score": 11.0,
+                "execution_time": 12.35,
+                "output": "matmul: graded with seed 7 (reproduce with --seed 7)",
+                "output_format": "text",
+                "tests": [
+                    {
+                        "name": "fast_speedup: fast_speedup title",
+                        "number": "fast_speedup",
+                        "score": 2.0,
+                        "max_score": 4.0,
+                        "status": "passed",
+                        "output": "`matmul_fast` runs 6.1× …: tier 2 of 3."
+                    },
+                    {
+                        "name": "gpu_speedup: gpu_speedup title",
+                        "number": "gpu_speedup",
+                        "score": 4.0,
+                        "max_score": 4.0,
+                        "status": "passed",
+                        "output": "[graded on: real GPU: H100] runs 31.0×"
+                    },
+                    {
+                        "name": "naive_correct: naive_correct title",
+                        "number": "naive_correct",
+                        "score": 0.0,
+                        "max_score": 3.0,
+                        "status": "failed",
+                        "output": "C[0][0] is wrong"
+                    }
+                ],
+                "leaderboard": [
+                    {"name": "fast_speedup (×)", "value": 6.12, "order": "desc"},
+                    {"name": "gpu_speedup (×)", "value": 31.04, "order": "desc"}
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn the_summary_says_the_code_does_not_compile_and_what_was_ignored() {
+        let mut r = report(vec![item(
+            "naive_correct",
+            0.0,
+            3.0,
+            Status::Failed,
+            "error[E0425]",
+        )]);
+        r.build = BuildStatus::NotCompiled;
+        r.notes = vec!["Your tests/grade.rs was replaced by the lab's.".into()];
+        let json = rendered(&r);
+        assert_eq!(
+            json["output"],
+            "matmul: graded with seed 7 (reproduce with --seed 7)\n\
+             Your code does not compile: every item scored 0; each test below shows the \
+             compiler's first error.\n\
+             Note: Your tests/grade.rs was replaced by the lab's."
+        );
+    }
 }
