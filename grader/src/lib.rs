@@ -15,6 +15,7 @@ pub mod fingerprint;
 pub mod event;
 pub mod gpu;
 pub mod grade;
+pub mod gradescope_package;
 pub mod harness;
 pub mod inputs;
 pub mod labs;

@@ -105,6 +105,10 @@ enum Commands {
         #[arg(long, value_name = "FILE", default_value = "grades.csv")]
         out: PathBuf,
     },
+    /// Write a Gradescope autograder zip for LAB: its setup.sh installs Rust and this grader
+    /// (from --grader-git at --grader-rev) and builds the grading area once; its
+    /// run_autograder grades each submission into results.json.
+    Gradescope(GradescopeArgs),
     /// Run a command with the CPU emulator in place of libcuda, libnvrtc and libcublas
     /// (`grader emulate -- cargo run`), or print the environment for a shell (`--env`).
     Emulate {
@@ -175,6 +179,7 @@ fn main() -> ExitCode {
             assignment,
             out,
         } => collect(&feedback, &assignment, &out),
+        Commands::Gradescope(args) => gradescope(&args),
         Commands::Emulate { env, command } => {
             return match grader::emulate::run_cli(&command, env) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
@@ -498,5 +503,46 @@ fn collect(
     };
     print!("{}", grader::batch::summary_text(&summary));
     println!("gradebook: {}", out.display());
+    Ok(())
+}
+
+/// The options of `grader gradescope`.
+#[derive(clap::Args)]
+struct GradescopeArgs {
+    /// The lab (`matmul`).
+    lab: String,
+    /// The zip to write.
+    #[arg(long, value_name = "FILE", default_value = "autograder.zip")]
+    out: PathBuf,
+    /// The git repository setup.sh installs the grader from: this workspace, pushed
+    /// (required).
+    #[arg(long, value_name = "URL")]
+    grader_git: Option<String>,
+    /// The commit of that repository to install, e.g. `git rev-parse HEAD` (required).
+    #[arg(long, value_name = "REV")]
+    grader_rev: Option<String>,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+/// `grader gradescope`: writes the autograder zip and says what to do with it.
+fn gradescope(args: &GradescopeArgs) -> Result<(), String> {
+    let package = grader::gradescope_package::Package::new(
+        &args.lab,
+        args.grader_git.as_deref(),
+        args.grader_rev.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    let files = package
+        .write(&args.out, args.force)
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "wrote {} ({files} files): upload it as the autograder of a Gradescope programming \
+         assignment; its setup.sh installs the grader from {} at {}",
+        args.out.display(),
+        package.grader_git,
+        package.grader_rev
+    );
     Ok(())
 }
