@@ -136,10 +136,17 @@ pub fn grade(
                         first_line: error.lines().next().unwrap_or(""),
                     });
                     report.build = BuildStatus::NotCompiled;
+                    // Items this machine cannot grade stay out of the maximum, as they would
+                    // for a submission that compiles.
+                    let here = crate::check::GradeContext::for_listing(options.gpu)?;
                     let failed = crate::check::not_compiled(assignment, &error);
                     report.items = failed
                         .into_iter()
-                        .filter(|r| selected.iter().any(|i| i.id() == r.id))
+                        .zip(&assignment.items)
+                        .filter(|(_, item)| selected.iter().any(|i| i.id() == item.id()))
+                        .map(|(result, item)| {
+                            crate::check::skipped_here(&here, item).unwrap_or(result)
+                        })
                         .collect();
                     report.execution_time = started.elapsed().as_secs_f64();
                     on_event(Event::Finished { report: &report });

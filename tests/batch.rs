@@ -1,0 +1,590 @@
+//! End-to-end: `grader batch` grades a class of 20 submissions made outside this checkout
+//! (solutions, the template, an independent solution, faulty copies, one that does not
+//! compile, one that hangs, one whose student replaced the grade test, one that is not a
+//! crate), writes the gradebook, the feedback and results.json, resumes after being killed,
+//! and runs as a Slurm array whose tasks are executed here without Slurm.
+
+use gpu_labs_e2e::{copy_crate, grader_bin, solution, workspace};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// One submission of the test class and what the official grade must be.
+struct Student {
+    name: &'static str,
+    /// Items that must lose points (speed items are left out unless named: their points
+    /// depend on this machine).
+    lost: &'static [&'static str],
+    /// The gradebook's status cell, or its start.
+    status: &'static str,
+    /// Text its feedback.md must contain.
+    says: &'static str,
+}
+
+const SPEED_ITEMS: [&str; 2] = ["fast_speedup", "gpu_speedup"];
+
+/// Every item of the matmul rubric except the GPU speedup (skipped without a real GPU).
+const ALL: &[&str] = &[
+    "naive_correct",
+    "fast_correct",
+    "time_cpu",
+    "fast_speedup",
+    "gpu_correct",
+    "gpu_tiled_correct",
+    "cublas_correct",
+    "gpu_timer_sync",
+    "default_device",
+    "benchmark",
+];
+
+/// Copies the solution (or the template) to `dir/name` with `edits` made in `file`.
+fn submission(dir: &Path, name: &str, from: &Path, file: &str, edits: &[(&str, &str)]) {
+    let to = dir.join(name);
+    copy_crate(from, &to);
+    let path = to.join(file);
+    let mut text = std::fs::read_to_string(&path).expect("the file to change");
+    for (find, replace) in edits {
+        assert_eq!(
+            text.matches(find).count(),
+            1,
+            "{file} should hold {find:?} once"
+        );
+        text = text.replacen(find, replace, 1);
+    }
+    std::fs::write(&path, text).expect("write the changed file");
+}
+
+/// Makes the class in `dir` and returns what each student must get.
+fn make_class(dir: &Path) -> Vec<Student> {
+    let sol = solution();
+    let template = workspace().join("templates/matmul");
+    let lib = "src/lib.rs";
+    let gpu = "src/gpu.rs";
+    submission(dir, "alice", &sol, lib, &[]);
+    submission(dir, "bob", &template, lib, &[]);
+    // An independent correct submission: the fixture's sources in the solution's crate.
+    submission(dir, "carol", &sol, lib, &[]);
+    for file in ["lib.rs", "gpu.rs"] {
+        std::fs::copy(
+            workspace()
+                .join("tests/fixtures/matmul_alternative/src")
+                .join(file),
+            dir.join("carol/src").join(file),
+        )
+        .expect("copy the alternative solution");
+    }
+    submission(
+        dir,
+        "dan",
+        &sol,
+        lib,
+        &[("c[[i, j]] = sum;", "c[[j, i]] = sum;")],
+    );
+    submission(
+        dir,
+        "erin",
+        &sol,
+        lib,
+        &[("let mut sum = 0.0f32;", "let mut sum = f32::NAN;")],
+    );
+    submission(
+        dir,
+        "frank",
+        &sol,
+        lib,
+        &[(
+            "let value = work();\n    (value, start.elapsed())",
+            "let took = start.elapsed();\n    let value = work();\n    (value, took)",
+        )],
+    );
+    submission(
+        dir,
+        "grace",
+        &sol,
+        gpu,
+        &[(
+            "    if (row < m && col < n) {\n        float sum = 0.0f;",
+            "    {\n        float sum = 0.0f;",
+        )],
+    );
+    submission(
+        dir,
+        "heidi",
+        &sol,
+        gpu,
+        &[(
+            "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
+            "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
+        )],
+    );
+    submission(
+        dir,
+        "ivan",
+        &sol,
+        gpu,
+        &[(
+            "    unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
+            "    unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
+        )],
+    );
+    submission(
+        dir,
+        "judy",
+        &sol,
+        gpu,
+        &[(
+            "stream.synchronize()?;\n    let start = Instant::now();",
+            "let start = Instant::now();",
+        )],
+    );
+    submission(
+        dir,
+        "ken",
+        &sol,
+        lib,
+        &[("let mut sum = 0.0f32;", "let mut sum = 0.0f32 +;")],
+    );
+    submission(
+        dir,
+        "leo",
+        &sol,
+        lib,
+        &[(
+            "let value = work();",
+            "let value = work();\n    loop { std::hint::spin_loop() }\n    #[allow(unreachable_code)]",
+        )],
+    );
+    // The grade test replaced by one that always passes, on the template.
+    submission(dir, "mallory", &template, lib, &[]);
+    std::fs::write(
+        dir.join("mallory/tests/grade.rs"),
+        "fn main() { println!(\"test result: ok. 11 passed\"); }\n",
+    )
+    .expect("write the fake grade test");
+    // A dependency the lab does not list, unused: the grade stands, with a note.
+    submission(
+        dir,
+        "nick",
+        &sol,
+        "Cargo.toml",
+        &[("rayon = \"1.12\"", "rayon = \"1.12\"\nitoa = \"1\"")],
+    );
+    // A dependency the lab does not list, used: it does not compile officially.
+    submission(
+        dir,
+        "olivia",
+        &sol,
+        "Cargo.toml",
+        &[("rayon = \"1.12\"", "rayon = \"1.12\"\nitoa = \"1\"")],
+    );
+    let olivia_lib = dir.join("olivia/src/lib.rs");
+    let text = std::fs::read_to_string(&olivia_lib).expect("lib.rs");
+    std::fs::write(
+        &olivia_lib,
+        format!("{text}\npub fn digits() -> usize {{ itoa::Buffer::new().format(7u8).len() }}\n"),
+    )
+    .expect("write lib.rs");
+    submission(
+        dir,
+        "peggy",
+        &sol,
+        lib,
+        &[(
+            "let value = work();",
+            "let value = work();\n    std::process::exit(0);\n    #[allow(unreachable_code)]",
+        )],
+    );
+    std::fs::create_dir_all(dir.join("quentin")).expect("mkdir");
+    std::fs::write(dir.join("quentin/README.md"), "I did it in Python\n").expect("write");
+    submission(
+        dir,
+        "rupert",
+        &sol,
+        lib,
+        &[(
+            "let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());\n    let mut c = Array2::zeros((m, n));",
+            "let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());\n    if k == 17 { panic!(\"seventeen is unlucky\") }\n    let mut c = Array2::zeros((m, n));",
+        )],
+    );
+    submission(dir, "sybil", &sol, lib, &[]);
+    submission(
+        dir,
+        "trent",
+        &sol,
+        lib,
+        &[(
+            "c.par_chunks_mut(ROWS * n)",
+            "c.par_chunks_exact_mut(ROWS * n)",
+        )],
+    );
+    let s = |name, lost, status, says| Student {
+        name,
+        lost,
+        status,
+        says,
+    };
+    vec![
+        s("alice", &[], "graded", "Score: 25/25"),
+        s("bob", ALL, "graded", "not implemented yet"),
+        s("carol", &[], "graded", "Score: 25/25"),
+        s("dan", &["naive_correct"], "graded", "transposed"),
+        s("erin", &["naive_correct"], "graded", "NaN"),
+        s("frank", &["time_cpu"], "graded", "time_cpu"),
+        s(
+            "grace",
+            &["gpu_correct"],
+            "graded",
+            "if (row < m && col < n)",
+        ),
+        s(
+            "heidi",
+            &["gpu_correct", "gpu_tiled_correct"],
+            "graded",
+            "gpu_tiled_correct",
+        ),
+        s("ivan", &["cublas_correct"], "graded", "cublas_correct"),
+        s(
+            "judy",
+            &["gpu_timer_sync"],
+            "graded",
+            "started before earlier GPU work finished",
+        ),
+        s("ken", ALL, "not-compiled", "did not compile"),
+        s("leo", &["time_cpu"], "timed-out", "did not finish within"),
+        s(
+            "mallory",
+            ALL,
+            "graded",
+            "Your tests/grade.rs differs from the lab's",
+        ),
+        s("nick", &[], "graded", "adds the dependency `itoa`"),
+        s("olivia", ALL, "not-compiled", "adds the dependency `itoa`"),
+        s("peggy", &["time_cpu"], "graded", "std::process::exit"),
+        s("quentin", &[], "error: ", "could not be graded"),
+        s("rupert", &["naive_correct"], "graded", "panicked"),
+        s("sybil", &[], "graded", "Score: 25/25"),
+        s("trent", &["fast_correct"], "graded", "fast_correct"),
+    ]
+}
+
+/// Runs the grader with this workspace's shared build cache.
+fn grader(args: &[&str], cwd: &Path) -> Output {
+    Command::new(grader_bin())
+        .args(args)
+        .current_dir(cwd)
+        .env(
+            "GPU_LABS_CACHE",
+            workspace().join("target").join("grader-cache"),
+        )
+        .output()
+        .expect("grader runs")
+}
+
+/// The gradebook as student → (column → cell).
+fn gradebook(path: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).expect("the gradebook");
+    let header: Vec<String> = reader
+        .headers()
+        .expect("a header")
+        .iter()
+        .map(String::from)
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("a CSV row");
+            let row: BTreeMap<String, String> = header
+                .iter()
+                .cloned()
+                .zip(r.iter().map(String::from))
+                .collect();
+            (row["student"].clone(), row)
+        })
+        .collect()
+}
+
+fn check_student(student: &Student, row: &BTreeMap<String, String>, feedback: &Path) {
+    let name = student.name;
+    let status = &row["status"];
+    assert!(
+        status.starts_with(student.status),
+        "{name}: status {status}, expected {}",
+        student.status
+    );
+    let text = std::fs::read_to_string(feedback.join(name).join("feedback.md"))
+        .unwrap_or_else(|_| panic!("{name} has a feedback.md"));
+    assert!(
+        text.contains(student.says),
+        "{name}'s feedback should say {:?}:\n{text}",
+        student.says
+    );
+    let results: Value = serde_json::from_slice(
+        &std::fs::read(feedback.join(name).join("results.json")).expect("results.json"),
+    )
+    .expect("results.json is JSON");
+    if student.status.starts_with("error") {
+        assert_eq!(results["score"].as_f64(), Some(0.0), "{name}");
+        return;
+    }
+    let mut lost = Vec::new();
+    for id in ALL {
+        let max = results["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["number"] == *id))
+            .and_then(|t| t["max_score"].as_f64())
+            .unwrap_or_else(|| panic!("{name}: no {id} in results.json"));
+        let cell: f64 = row[*id]
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: {id} = {:?}", row[*id]));
+        let json_score = results["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["number"] == *id))
+            .and_then(|t| t["score"].as_f64());
+        assert_eq!(
+            json_score,
+            Some(cell),
+            "{name}: {id} differs between CSV and JSON"
+        );
+        if cell < max && (student.lost.contains(id) || !SPEED_ITEMS.contains(id)) {
+            lost.push(*id);
+        }
+    }
+    assert_eq!(lost, student.lost, "{name}: lost items\n{text}");
+    assert_eq!(
+        row["gpu_speedup"], "",
+        "{name}: the skipped GPU speedup has no score"
+    );
+    assert_eq!(row["max"], "25", "{name}");
+    let total: f64 = row["total"].parse().expect("a total");
+    assert_eq!(Some(total), results["score"].as_f64(), "{name}");
+}
+
+#[test]
+fn a_class_of_twenty_is_graded_resumed_and_explained() {
+    let class = tempfile::Builder::new()
+        .prefix("class-")
+        .tempdir()
+        .expect("temp dir");
+    let subs = class.path().join("submissions");
+    let students = make_class(&subs);
+    assert_eq!(students.len(), 20);
+    let feedback = class.path().join("feedback");
+    let csv = class.path().join("grades.csv");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "batch",
+            "submissions",
+            "--assignment",
+            "matmul",
+            "--gpu",
+            "emulate",
+            "--seed",
+            "2024",
+            "--jobs",
+            "2",
+        ];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+
+    // Interrupted: killed once three students are done.
+    let mut child = Command::new(grader_bin())
+        .args(args(&[]))
+        .current_dir(class.path())
+        .env(
+            "GPU_LABS_CACHE",
+            workspace().join("target").join("grader-cache"),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("grader starts");
+    let records = || -> Vec<PathBuf> {
+        std::fs::read_dir(&feedback)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path().join("record.json"))
+                    .filter(|p| p.is_file())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let started = std::time::Instant::now();
+    while records().len() < 3 && started.elapsed().as_secs() < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    child.kill().expect("kill the batch");
+    let _ = child.wait();
+    let done_before: BTreeMap<PathBuf, String> = records()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("a finished record");
+            (p, text)
+        })
+        .collect();
+    assert!(
+        done_before.len() >= 3,
+        "three students were done before the kill"
+    );
+
+    // Resumed: the finished records are kept as they are, the rest graded.
+    let started = std::time::Instant::now();
+    let out = Command::new(grader_bin())
+        .args(args(&[]))
+        .current_dir(class.path())
+        .env(
+            "GPU_LABS_CACHE",
+            workspace().join("target").join("grader-cache"),
+        )
+        .output()
+        .expect("grader runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    eprintln!(
+        "resumed batch of {} took {:.0} s:\n{stdout}",
+        20 - done_before.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for (path, text) in &done_before {
+        assert_eq!(
+            &std::fs::read_to_string(path).expect("record"),
+            text,
+            "{} was graded again",
+            path.display()
+        );
+    }
+    assert!(stdout.contains("20 submissions:"), "{stdout}");
+    assert!(
+        stdout.contains("1 did not compile") || stdout.contains("2 did not compile"),
+        "{stdout}"
+    );
+
+    let book = gradebook(&csv);
+    assert_eq!(book.len(), 20, "one row per student");
+    for student in &students {
+        check_student(student, &book[student.name], &feedback);
+    }
+    assert_eq!(book["alice"]["seed"], "2024");
+    assert!(book["alice"]["graded_at"].ends_with('Z'));
+
+    // Unchanged: nothing is graded again; a changed submission is.
+    let dan_lib = subs.join("dan/src/lib.rs");
+    let fixed = std::fs::read_to_string(&dan_lib)
+        .expect("lib.rs")
+        .replace("c[[j, i]] = sum;", "c[[i, j]] = sum;");
+    std::fs::write(&dan_lib, fixed).expect("fix dan");
+    let again = grader(
+        &args(&[]).iter().map(String::as_str).collect::<Vec<_>>(),
+        class.path(),
+    );
+    let again_out = String::from_utf8_lossy(&again.stdout);
+    // dan changed; quentin, who could not be graded, is always tried again.
+    assert!(
+        again_out.contains("2 graded now, 18 unchanged"),
+        "{again_out}"
+    );
+    let book = gradebook(&csv);
+    assert_eq!(book["dan"]["naive_correct"], "3", "dan's fix counts");
+}
+
+#[test]
+fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_gradebook() {
+    let class = tempfile::Builder::new()
+        .prefix("slurm-")
+        .tempdir()
+        .expect("temp dir");
+    let subs = class.path().join("submissions");
+    let sol = solution();
+    submission(&subs, "alice", &sol, "src/lib.rs", &[]);
+    submission(
+        &subs,
+        "ken",
+        &sol,
+        "src/lib.rs",
+        &[("let mut sum = 0.0f32;", "let mut sum = 0.0f32 +;")],
+    );
+    std::fs::create_dir_all(subs.join("quentin")).expect("mkdir");
+    let wrote = grader(
+        &[
+            "batch",
+            "submissions",
+            "--assignment",
+            "matmul",
+            "--gpu",
+            "off",
+            "--seed",
+            "5",
+            "--slurm",
+            "--partition",
+            "gpu",
+            "--gres",
+            "gpu:1",
+        ],
+        class.path(),
+    );
+    assert_eq!(
+        wrote.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&wrote.stderr)
+    );
+    let script = class.path().join("feedback/slurm/grade.sbatch");
+    let text = std::fs::read_to_string(&script).expect("the sbatch script");
+    assert!(text.contains("#SBATCH --array=0-2"), "{text}");
+    assert!(text.contains("#SBATCH --gres=gpu:1"), "{text}");
+    assert!(
+        !class.path().join("grades.csv").exists(),
+        "--slurm grades nothing itself"
+    );
+    // What Slurm would do: run each array task.
+    for task in 0..3 {
+        let out = Command::new("bash")
+            .arg(&script)
+            .env("SLURM_ARRAY_TASK_ID", task.to_string())
+            .env(
+                "GPU_LABS_CACHE",
+                workspace().join("target").join("grader-cache"),
+            )
+            .output()
+            .expect("bash runs the task");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "task {task}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        !class.path().join("grades.csv").exists(),
+        "tasks write no gradebook"
+    );
+    let collected = grader(
+        &[
+            "collect",
+            "feedback",
+            "--assignment",
+            "matmul",
+            "--out",
+            "grades.csv",
+        ],
+        class.path(),
+    );
+    let stdout = String::from_utf8_lossy(&collected.stdout);
+    assert_eq!(collected.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "3 submissions: 1 graded, 1 did not compile, 0 timed out, 1 could not be graded"
+        ),
+        "{stdout}"
+    );
+    let book = gradebook(&class.path().join("grades.csv"));
+    assert_eq!(book["alice"]["total"], "14");
+    assert_eq!(book["ken"]["total"], "0");
+    assert!(
+        book["quentin"]["status"].starts_with("error: "),
+        "{:?}",
+        book["quentin"]
+    );
+}
