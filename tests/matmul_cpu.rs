@@ -160,6 +160,16 @@ fn using_ndarray_dot_in_the_fast_version_is_refused() {
 }
 
 #[test]
+fn a_submission_that_fills_the_disk_is_stopped_and_loses_only_its_item() {
+    let g = grade_faulty(
+        "let value = work();",
+        "let value = work();\n    {\n        use std::io::Write;\n        let mut f = std::fs::File::create(\"fill\").unwrap();\n        let chunk = vec![7u8; 64 << 20];\n        for _ in 0..64 { f.write_all(&chunk).unwrap(); }\n    }",
+    );
+    assert_lost(&g, &["time_cpu"]);
+    assert_says(&g, "time_cpu", "wrote more than 1024 MiB to one file");
+}
+
+#[test]
 fn an_infinite_loop_is_stopped_at_the_timeout() {
     let g = grade_faulty(
         "let value = work();",

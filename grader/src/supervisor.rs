@@ -95,6 +95,11 @@ impl Death {
                     .to_string(),
                 8 => "crashed with an arithmetic error (SIGFPE)".to_string(),
                 9 => "was killed (SIGKILL): it may have run out of memory".to_string(),
+                25 => format!(
+                    "wrote more than {} MiB to one file (or printed that much) and was stopped \
+                     (SIGXFSZ): look for output inside a loop",
+                    WORKER_FILE_LIMIT >> 20
+                ),
                 s => format!("was killed by signal {s}"),
             },
             DeathCause::Tampered => "wrote the grader's result file itself, which is tampering \
@@ -107,6 +112,33 @@ impl Death {
         }
     }
 }
+
+/// The largest file a worker may write, its captured output included, so one submission that
+/// fills the disk cannot stop a batch.
+pub const WORKER_FILE_LIMIT: u64 = 1 << 30;
+
+/// Limits the worker about to start: no file larger than [`WORKER_FILE_LIMIT`].
+#[cfg(unix)]
+fn limit_files(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and calls only setrlimit,
+    // which is async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: WORKER_FILE_LIMIT as libc::rlim_t,
+                rlim_max: WORKER_FILE_LIMIT as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn limit_files(_: &mut Command) {}
 
 /// Runs `item`'s order in a fresh worker process and waits for it.
 pub fn run_worker(
@@ -138,6 +170,7 @@ pub fn run_worker(
     for (k, v) in &command.env {
         cmd.env(k, v);
     }
+    limit_files(&mut cmd);
     let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
         program: command.program.clone(),
         source,
