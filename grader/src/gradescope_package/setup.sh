@@ -39,7 +39,7 @@ cargo install --locked --git "$GRADER_GIT" --rev "$GRADER_REV" grader
 {
     printf 'export RUSTUP_HOME=%q\n' "$RUSTUP_HOME"
     printf 'export CARGO_HOME=%q\n' "$CARGO_HOME"
-    printf 'export PATH=%q\n' "$CARGO_HOME/bin:$PATH"
+    printf 'export PATH=%q\n' "$PATH"
     printf 'export GPU_LABS_CACHE=%q\n' "$GPU_LABS_CACHE"
 } >"$AUTOGRADER_ROOT/gpu-labs.env"
 

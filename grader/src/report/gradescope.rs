@@ -68,7 +68,7 @@ pub fn to_json(report: &Report) -> String {
                 let not_graded = i.status == Status::Skipped;
                 Test {
                     name: if not_graded {
-                        format!("{}: {} (not graded here)", i.id, i.title)
+                        format!("{}: {} — not graded here", i.id, i.title)
                     } else {
                         format!("{}: {}", i.id, i.title)
                     },
@@ -192,14 +192,14 @@ mod tests {
             json["tests"],
             json!([
                 {
-                    "name": "gpu_speedup: gpu_speedup title (not graded here)",
+                    "name": "gpu_speedup: gpu_speedup title — not graded here",
                     "number": "gpu_speedup",
                     "score": 0.0,
                     "max_score": 0.0,
                     "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). It is left out of the maximum score."
                 },
                 {
-                    "name": "gpu_speedup_zero: gpu_speedup title (not graded here)",
+                    "name": "gpu_speedup_zero: gpu_speedup title — not graded here",
                     "number": "gpu_speedup_zero",
                     "score": 0.0,
                     "max_score": 4.0,
