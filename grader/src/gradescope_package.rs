@@ -269,58 +269,60 @@ fn tree_files(
 mod tests {
     use super::*;
 
-    fn package() -> Package {
-        Package::new(
-            "matmul",
-            Some("https://example.org/it's.git"),
-            Some("abc123"),
-        )
-        .expect("a known lab with a grader source")
+    fn package(lab: &str) -> Package {
+        Package::new(lab, Some("https://example.org/it's.git"), Some("abc123"))
+            .expect("a known lab with a grader source")
     }
 
     #[test]
     fn the_lab_and_the_grader_source_are_checked_in_one_line() {
         let unknown = Package::new("nope", Some("u"), Some("r")).unwrap_err();
-        assert_eq!(unknown.to_string(), "unknown lab `nope` (known: matmul)");
+        assert_eq!(
+            unknown.to_string(),
+            format!("unknown lab `nope` (known: {})", labs::names().join(", "))
+        );
+        let lab = labs::LABS[0].name;
         for (git, rev) in [(None, Some("r")), (Some("u"), None), (Some(" "), Some("r"))] {
-            let err = Package::new("matmul", git, rev).unwrap_err();
+            let err = Package::new(lab, git, rev).unwrap_err();
             assert!(matches!(err, PackageError::NoGraderSource), "{err}");
             assert!(!err.to_string().contains('\n'));
         }
     }
 
     #[test]
-    fn the_scripts_get_the_lab_and_the_grader_source_quoted_for_bash() {
-        let entries = package().entries(&workspace()).expect("the lab's files");
-        let text = |path: &str| {
-            let entry = entries.iter().find(|e| e.path == path).expect(path);
-            String::from_utf8(entry.contents.clone()).expect("text")
-        };
-        let setup = text("setup.sh");
-        assert!(setup.contains("LAB='matmul'\n"), "{setup}");
-        assert!(
-            setup.contains(r"GRADER_GIT='https://example.org/it'\''s.git'"),
-            "{setup}"
-        );
-        assert!(setup.contains("GRADER_REV='abc123'\n"), "{setup}");
-        assert!(
-            !setup.contains("@LAB@") && !setup.contains("@GRADER"),
-            "{setup}"
-        );
-        let run = text("run_autograder");
-        assert!(run.contains("LAB='matmul'\n") && !run.contains("@LAB@"));
-        for (path, executable) in [
-            ("setup.sh", true),
-            ("run_autograder", true),
-            ("assignment.toml", false),
-            ("README.md", false),
-            ("template/Cargo.toml", false),
-            ("template/src/lib.rs", false),
-        ] {
-            let entry = entries.iter().find(|e| e.path == path).expect(path);
-            assert_eq!(entry.executable, executable, "{path}");
+    fn every_lab_packs_its_scripts_with_the_lab_and_the_grader_source_quoted_for_bash() {
+        for lab in labs::LABS {
+            let entries = package(lab.name)
+                .entries(&workspace())
+                .expect("the lab's files");
+            let text = |path: &str| {
+                let entry = entries.iter().find(|e| e.path == path).expect(path);
+                String::from_utf8(entry.contents.clone()).expect("text")
+            };
+            let lab_line = format!("LAB='{}'\n", lab.name);
+            let setup = text("setup.sh");
+            assert!(setup.contains(&lab_line), "{setup}");
+            assert!(
+                setup.contains(r"GRADER_GIT='https://example.org/it'\''s.git'"),
+                "{setup}"
+            );
+            assert!(setup.contains("GRADER_REV='abc123'\n"), "{setup}");
+            assert!(!setup.contains("@LAB@") && !setup.contains("@GRADER"));
+            let run = text("run_autograder");
+            assert!(run.contains(&lab_line) && !run.contains("@LAB@"));
+            for (path, executable) in [
+                ("setup.sh", true),
+                ("run_autograder", true),
+                ("assignment.toml", false),
+                ("README.md", false),
+                ("template/Cargo.toml", false),
+                ("template/src/lib.rs", false),
+            ] {
+                let entry = entries.iter().find(|e| e.path == path).expect(path);
+                assert_eq!(entry.executable, executable, "{path}");
+            }
+            assert!(!entries.iter().any(|e| e.path.contains("target/")));
         }
-        assert!(!entries.iter().any(|e| e.path.contains("target/")));
     }
 
     #[test]
@@ -328,10 +330,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let out = dir.path().join("autograder.zip");
         std::fs::write(&out, "keep me").expect("write");
-        let err = package().write(&out, false).unwrap_err();
+        let package = package(labs::LABS[0].name);
+        let err = package.write(&out, false).unwrap_err();
         assert!(matches!(err, PackageError::OutExists { .. }), "{err}");
         assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
-        let n = package().write(&out, true).expect("forced");
+        let n = package.write(&out, true).expect("forced");
         let mut zip =
             zip::ZipArchive::new(std::fs::File::open(&out).expect("open")).expect("a zip");
         assert_eq!(zip.len(), n);
