@@ -9,12 +9,15 @@ LAB=@LAB@
 GRADER_GIT=@GRADER_GIT@
 GRADER_REV=@GRADER_REV@
 
-AUTOGRADER_ROOT="${AUTOGRADER_ROOT:-/autograder}"
+# Absolute paths: workers run in folders of their own.
+AUTOGRADER_ROOT="$(cd "${AUTOGRADER_ROOT:-/autograder}" && pwd)"
 SOURCE="$AUTOGRADER_ROOT/source"
 export RUSTUP_HOME="${RUSTUP_HOME:-/usr/local/rustup}"
 export CARGO_HOME="${CARGO_HOME:-/usr/local/cargo}"
 export PATH="$CARGO_HOME/bin:$PATH"
-export GPU_LABS_CACHE="${GPU_LABS_CACHE:-$AUTOGRADER_ROOT/cache}"
+mkdir -p "${GPU_LABS_CACHE:=$AUTOGRADER_ROOT/cache}"
+GPU_LABS_CACHE="$(cd "$GPU_LABS_CACHE" && pwd)"
+export GPU_LABS_CACHE
 
 # A C++ compiler for GPU kernels on the grader's CPU emulator (Gradescope has no GPU), and
 # what rustup and cargo need.
@@ -45,6 +48,5 @@ cargo install --locked --git "$GRADER_GIT" --rev "$GRADER_REV" grader
 
 # Build the grading area, its dependencies and the GPU emulator once, by grading the template
 # (every item scores 0: "not implemented yet").
-mkdir -p "$GPU_LABS_CACHE"
 grader grade "$SOURCE/template" --assignment "$LAB" --seed 1 \
     --json "$GPU_LABS_CACHE/template-results.json"
