@@ -130,7 +130,12 @@ pub fn grade(
                 path,
                 lab: lab.name,
             });
-            match stage::build(&krate, lab, &options.cache, run_dir.path())? {
+            // Compiling loads the CPU: never while another grading measures a speedup.
+            let built = {
+                let _turn = crate::check::machine_turn(false);
+                stage::build(&krate, lab, &options.cache, run_dir.path())?
+            };
+            match built {
                 Build::CompileError(error) => {
                     on_event(Event::NotCompiled {
                         first_line: error.lines().next().unwrap_or(""),

@@ -91,14 +91,20 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
 }
 
 /// Items that time code take the machine to themselves: across every grader on this machine
-/// (parallel test runners such as nextest, several instructors' `grader grade`), a speed item
-/// holds an exclusive lock and every other item a shared one, so nothing else runs while a
-/// speedup is measured. Without a lock file (an unwritable cache) items simply run.
+/// (parallel test runners such as nextest, several instructors' `grader grade`, a batch's
+/// jobs), a speed item holds an exclusive lock and every other item a shared one, so nothing
+/// else runs while a speedup is measured.
 fn timing_turn(kind: ItemKind) -> Option<std::fs::File> {
+    machine_turn(matches!(kind, ItemKind::CpuSpeedup | ItemKind::GpuSpeedup))
+}
+
+/// A turn on this machine's timing lock: exclusive for work that measures speed, shared for
+/// everything else that loads the CPU (other items, building a submission). Without a lock
+/// file (an unwritable cache) the work simply runs.
+pub fn machine_turn(exclusive: bool) -> Option<std::fs::File> {
     let dir = crate::stage::default_cache_dir();
     std::fs::create_dir_all(&dir).ok()?;
     let file = std::fs::File::create(dir.join("timing.lock")).ok()?;
-    let exclusive = matches!(kind, ItemKind::CpuSpeedup | ItemKind::GpuSpeedup);
     let locked = if exclusive {
         file.lock()
     } else {
