@@ -133,17 +133,20 @@ pub struct Emulator {
 }
 
 /// The gpu-labs cache directory: `$GPU_LABS_CACHE`, else `$XDG_CACHE_HOME/gpu-labs`, else
-/// `~/.cache/gpu-labs`, else `gpu-labs-cache` in the temporary directory.
+/// `~/.cache/gpu-labs`, else `gpu-labs-cache` in the temporary directory; always absolute.
 pub fn cache_dir() -> PathBuf {
     let var = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    var("GPU_LABS_CACHE")
+    let dir = var("GPU_LABS_CACHE")
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("gpu-labs")))
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("gpu-labs")))
-        .unwrap_or_else(|| std::env::temp_dir().join("gpu-labs-cache"))
+        .unwrap_or_else(|| std::env::temp_dir().join("gpu-labs-cache"));
+    // Workers and builds run in other folders, where a relative path (`GPU_LABS_CACHE=cache`)
+    // would point somewhere else.
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// A stable hash of the embedded sources (FNV-1a, 64 bits), as hex.

@@ -144,7 +144,9 @@ fn main() -> ExitCode {
             json,
             seed,
             gpu,
-            cache: cache_dir.unwrap_or_else(stage::default_cache_dir),
+            cache: cache_dir
+                .map(stage::absolute)
+                .unwrap_or_else(stage::default_cache_dir),
         }),
         Commands::Batch {
             dir,
@@ -171,7 +173,9 @@ fn main() -> ExitCode {
             seed,
             force,
             only,
-            cache: cache_dir.unwrap_or_else(stage::default_cache_dir),
+            cache: cache_dir
+                .map(stage::absolute)
+                .unwrap_or_else(stage::default_cache_dir),
             slurm: slurm.then_some((partition, gres)),
         }),
         Commands::Collect {

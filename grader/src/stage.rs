@@ -74,16 +74,13 @@ pub enum Build {
 /// The grader's cache: `$GPU_LABS_CACHE`, else `$XDG_CACHE_HOME/gpu-labs`, else
 /// `~/.cache/gpu-labs`, else a folder in the temp dir.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("GPU_LABS_CACHE") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("gpu-labs");
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        return PathBuf::from(home).join(".cache").join("gpu-labs");
-    }
-    std::env::temp_dir().join("gpu-labs-cache")
+    crate::emulate::cache_dir()
+}
+
+/// `path` made absolute against the current folder: workers and builds run in other folders,
+/// where a relative cache would point somewhere else (`GPU_LABS_CACHE=cache`).
+pub fn absolute(path: PathBuf) -> PathBuf {
+    std::path::absolute(&path).unwrap_or(path)
 }
 
 /// Reads the lab crate at `dir`.
