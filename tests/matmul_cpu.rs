@@ -63,15 +63,21 @@ fn the_template_scores_zero_and_every_item_says_what_is_not_implemented() {
 }
 
 #[test]
-fn the_template_is_what_the_generator_makes_from_the_solution() {
-    let generated = grader::template::generate(&solution()).expect("generate");
-    for (relative, text) in generated {
+fn the_template_is_the_release_of_the_solution() {
+    let source = grader::release::GraderSource::Path("../../grader".into());
+    let released = grader::release::files("matmul", &source).expect("release");
+    for (relative, text) in released {
         let committed =
             std::fs::read_to_string(workspace().join("templates/matmul").join(&relative))
                 .unwrap_or_default();
-        assert_eq!(
-            committed, text,
-            "templates/matmul/{relative} is stale: run `cargo run -p grader -- make-template solutions/matmul templates/matmul`"
+        let first_difference = committed
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .map_or(String::new(), |line| format!(" (line {})", line + 1));
+        assert!(
+            committed == text,
+            "templates/matmul/{relative} is stale{first_difference}: run `cargo run -p grader -- release matmul --out templates/matmul --grader-path ../../grader --force`"
         );
     }
 }

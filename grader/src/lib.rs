@@ -9,10 +9,11 @@
 
 pub mod batch;
 pub mod check;
+pub mod classroom;
 pub mod cpu_time;
 pub mod emulate;
-pub mod fingerprint;
 pub mod event;
+pub mod fingerprint;
 pub mod gpu;
 pub mod grade;
 pub mod gradescope_package;
@@ -20,6 +21,7 @@ pub mod harness;
 pub mod inputs;
 pub mod labs;
 pub mod protocol;
+pub mod release;
 pub mod report;
 pub mod rubric;
 pub mod source_scan;

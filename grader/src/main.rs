@@ -6,10 +6,10 @@ use grader::batch::{BatchEvent, BatchOptions};
 use grader::event::Event;
 use grader::gpu::GpuMode;
 use grader::grade::{GradeOptions, Target};
+use grader::inputs;
 use grader::report;
 use grader::rubric::{self, Assignment};
 use grader::stage;
-use grader::{inputs, template};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -119,12 +119,37 @@ enum Commands {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
     },
-    /// Write the student template generated from a reference solution (for maintainers).
-    MakeTemplate {
-        /// The solution crate, e.g. solutions/matmul.
-        solution: PathBuf,
-        /// Where the template goes, e.g. templates/matmul.
+    /// Write the student repository of a lab: the template sources, README, grade test,
+    /// .gitignore, Classroom workflow and a grader dependency that works outside this checkout.
+    Release {
+        /// The lab's name (`matmul`).
+        lab: String,
+        /// The folder to write (a new student repository).
+        #[arg(long)]
         out: PathBuf,
+        /// The git URL students' builds fetch the grader from (with --grader-rev).
+        #[arg(
+            long,
+            value_name = "URL",
+            requires = "grader_rev",
+            conflicts_with = "grader_path"
+        )]
+        grader_git: Option<String>,
+        /// The grader's commit or tag at that URL.
+        #[arg(long, value_name = "REV", requires = "grader_git")]
+        grader_rev: Option<String>,
+        /// The grader's folder instead, relative to --out or absolute (`templates/` uses
+        /// ../../grader).
+        #[arg(long, value_name = "PATH")]
+        grader_path: Option<String>,
+        /// Write into a folder that already has files (the generated ones are replaced).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a lab's GitHub Classroom workflow (.github/workflows/classroom.yml).
+    Classroom {
+        /// The lab's name (`matmul`) or the path of an assignment.toml.
+        lab: String,
     },
 }
 
@@ -193,8 +218,16 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Commands::MakeTemplate { solution, out } => template::write(&solution, &out)
-            .map(|n| eprintln!("wrote {n} files to {}", out.display()))
+        Commands::Release {
+            lab,
+            out,
+            grader_git,
+            grader_rev,
+            grader_path,
+            force,
+        } => release(&lab, &out, grader_git.zip(grader_rev), grader_path, force),
+        Commands::Classroom { lab } => rubric::resolve(&lab)
+            .map(|a| print!("{}", grader::classroom::workflow(&a)))
             .map_err(|e| e.to_string()),
     };
     match result {
@@ -548,5 +581,24 @@ fn gradescope(args: &GradescopeArgs) -> Result<(), String> {
         package.grader_git,
         package.grader_rev
     );
+    Ok(())
+}
+
+/// `grader release`: writes the student repository of a lab.
+fn release(
+    lab: &str,
+    out: &std::path::Path,
+    git: Option<(String, String)>,
+    path: Option<String>,
+    force: bool,
+) -> Result<(), String> {
+    use grader::release::{GraderSource, ReleaseError};
+    let source = match (git, path) {
+        (Some((url, rev)), _) => GraderSource::Git { url, rev },
+        (None, Some(path)) => GraderSource::Path(path),
+        (None, None) => return Err(ReleaseError::NoGraderSource.to_string()),
+    };
+    let n = grader::release::write(lab, &source, out, force).map_err(|e| e.to_string())?;
+    eprintln!("wrote {n} files to {}", out.display());
     Ok(())
 }

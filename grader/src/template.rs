@@ -126,23 +126,6 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), 
     Ok(())
 }
 
-/// Writes the template of `solution` into `out` (replacing the files it generates).
-pub fn write(solution: &Path, out: &Path) -> Result<usize, TemplateError> {
-    let files = generate(solution)?;
-    for (relative, text) in &files {
-        let path = out.join(relative);
-        let io = |source| TemplateError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        std::fs::write(&path, text).map_err(io)?;
-    }
-    Ok(files.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

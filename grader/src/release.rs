@@ -1,0 +1,207 @@
+//! `grader release LAB`: the student repository of a lab, generated from its reference
+//! solution (`solutions/<lab>/`): the template sources (solution regions → `todo!()`, see
+//! [`crate::template`]), the student README, `tests/grade.rs`, a `.gitignore`, the GitHub
+//! Classroom workflow ([`crate::classroom`]) and a `grader` dependency that works outside this
+//! repository (a git URL and revision for a course, or a path). `templates/<lab>/` in this
+//! repository is the release with `--grader-path ../../grader`.
+
+use crate::labs::LabInfo;
+use std::path::{Path, PathBuf};
+
+/// Where a released lab crate gets its grader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GraderSource {
+    /// A git repository of gpu-labs at a fixed revision (a real course: every student builds
+    /// the same grader).
+    Git {
+        /// The repository URL.
+        url: String,
+        /// The commit (or tag) to build.
+        rev: String,
+    },
+    /// A path to the `grader/` folder, relative to the released crate or absolute.
+    Path(String),
+}
+
+impl GraderSource {
+    /// The dependency as `Cargo.toml` writes it.
+    fn dependency(&self) -> String {
+        let quoted = |s: &str| toml::Value::from(s).to_string();
+        match self {
+            GraderSource::Git { url, rev } => {
+                format!(
+                    "grader = {{ git = {}, rev = {} }}",
+                    quoted(url),
+                    quoted(rev)
+                )
+            }
+            GraderSource::Path(path) => format!("grader = {{ path = {} }}", quoted(path)),
+        }
+    }
+}
+
+/// Why a lab could not be released.
+#[derive(Debug, thiserror::Error)]
+pub enum ReleaseError {
+    /// No lab has that name.
+    #[error("there is no lab `{0}` (known: {known}); pass one of those names", known = crate::labs::names().join(", "))]
+    UnknownLab(String),
+    /// Neither a git nor a path source was given.
+    #[error("say where students get the grader: --grader-git URL --grader-rev REV (a course), or --grader-path PATH")]
+    NoGraderSource,
+    /// The output folder has files and `--force` was not given.
+    #[error("{0} already exists and is not empty; pass --force to write over it, or choose another --out")]
+    OutNotEmpty(PathBuf),
+    /// The solution's manifest does not name the grader as a dev-dependency.
+    #[error("{0}: no `grader = …` line under [dev-dependencies] to point at the grader")]
+    NoGraderDependency(PathBuf),
+    /// The template could not be made from the solution.
+    #[error(transparent)]
+    Template(#[from] crate::template::TemplateError),
+    /// The lab's rubric could not be read.
+    #[error(transparent)]
+    Rubric(#[from] crate::rubric::RubricError),
+    /// Writing failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The `.gitignore` of a student repository: build outputs (the Classroom step results live
+/// in `target/` too).
+const GITIGNORE: &str = "/target\n";
+
+/// The reference solution of `lab` in this grader's source tree.
+pub fn solution_dir(lab: &LabInfo) -> PathBuf {
+    Path::new(crate::stage::GRADER_DIR)
+        .join("..")
+        .join("solutions")
+        .join(lab.name)
+}
+
+/// Every file of the release of `lab`, as (relative path, contents), sorted.
+pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, String)>, ReleaseError> {
+    let lab =
+        crate::labs::find(lab_name).ok_or_else(|| ReleaseError::UnknownLab(lab_name.into()))?;
+    let solution = solution_dir(lab);
+    let mut files = crate::template::generate(&solution)?;
+    let manifest_path = solution.join("Cargo.toml");
+    let manifest = files
+        .iter_mut()
+        .find(|(path, _)| path == "Cargo.toml")
+        .ok_or_else(|| ReleaseError::NoGraderDependency(manifest_path.clone()))?;
+    manifest.1 = with_grader(&manifest.1, source)
+        .ok_or_else(|| ReleaseError::NoGraderDependency(manifest_path.clone()))?;
+    // The student README's source of truth is the assignment's (the solution's copy is the same).
+    let readme = Path::new(crate::stage::GRADER_DIR)
+        .join("..")
+        .join("assignments")
+        .join(lab.name)
+        .join("README.md");
+    if let Ok(text) = std::fs::read_to_string(&readme) {
+        files.retain(|(path, _)| path != "README.md");
+        files.push(("README.md".into(), text));
+    }
+    let assignment = crate::rubric::embedded(lab.name)?;
+    files.push((".gitignore".into(), GITIGNORE.into()));
+    files.push((
+        ".github/workflows/classroom.yml".into(),
+        crate::classroom::workflow(&assignment),
+    ));
+    files.sort();
+    Ok(files)
+}
+
+/// The manifest with its `grader` dev-dependency pointed at `source`.
+fn with_grader(manifest: &str, source: &GraderSource) -> Option<String> {
+    let mut in_dev = false;
+    let mut found = false;
+    let mut out = String::with_capacity(manifest.len());
+    for line in manifest.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_dev = trimmed == "[dev-dependencies]";
+        }
+        let names_grader = trimmed.split([' ', '=']).next() == Some("grader");
+        if in_dev && names_grader {
+            out.push_str(&source.dependency());
+            found = true;
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    found.then_some(out)
+}
+
+/// Writes the release of `lab` into `out`; refuses a folder with files in it unless `force`.
+/// Returns how many files were written.
+pub fn write(
+    lab: &str,
+    source: &GraderSource,
+    out: &Path,
+    force: bool,
+) -> Result<usize, ReleaseError> {
+    let files = files(lab, source)?;
+    let has_files = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+    if has_files && !force {
+        return Err(ReleaseError::OutNotEmpty(out.to_path_buf()));
+    }
+    for (relative, text) in &files {
+        let path = out.join(relative);
+        let fail = |source| ReleaseError::Write {
+            path: path.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        std::fs::write(&path, text).map_err(fail)?;
+    }
+    Ok(files.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grader_dependency_is_rewritten_only_under_dev_dependencies() {
+        let manifest = "[dependencies]\ngrader-utils = \"1\"\n\n[dev-dependencies]\ngrader = { path = \"../../grader\" }\n";
+        let git = GraderSource::Git {
+            url: "https://example.org/g.git".into(),
+            rev: "abc".into(),
+        };
+        assert_eq!(
+            with_grader(manifest, &git).unwrap(),
+            "[dependencies]\ngrader-utils = \"1\"\n\n[dev-dependencies]\ngrader = { git = \"https://example.org/g.git\", rev = \"abc\" }\n"
+        );
+        assert!(with_grader("[dependencies]\n", &git).is_none());
+    }
+
+    #[test]
+    fn a_release_has_the_workflow_the_gitignore_and_no_solution() {
+        let files = files("matmul", &GraderSource::Path("../../grader".into())).unwrap();
+        let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        for expected in [
+            ".github/workflows/classroom.yml",
+            ".gitignore",
+            "Cargo.toml",
+            "README.md",
+            "src/lib.rs",
+            "src/gpu.rs",
+            "tests/grade.rs",
+        ] {
+            assert!(names.contains(&expected), "{expected} in {names:?}");
+        }
+        assert!(files
+            .iter()
+            .all(|(_, text)| !text.contains("BEGIN SOLUTION")));
+        assert!(matches!(
+            super::files("nope", &GraderSource::Path(".".into())),
+            Err(ReleaseError::UnknownLab(_))
+        ));
+    }
+}

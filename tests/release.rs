@@ -1,0 +1,342 @@
+//! End-to-end: a released student repository, outside this checkout. Its Classroom workflow
+//! parses and reports every step; each step's command passes exactly when its item does; and a
+//! release whose grader comes from a git repository builds and grades on its own.
+
+use gpu_labs_e2e::{grader_bin, workspace};
+use serde_yaml_ng::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The two tests that build and grade take turns: a build beside a speed measurement would
+/// slow the solution below its top tier.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `grader` with arguments.
+fn grader(args: &[&str]) -> Output {
+    Command::new(grader_bin())
+        .args(args)
+        .output()
+        .expect("grader runs")
+}
+
+/// Releases matmul into `out` with the given grader source flags.
+fn release(out: &Path, source: &[&str]) {
+    let mut args = vec!["release", "matmul", "--out"];
+    let out_text = out.display().to_string();
+    args.push(&out_text);
+    args.extend_from_slice(source);
+    let made = grader(&args);
+    assert_eq!(
+        made.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+}
+
+/// A command in a released crate, sharing this workspace's compiled dependencies and grader
+/// cache (the released crate's own settings are otherwise untouched).
+fn in_release(dir: &Path, program: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", workspace().join("target"))
+        .env(
+            "GPU_LABS_CACHE",
+            workspace().join("target").join("grader-cache"),
+        )
+        .env_remove("RUSTFLAGS");
+    cmd
+}
+
+/// Copies the solution's sources over a released crate's.
+fn put_back_the_solution(dir: &Path) {
+    for file in ["lib.rs", "gpu.rs"] {
+        std::fs::copy(
+            workspace().join("solutions/matmul/src").join(file),
+            dir.join("src").join(file),
+        )
+        .expect("copy the solution");
+    }
+}
+
+/// The workflow's grader steps: (id, command, max-score).
+fn grader_steps(workflow: &Value) -> Vec<(String, String, f64)> {
+    workflow["jobs"]["run-autograding-tests"]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .filter(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("classroom-resources/autograding-command-grader"))
+        })
+        .map(|s| {
+            (
+                s["id"].as_str().expect("an id").to_string(),
+                s["with"]["command"]
+                    .as_str()
+                    .expect("a command")
+                    .to_string(),
+                s["with"]["max-score"].as_f64().expect("a max-score"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_workflow_has_classrooms_shape_and_reports_every_step() {
+    let out = grader(&["classroom", "matmul"]);
+    assert_eq!(out.status.code(), Some(0));
+    let yaml: Value = serde_yaml_ng::from_slice(&out.stdout).expect("the workflow is YAML");
+    let on: Vec<&str> = yaml["on"]
+        .as_sequence()
+        .expect("on")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(on, ["push", "workflow_dispatch"]);
+    assert_eq!(yaml["permissions"]["checks"].as_str(), Some("write"));
+    let job = &yaml["jobs"]["run-autograding-tests"];
+    assert_eq!(job["runs-on"].as_str(), Some("ubuntu-latest"));
+    assert_eq!(
+        job["if"].as_str(),
+        Some("github.actor != 'github-classroom[bot]'")
+    );
+    let steps = job["steps"].as_sequence().expect("steps");
+    assert_eq!(steps[0]["uses"].as_str(), Some("actions/checkout@v4"));
+    assert!(steps[1]["uses"]
+        .as_str()
+        .is_some_and(|u| u.contains("rust-toolchain")));
+    let build = steps
+        .iter()
+        .position(|s| s["run"].as_str().is_some_and(|r| r.contains("--no-run")))
+        .expect("a build step");
+    let graders = grader_steps(&yaml);
+    let first_grader = steps
+        .iter()
+        .position(|s| s["id"].as_str() == Some(&graders[0].0))
+        .expect("grader step");
+    assert!(
+        build < first_grader,
+        "the tests are built before any grader step"
+    );
+    let reporter = steps.last().expect("a reporter");
+    assert_eq!(
+        reporter["uses"].as_str(),
+        Some("classroom-resources/autograding-grading-reporter@v1")
+    );
+    let runners: Vec<&str> = reporter["with"]["runners"]
+        .as_str()
+        .expect("runners")
+        .split(',')
+        .collect();
+    let ids: Vec<&str> = graders.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(runners, ids);
+    for id in &ids {
+        let env = format!("{}_RESULTS", id.to_uppercase());
+        assert_eq!(
+            reporter["env"][env.as_str()].as_str(),
+            Some(format!("${{{{steps.{id}.outputs.result}}}}").as_str()),
+            "{env}"
+        );
+    }
+    for step in steps
+        .iter()
+        .filter(|s| s["id"].as_str().is_some_and(|id| ids.contains(&id)))
+    {
+        assert!(
+            step["with"]["timeout"].as_u64().is_some_and(|t| t >= 1),
+            "{step:?}"
+        );
+        assert!(step["with"]["test-name"].as_str().is_some());
+    }
+    // The maximum the grader reports without a GPU (the GPU speedup is out of it).
+    let total: f64 = graders.iter().map(|(_, _, p)| p).sum();
+    assert_eq!(total, 25.0);
+}
+
+#[test]
+fn each_step_command_exits_zero_exactly_when_its_item_earns_its_points() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::Builder::new()
+        .prefix("classroom-")
+        .tempdir()
+        .expect("temp dir");
+    let grader_dir = workspace().join("grader").display().to_string();
+    let yaml: Value =
+        serde_yaml_ng::from_slice(&grader(&["classroom", "matmul"]).stdout).expect("YAML");
+    let steps = grader_steps(&yaml);
+    for (label, solved) in [("template", false), ("solution", true)] {
+        let dir = root.path().join(label);
+        release(&dir, &["--grader-path", &grader_dir]);
+        if solved {
+            put_back_the_solution(&dir);
+        }
+        // Classroom runs in a clone: the seed comes from its commit.
+        for git in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.org",
+                "commit",
+                "-qm",
+                "release",
+            ],
+        ] {
+            assert!(in_release(&dir, "git", git)
+                .status()
+                .expect("git")
+                .success());
+        }
+        let built = in_release(
+            &dir,
+            "cargo",
+            &["test", "--quiet", "--test", "grade", "--no-run"],
+        )
+        .output()
+        .expect("cargo");
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        for (id, command, _) in &steps {
+            let out = in_release(&dir, "bash", &["-c", command])
+                .output()
+                .expect("bash");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                out.status.success(),
+                solved,
+                "{label}: step {id} (`{command}`):\n{text}"
+            );
+        }
+        // The speed item was measured once: its three steps read one result.
+        let kept: Vec<_> = std::fs::read_dir(dir.join("target/classroom"))
+            .expect("step results")
+            .flatten()
+            .flat_map(|run| {
+                std::fs::read_dir(run.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .filter(|f| f.file_name() == "fast_speedup.json")
+            .collect();
+        assert_eq!(kept.len(), 1, "{label}: one measurement of fast_speedup");
+        let summary = in_release(
+            &dir,
+            "cargo",
+            &[
+                "test",
+                "--quiet",
+                "--test",
+                "grade",
+                "--",
+                "--classroom-summary",
+            ],
+        )
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+        .output()
+        .expect("cargo");
+        assert!(summary.status.success());
+        let table = std::fs::read_to_string(dir.join("summary.md")).expect("the step summary");
+        let total = if solved { "**25/25**" } else { "**0/25**" };
+        assert!(table.contains(total), "{label}:\n{table}");
+    }
+}
+
+#[test]
+fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::Builder::new()
+        .prefix("released-")
+        .tempdir()
+        .expect("temp dir");
+    // A git repository of this checkout as it is now (uncommitted work included).
+    let repo = root.path().join("gpu-labs.git");
+    let listed = Command::new("git")
+        .args(["ls-files", "-co", "--exclude-standard", "-z"])
+        .current_dir(workspace())
+        .output()
+        .expect("git ls-files");
+    for name in listed.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let from = workspace().join(&name);
+        if !from.is_file() {
+            continue;
+        }
+        let to = repo.join(&name);
+        std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
+        std::fs::copy(&from, &to).expect("copy");
+    }
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.org",
+        "commit",
+        "-qm",
+        "grader",
+    ]);
+    let rev = git(&["rev-parse", "HEAD"]);
+    let url = format!("file://{}", repo.display());
+    let lab = root.path().join("student").join("matmul-lab");
+    release(&lab, &["--grader-git", &url, "--grader-rev", &rev]);
+    let manifest = std::fs::read_to_string(lab.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains(&format!("grader = {{ git = \"{url}\", rev = \"{rev}\" }}")),
+        "{manifest}"
+    );
+    // Start from the versions this workspace tested, so its compiled dependencies are reused.
+    std::fs::copy(workspace().join("Cargo.lock"), lab.join("Cargo.lock")).expect("copy Cargo.lock");
+
+    let run = |what: &str| {
+        let started = std::time::Instant::now();
+        let out = in_release(&lab, "cargo", &["test"])
+            .output()
+            .expect("cargo");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!(
+            "{what}: cargo test took {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+        assert!(
+            !stderr.contains("error: failed to"),
+            "{what}: cargo failed:\n{stderr}"
+        );
+        stdout
+    };
+    let total = |out: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix("total"))
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default()
+    };
+    let template = run("template");
+    assert_eq!(total(&template), "0/25", "{template}");
+    assert!(template.contains("not implemented yet"), "{template}");
+    put_back_the_solution(&lab);
+    let solved = run("solution");
+    assert_eq!(total(&solved), "25/25", "{solved}");
+}
