@@ -29,19 +29,26 @@ pub fn faulty_copy_edits(from: &Path, file: &str, edits: &[(&str, &str)]) -> tem
         .prefix("faulty-")
         .tempdir()
         .expect("temp dir");
-    copy_crate(from, dir.path());
-    let path = dir.path().join(file);
+    edited_copy(from, dir.path(), file, edits);
+    dir
+}
+
+/// Copies the lab crate at `from` into `to` with `edits` made in `file` (each `find` there
+/// exactly once, so a test cannot silently stop testing anything when the crate changes).
+pub fn edited_copy(from: &Path, to: &Path, file: &str, edits: &[(&str, &str)]) {
+    copy_crate(from, to);
+    let path = to.join(file);
     let mut text = std::fs::read_to_string(&path).expect("the file to change");
     for (find, replace) in edits {
         assert_eq!(
             text.matches(find).count(),
             1,
-            "{file} of the solution should contain {find:?} exactly once"
+            "{file} of {} should contain {find:?} exactly once",
+            from.display()
         );
         text = text.replacen(find, replace, 1);
     }
     std::fs::write(&path, text).expect("write the changed file");
-    dir
 }
 
 /// Copies a lab crate (its Cargo.toml, src/ and tests/) into `to`.

@@ -4,7 +4,7 @@
 //! crate), writes the gradebook, the feedback and results.json, resumes after being killed,
 //! and runs as a Slurm array whose tasks are executed here without Slurm.
 
-use gpu_labs_e2e::{copy_crate, grader_bin, solution, workspace};
+use gpu_labs_e2e::{edited_copy, grader_bin, solution, workspace};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,19 +40,7 @@ const ALL: &[&str] = &[
 
 /// Copies the solution (or the template) to `dir/name` with `edits` made in `file`.
 fn submission(dir: &Path, name: &str, from: &Path, file: &str, edits: &[(&str, &str)]) {
-    let to = dir.join(name);
-    copy_crate(from, &to);
-    let path = to.join(file);
-    let mut text = std::fs::read_to_string(&path).expect("the file to change");
-    for (find, replace) in edits {
-        assert_eq!(
-            text.matches(find).count(),
-            1,
-            "{file} should hold {find:?} once"
-        );
-        text = text.replacen(find, replace, 1);
-    }
-    std::fs::write(&path, text).expect("write the changed file");
+    edited_copy(from, &dir.join(name), file, edits);
 }
 
 /// Makes the class in `dir` and returns what each student must get.

@@ -169,9 +169,7 @@ fn main() -> ExitCode {
             json,
             seed,
             gpu,
-            cache: cache_dir
-                .map(stage::absolute)
-                .unwrap_or_else(stage::default_cache_dir),
+            cache: cache_or_default(cache_dir),
         }),
         Commands::Batch {
             dir,
@@ -198,9 +196,7 @@ fn main() -> ExitCode {
             seed,
             force,
             only,
-            cache: cache_dir
-                .map(stage::absolute)
-                .unwrap_or_else(stage::default_cache_dir),
+            cache: cache_or_default(cache_dir),
             slurm: slurm.then_some((partition, gres)),
         }),
         Commands::Collect {
@@ -601,4 +597,10 @@ fn release(
     let n = grader::release::write(lab, &source, out, force).map_err(|e| e.to_string())?;
     eprintln!("wrote {n} files to {}", out.display());
     Ok(())
+}
+
+/// `--cache-dir` made absolute, else the default cache.
+fn cache_or_default(dir: Option<PathBuf>) -> PathBuf {
+    dir.map(stage::absolute)
+        .unwrap_or_else(stage::default_cache_dir)
 }

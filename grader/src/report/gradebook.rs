@@ -59,21 +59,11 @@ pub fn write_csv<W: std::io::Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{BuildStatus, ItemResult, Status};
+    use crate::report::{sample_item, BuildStatus, Status};
 
     #[test]
     fn a_row_per_student_with_a_column_per_item_and_commas_quoted() {
-        let item = |id: &str, score: f64| ItemResult {
-            id: id.into(),
-            title: id.into(),
-            score,
-            max_score: 3.0,
-            status: Status::Passed,
-            reason: String::new(),
-            details: String::new(),
-            mode: None,
-            speedup: None,
-        };
+        let item = |id: &str, score: f64| sample_item(id, score, 3.0, Status::Passed);
         let report = Report {
             assignment: "matmul".into(),
             build: BuildStatus::Built,

@@ -147,15 +147,8 @@ mod tests {
 
     fn item(id: &str, score: f64, max: f64, status: Status, details: &str) -> ItemResult {
         ItemResult {
-            id: id.into(),
-            title: format!("{id} title"),
-            score,
-            max_score: max,
-            status,
-            reason: String::new(),
             details: details.into(),
-            mode: None,
-            speedup: None,
+            ..crate::report::sample_item(id, score, max, status)
         }
     }
 

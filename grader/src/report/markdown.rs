@@ -118,15 +118,9 @@ mod tests {
 
     fn item(id: &str, score: f64, max: f64, status: Status, reason: &str) -> ItemResult {
         ItemResult {
-            id: id.into(),
-            title: format!("{id} title"),
-            score,
-            max_score: max,
-            status,
             reason: reason.into(),
             details: format!("{id} details\nsecond line"),
-            mode: None,
-            speedup: None,
+            ..crate::report::sample_item(id, score, max, status)
         }
     }
 

@@ -139,6 +139,22 @@ impl Report {
     }
 }
 
+/// A result for renderer tests: `id`, its title `"<id> title"`, the details `"<id> details"`.
+#[cfg(test)]
+pub(crate) fn sample_item(id: &str, score: f64, max: f64, status: Status) -> ItemResult {
+    ItemResult {
+        id: id.into(),
+        title: format!("{id} title"),
+        score,
+        max_score: max,
+        status,
+        reason: String::new(),
+        details: format!("{id} details"),
+        mode: None,
+        speedup: None,
+    }
+}
+
 /// Formats points without a trailing `.0` (3, 2.5).
 pub fn points(p: f64) -> String {
     if p.fract() == 0.0 {
