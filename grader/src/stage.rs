@@ -259,6 +259,70 @@ fn describe_dependency(spec: &toml::Value) -> String {
     }
 }
 
+/// The longest a submission's build may take, the first build of every dependency included,
+/// before it is stopped as the submission's fault (a batch must not wait on it for ever).
+pub const BUILD_LIMIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Runs `command` to the end and collects its output, or stops it (its whole process group:
+/// cargo and the compilers it started) after `limit` and returns `None`.
+fn output_within(
+    mut command: Command,
+    limit: std::time::Duration,
+) -> std::io::Result<Option<std::process::Output>> {
+    use std::io::Read;
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if started.elapsed() >= limit {
+            #[cfg(unix)]
+            // SAFETY: signals the process group this function created for the build.
+            unsafe {
+                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    Ok(status.map(|status| std::process::Output {
+        status,
+        stdout,
+        stderr,
+    }))
+}
+
 /// Copies `from` into `to` recursively (files only, no `target/`).
 fn copy_tree(from: &Path, to: &Path) -> Result<(), StageError> {
     let io = |what, path: &Path| {
@@ -322,7 +386,8 @@ pub fn build(
     }
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let output = Command::new(&cargo)
+    let mut command = Command::new(&cargo);
+    command
         .args([
             "test",
             "--no-run",
@@ -333,12 +398,19 @@ pub fn build(
         .arg("--manifest-path")
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", cache.join("target"))
-        .env_remove("RUSTFLAGS")
-        .output()
-        .map_err(|source| StageError::Cargo {
-            program: cargo.clone(),
-            source,
-        })?;
+        .env_remove("RUSTFLAGS");
+    let Some(output) = output_within(command, BUILD_LIMIT).map_err(|source| StageError::Cargo {
+        program: cargo.clone(),
+        source,
+    })?
+    else {
+        return Ok(Build::CompileError(format!(
+            "error: building the code did not finish within {} minutes and was stopped: look \
+             for code that keeps the compiler working without end (types or constants that \
+             recurse, a huge array literal)",
+            BUILD_LIMIT.as_secs() / 60
+        )));
+    };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let mut first_error = None;
     let mut binary = None;
@@ -387,4 +459,34 @@ pub fn build(
         binary: copied,
         source_dir,
     })
+}
+
+#[cfg(test)]
+mod build_limit_tests {
+    use super::output_within;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_build_past_its_limit_is_stopped_with_what_it_started() {
+        let mut slow = Command::new("sh");
+        slow.args(["-c", "sleep 30 & sleep 30"]);
+        let started = Instant::now();
+        let out = output_within(slow, Duration::from_millis(300)).unwrap();
+        assert!(out.is_none());
+        // The background sleep held the output pipe: it was stopped too, or this would wait.
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_build_within_its_limit_gives_its_output() {
+        let mut quick = Command::new("sh");
+        quick.args(["-c", "echo out; echo err >&2"]);
+        let out = output_within(quick, Duration::from_secs(30))
+            .unwrap()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, b"out\n");
+        assert_eq!(out.stderr, b"err\n");
+    }
 }
