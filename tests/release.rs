@@ -247,6 +247,18 @@ fn each_step_command_exits_zero_exactly_when_its_item_earns_its_points() {
         let table = std::fs::read_to_string(dir.join("summary.md")).expect("the step summary");
         let total = if solved { "**25/25**" } else { "**0/25**" };
         assert!(table.contains(total), "{label}:\n{table}");
+        // A plain `cargo test` on GitHub Actions adds its table to the step summary too.
+        let plain = in_release(
+            &dir,
+            "cargo",
+            &["test", "--quiet", "--test", "grade", "--", "time_cpu"],
+        )
+        .env("GITHUB_STEP_SUMMARY", dir.join("plain.md"))
+        .output()
+        .expect("cargo");
+        assert_eq!(plain.status.success(), solved);
+        let table = std::fs::read_to_string(dir.join("plain.md")).expect("the step summary");
+        assert!(table.contains("| `time_cpu` |"), "{label}:\n{table}");
     }
 }
 
