@@ -1,6 +1,6 @@
-//! End-to-end: `grader batch` grades a class of 20 submissions made outside this checkout
+//! End-to-end: `grader batch` grades a class of 21 submissions made outside this checkout
 //! (solutions, the template, an independent solution, faulty copies, one that does not
-//! compile, one that hangs, one whose student replaced the grade test, one that is not a
+//! compile, one that hangs, one whose student replaced the grade test, one with `#[no_mangle]`, one that is not a
 //! crate), writes the gradebook, the feedback and results.json, resumes after being killed,
 //! and runs as a Slurm array whose tasks are executed here without Slurm.
 
@@ -206,6 +206,11 @@ fn make_class(dir: &Path) -> Vec<Student> {
             "c.par_chunks_exact_mut(ROWS * n)",
         )],
     );
+    // Code that would run outside the graded functions: refused before it is built.
+    submission(dir, "ursula", &sol, lib, &[(
+        "use rayon::prelude::*;",
+        "use rayon::prelude::*;\n    #[unsafe(no_mangle)]\n    extern \"C\" fn clock_gettime() -> i32 { 0 }",
+    )]);
     let s = |name, lost, status, says| Student {
         name,
         lost,
@@ -253,6 +258,12 @@ fn make_class(dir: &Path) -> Vec<Student> {
         s("rupert", &["naive_correct"], "graded", "panicked"),
         s("sybil", &[], "graded", "Score: 25/25"),
         s("trent", &["fast_correct"], "graded", "fast_correct"),
+        s(
+            "ursula",
+            ALL,
+            "refused",
+            "`#[no_mangle]` is not allowed in a lab",
+        ),
     ]
 }
 
@@ -356,7 +367,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
         .expect("temp dir");
     let subs = class.path().join("submissions");
     let students = make_class(&subs);
-    assert_eq!(students.len(), 20);
+    assert_eq!(students.len(), 21);
     let feedback = class.path().join("feedback");
     let csv = class.path().join("grades.csv");
     let args = |extra: &[&str]| {
@@ -432,7 +443,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     eprintln!(
         "resumed batch of {} took {:.0} s:\n{stdout}",
-        20 - done_before.len(),
+        21 - done_before.len(),
         started.elapsed().as_secs_f64()
     );
     for (path, text) in &done_before {
@@ -443,14 +454,14 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
             path.display()
         );
     }
-    assert!(stdout.contains("20 submissions:"), "{stdout}");
+    assert!(stdout.contains("21 submissions:"), "{stdout}");
     assert!(
         stdout.contains("1 did not compile") || stdout.contains("2 did not compile"),
         "{stdout}"
     );
 
     let book = gradebook(&csv);
-    assert_eq!(book.len(), 20, "one row per student");
+    assert_eq!(book.len(), 21, "one row per student");
     for student in &students {
         check_student(student, &book[student.name], &feedback);
     }
@@ -470,7 +481,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
     let again_out = String::from_utf8_lossy(&again.stdout);
     // dan changed; quentin, who could not be graded, is always tried again.
     assert!(
-        again_out.contains("2 graded now, 18 unchanged"),
+        again_out.contains("2 graded now, 19 unchanged"),
         "{again_out}"
     );
     let book = gradebook(&csv);
@@ -563,7 +574,7 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
     assert_eq!(collected.status.code(), Some(0), "{stdout}");
     assert!(
         stdout.contains(
-            "3 submissions: 1 graded, 1 did not compile, 0 timed out, 1 could not be graded"
+            "3 submissions: 1 graded, 1 did not compile, 0 refused, 0 timed out, 1 could not be graded"
         ),
         "{stdout}"
     );
@@ -583,5 +594,5 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
 #[ignore = "makes the class for a measurement by hand: GPU_LABS_CLASS_DIR=DIR cargo test --test batch -- --ignored"]
 fn write_the_class_for_a_measurement() {
     let dir = std::env::var_os("GPU_LABS_CLASS_DIR").expect("GPU_LABS_CLASS_DIR names a folder");
-    assert_eq!(make_class(Path::new(&dir)).len(), 20);
+    assert_eq!(make_class(Path::new(&dir)).len(), 21);
 }

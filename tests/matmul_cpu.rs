@@ -402,3 +402,45 @@ fn threads_left_spinning_to_slow_the_baseline_earn_no_speed_points() {
         "kept using the CPU while the grader timed its own loop",
     );
 }
+
+/// Grades the solution with `code` appended to `src/lib.rs`.
+fn grade_with_extra_code(code: &str) -> Graded {
+    let dir = faulty_copy(
+        &solution(),
+        "use rayon::prelude::*;",
+        "use rayon::prelude::*;",
+    );
+    let lib = dir.path().join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).expect("lib.rs");
+    std::fs::write(&lib, format!("{text}\n{code}\n")).expect("write lib.rs");
+    let graded = grade(dir.path(), &["--gpu", "off"]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+#[test]
+fn code_that_would_run_outside_the_graded_functions_is_refused_with_its_line() {
+    // Each would reach what the grader relies on: its clock, the time before main, C itself.
+    for (code, construct) in [
+        (
+            "#[unsafe(no_mangle)]\npub extern \"C\" fn clock_gettime(_c: i32, _t: *mut u8) -> i32 { 0 }",
+            "#[no_mangle]",
+        ),
+        (
+            "#[used]\n#[unsafe(link_section = \".init_array\")]\nstatic BEFORE_MAIN: extern \"C\" fn() = early;\nextern \"C\" fn early() {}",
+            "#[link_section]",
+        ),
+        (
+            "unsafe extern \"C\" {\n    fn getpid() -> i32;\n}\npub fn pid() -> i32 { unsafe { getpid() } }",
+            "extern",
+        ),
+    ] {
+        let g = grade_with_extra_code(code);
+        assert_eq!(g.json["score"].as_f64(), Some(0.0), "{code}: {}", g.stdout);
+        let out = g.output("fast_speedup");
+        assert!(
+            out.contains(&format!("`{construct}` is not allowed in a lab")) && out.contains("src/lib.rs:"),
+            "{code}: {out}"
+        );
+    }
+}

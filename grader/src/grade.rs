@@ -116,12 +116,28 @@ pub fn grade(
         Target::Running {
             program,
             source_dir,
-        } => (program.clone(), source_dir.clone(), None),
+        } => {
+            if let Some(found) = crate::source_scan::find_refused(source_dir) {
+                report.build = BuildStatus::Refused;
+                let failed = crate::check::refused(assignment, &found);
+                return nothing_graded(
+                    report, failed, assignment, &selected, options, started, on_event,
+                );
+            }
+            (program.clone(), source_dir.clone(), None)
+        }
         Target::Crate(path) => {
             let lab = crate::labs::find(&assignment.assignment.name)
                 .ok_or_else(|| GradeError::UnknownLab(assignment.assignment.name.clone()))?;
             let krate = stage::read_lab_crate(path)?;
             report.notes = krate.ignored_changes(lab);
+            if let Some(found) = crate::source_scan::find_refused(&path.join("src")) {
+                report.build = BuildStatus::Refused;
+                let failed = crate::check::refused(assignment, &found);
+                return nothing_graded(
+                    report, failed, assignment, &selected, options, started, on_event,
+                );
+            }
             let run_dir = tempfile::Builder::new()
                 .prefix("grader-run-")
                 .tempdir()
@@ -141,21 +157,10 @@ pub fn grade(
                         first_line: error.lines().next().unwrap_or(""),
                     });
                     report.build = BuildStatus::NotCompiled;
-                    // Items this machine cannot grade stay out of the maximum, as they would
-                    // for a submission that compiles.
-                    let here = crate::check::GradeContext::for_listing(options.gpu)?;
                     let failed = crate::check::not_compiled(assignment, &error);
-                    report.items = failed
-                        .into_iter()
-                        .zip(&assignment.items)
-                        .filter(|(_, item)| selected.iter().any(|i| i.id() == item.id()))
-                        .map(|(result, item)| {
-                            crate::check::skipped_here(&here, item).unwrap_or(result)
-                        })
-                        .collect();
-                    report.execution_time = started.elapsed().as_secs_f64();
-                    on_event(Event::Finished { report: &report });
-                    return Ok(report);
+                    return nothing_graded(
+                        report, failed, assignment, &selected, options, started, on_event,
+                    );
                 }
                 Build::Built { binary, source_dir } => {
                     let cwd = run_dir.path().to_path_buf();
@@ -198,6 +203,30 @@ pub fn grade(
         });
         report.items.push(result);
     }
+    report.execution_time = started.elapsed().as_secs_f64();
+    on_event(Event::Finished { report: &report });
+    Ok(report)
+}
+
+/// The report of a submission none of whose items could run (it does not compile, or it
+/// contains code a lab may not): `failed` holds every item's result, in rubric order. Items this
+/// machine cannot grade stay out of the maximum, as they would for any other submission.
+fn nothing_graded(
+    mut report: Report,
+    failed: Vec<crate::report::ItemResult>,
+    assignment: &Assignment,
+    selected: &[&Item],
+    options: &GradeOptions,
+    started: Instant,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Report, GradeError> {
+    let here = crate::check::GradeContext::for_listing(options.gpu)?;
+    report.items = failed
+        .into_iter()
+        .zip(&assignment.items)
+        .filter(|(_, item)| selected.iter().any(|i| i.id() == item.id()))
+        .map(|(result, item)| crate::check::skipped_here(&here, item).unwrap_or(result))
+        .collect();
     report.execution_time = started.elapsed().as_secs_f64();
     on_event(Event::Finished { report: &report });
     Ok(report)

@@ -24,6 +24,8 @@ struct Token {
     line: usize,
     /// Index of the function body it sits in, if any.
     body: Option<usize>,
+    /// Whether `!` follows it (a macro call: `asm!`).
+    bang: bool,
 }
 
 /// A scanned file.
@@ -229,10 +231,15 @@ fn scan(file: &str, text: &str) -> Scanned {
                 }
                 expect_fn_name = chars.get(j).is_some_and(|c| c.is_alphabetic() || *c == '_');
             }
+            let mut j = i;
+            while chars.get(j).is_some_and(|c| *c == ' ' || *c == '\t') {
+                j += 1;
+            }
             tokens.push(Token {
                 name,
                 line,
                 body: current_body(&braces),
+                bang: chars.get(j) == Some(&'!'),
             });
         } else if c == '{' {
             if let Some(name) = pending_fn.take() {
@@ -260,6 +267,74 @@ fn scan(file: &str, text: &str) -> Scanned {
         tokens,
         bodies,
     }
+}
+
+/// Code a lab may not contain, found in a submission's sources: it runs outside the graded
+/// functions or reaches outside the lab's libraries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    /// The file, relative to the crate's `src/` parent when possible.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// What was found, as written (`#[no_mangle]`, `asm!`).
+    pub construct: String,
+    /// Why a lab may not contain it, in a student's words.
+    pub why: &'static str,
+}
+
+/// What a lab may not contain: (identifier, needs a `!` after it, as shown, why).
+const REFUSED: &[(&str, bool, &str, &str)] = &[
+    ("no_mangle", false, "#[no_mangle]", "it exports a function under a fixed C name, which can replace a function the grader's own code uses (its clock, say)"),
+    ("export_name", false, "#[export_name]", "it exports a function under a fixed C name, which can replace a function the grader's own code uses (its clock, say)"),
+    ("link_section", false, "#[link_section]", "it places code in a linker section, which can run it before the program starts (a static constructor)"),
+    ("asm", true, "asm!", "assembly is not part of this lab"),
+    ("global_asm", true, "global_asm!", "assembly is not part of this lab"),
+    ("naked_asm", true, "naked_asm!", "assembly is not part of this lab"),
+    ("naked", false, "#[naked]", "assembly is not part of this lab"),
+    ("extern", false, "extern", "it declares or defines foreign (C) functions, which reach outside the lab's libraries; call only Rust and the lab's crates"),
+    ("include", true, "include!", "it pulls code in from a file the grader does not read; keep all code in .rs files under src/ (include_str! for kernel sources is fine)"),
+];
+
+/// The first construct a lab may not contain in the `.rs` files under `src_dir` (comments and
+/// strings do not count), or `None`.
+pub fn find_refused(src_dir: &Path) -> Option<Refused> {
+    let mut files = Vec::new();
+    collect_rs(src_dir, &mut files);
+    files.sort();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let name = path
+            .strip_prefix(src_dir.parent().unwrap_or(src_dir))
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        if let Some(found) = refused_in(&scan(&name, &text)) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn refused_in(scanned: &Scanned) -> Option<Refused> {
+    let tokens = &scanned.tokens;
+    tokens.iter().enumerate().find_map(|(at, token)| {
+        let (_, _, construct, why) = REFUSED
+            .iter()
+            .find(|(name, bang, _, _)| *name == token.name && *bang == token.bang)?;
+        // `extern crate` only names a dependency.
+        if token.name == "extern" && tokens.get(at + 1).is_some_and(|t| t.name == "crate") {
+            return None;
+        }
+        Some(Refused {
+            file: scanned.file.clone(),
+            line: token.line,
+            construct: construct.to_string(),
+            why,
+        })
+    })
 }
 
 /// Whether `#…#"` follows, making `r` the start of a raw string.
@@ -373,5 +448,47 @@ mod tests {
             find_missing(dir.path(), &req(&["atomicAdd"])),
             Some("atomicAdd".into())
         );
+    }
+
+    fn refused(src: &str) -> Option<(usize, String)> {
+        refused_in(&scan("src/lib.rs", src)).map(|r| (r.line, r.construct))
+    }
+
+    #[test]
+    fn code_that_runs_outside_the_graded_functions_is_found_with_its_line() {
+        let clock =
+            "use std::x;\n#[unsafe(no_mangle)]\npub extern \"C\" fn clock_gettime() -> i32 { 0 }\n";
+        assert_eq!(refused(clock), Some((2, "#[no_mangle]".into())));
+        let ctor = "#[used]\n#[link_section = \".init_array\"]\nstatic S: fn() = f;\n";
+        assert_eq!(refused(ctor), Some((2, "#[link_section]".into())));
+        let block = "unsafe extern \"C\" {\n    fn time(t: *mut i64) -> i64;\n}\n";
+        assert_eq!(refused(block), Some((1, "extern".into())));
+        assert_eq!(
+            refused("fn f() { unsafe { core::arch::asm!(\"nop\") } }"),
+            Some((1, "asm!".into()))
+        );
+        assert_eq!(
+            refused("include!(\"../secret.txt\");"),
+            Some((1, "include!".into()))
+        );
+    }
+
+    #[test]
+    fn comments_strings_and_ordinary_names_are_not_refused() {
+        let fine = "// no_mangle in a comment\n/// `extern \"C\"` in a doc\nextern crate rayon;\n\
+                    const K: &str = include_str!(\"kernel.cu\");\nfn f(include: u8, asm: u8) -> u8 { let s = \"asm!()\"; include + asm }\n";
+        assert_eq!(refused(fine), None);
+    }
+
+    #[test]
+    fn the_solution_the_alternative_and_the_template_contain_nothing_refused() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for dir in [
+            "solutions/matmul/src",
+            "tests/fixtures/matmul_alternative/src",
+            "templates/matmul/src",
+        ] {
+            assert_eq!(find_refused(&root.join(dir)), None, "{dir}");
+        }
     }
 }

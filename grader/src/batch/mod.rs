@@ -239,6 +239,8 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
 fn outcome_of(report: &Report) -> Outcome {
     if report.build == BuildStatus::NotCompiled {
         Outcome::NotCompiled
+    } else if report.build == BuildStatus::Refused {
+        Outcome::Refused
     } else if report.items.iter().any(|i| i.timed_out()) {
         Outcome::TimedOut
     } else {
@@ -290,10 +292,11 @@ pub fn summary_text(summary: &BatchSummary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} submissions: {} graded, {} did not compile, {} timed out, {} could not be graded ({} graded now, {} unchanged since their last grading)",
+        "{} submissions: {} graded, {} did not compile, {} refused, {} timed out, {} could not be graded ({} graded now, {} unchanged since their last grading)",
         records.len(),
         count(Outcome::Graded),
         count(Outcome::NotCompiled),
+        count(Outcome::Refused),
         count(Outcome::TimedOut),
         count(Outcome::Error),
         summary.graded_now,

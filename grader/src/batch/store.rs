@@ -15,6 +15,8 @@ pub enum Outcome {
     Graded,
     /// Did not compile: every item scored 0 with the compiler's error.
     NotCompiled,
+    /// Contains code a lab may not: every item scored 0 with the file and line.
+    Refused,
     /// Graded, but at least one item ran past its time limit.
     TimedOut,
     /// Could not be graded (not a lab crate, a grader failure): the record says why.
@@ -27,6 +29,7 @@ impl Outcome {
         match self {
             Outcome::Graded => "graded",
             Outcome::NotCompiled => "not-compiled",
+            Outcome::Refused => "refused",
             Outcome::TimedOut => "timed-out",
             Outcome::Error => "error",
         }

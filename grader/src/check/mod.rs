@@ -125,20 +125,48 @@ pub fn not_compiled(assignment: &crate::rubric::Assignment, error: &str) -> Vec<
     } else {
         ""
     };
+    every_item_failed(
+        assignment,
+        format!("does not compile: {first_line}"),
+        format!(
+            "The code does not compile, so nothing could be graded. Fix this first (run \
+             `cargo build` to see every error):\n{error}{hint}"
+        ),
+    )
+}
+
+/// The same failure for every item of the rubric.
+fn every_item_failed(
+    assignment: &crate::rubric::Assignment,
+    reason: String,
+    details: String,
+) -> Vec<ItemResult> {
     assignment
         .items
         .iter()
-        .map(|item| {
-            ItemResult::failed(
-                item,
-                format!("does not compile: {first_line}"),
-                format!(
-                    "The code does not compile, so nothing could be graded. Fix this first (run \
-                     `cargo build` to see every error):\n{error}{hint}"
-                ),
-            )
-        })
+        .map(|item| ItemResult::failed(item, reason.clone(), details.clone()))
         .collect()
+}
+
+/// Every item's result for a submission that contains code a lab may not (code that runs
+/// outside the graded functions or reaches outside the lab's libraries): 0 points, the file,
+/// the line and why.
+pub fn refused(
+    assignment: &crate::rubric::Assignment,
+    found: &crate::source_scan::Refused,
+) -> Vec<ItemResult> {
+    every_item_failed(
+        assignment,
+        format!(
+            "refused: `{}` at {}:{}",
+            found.construct, found.file, found.line
+        ),
+        format!(
+            "{}:{}: `{}` is not allowed in a lab: {}. Nothing was graded; remove it and run \
+             `cargo test` again.",
+            found.file, found.line, found.construct, found.why
+        ),
+    )
 }
 
 /// The result of an item that cannot be graded here (so a runner can show it as ignored

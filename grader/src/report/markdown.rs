@@ -76,6 +76,13 @@ pub fn feedback(student: &str, report: &Report) -> String {
              under each item below.\n"
         );
     }
+    if report.build == BuildStatus::Refused {
+        let _ = writeln!(
+            out,
+            "Your code contains something a lab may not, so no item was graded. Where and why \
+             is under each item below.\n"
+        );
+    }
     if !report.notes.is_empty() {
         let _ = writeln!(out, "## What official grading did not use\n");
         for note in &report.notes {

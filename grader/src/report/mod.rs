@@ -125,6 +125,9 @@ pub enum BuildStatus {
     Built,
     /// It did not compile: every item scored 0 with the compiler's first error.
     NotCompiled,
+    /// It contains code a lab may not (`#[no_mangle]`, assembly, foreign functions): every
+    /// item scored 0 with the file and line.
+    Refused,
 }
 
 impl Report {
