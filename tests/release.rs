@@ -95,7 +95,9 @@ fn the_workflow_has_classrooms_shape_and_reports_every_step() {
         .iter()
         .filter_map(|v| v.as_str())
         .collect();
-    assert_eq!(on, ["push", "workflow_dispatch"]);
+    // Classroom's own workflows run on push and repository_dispatch; workflow_dispatch lets
+    // the instructor run it by hand.
+    assert_eq!(on, ["push", "workflow_dispatch", "repository_dispatch"]);
     assert_eq!(yaml["permissions"]["checks"].as_str(), Some("write"));
     let job = &yaml["jobs"]["run-autograding-tests"];
     assert_eq!(job["runs-on"].as_str(), Some("ubuntu-latest"));
@@ -121,6 +123,23 @@ fn the_workflow_has_classrooms_shape_and_reports_every_step() {
         build < first_grader,
         "the tests are built before any grader step"
     );
+    // The command grader gives its commands PATH and HOME only: the build sees the same, and a
+    // failed build (code that does not compile) still lets every step report its 0.
+    for step in [
+        &steps[build],
+        steps.iter().rev().nth(1).expect("the summary"),
+    ] {
+        let run = step["run"].as_str().expect("a run step");
+        assert!(
+            run.lines()
+                .all(|l| l.starts_with("env -i PATH=\"$PATH\" HOME=\"$HOME\" ")),
+            "{run}"
+        );
+        assert_eq!(step["continue-on-error"].as_bool(), Some(true), "{step:?}");
+    }
+    assert!(steps[build]["run"]
+        .as_str()
+        .is_some_and(|r| r.contains("-- --prepare")));
     let reporter = steps.last().expect("a reporter");
     assert_eq!(
         reporter["uses"].as_str(),
@@ -151,8 +170,20 @@ fn the_workflow_has_classrooms_shape_and_reports_every_step() {
         );
         assert!(step["with"]["test-name"].as_str().is_some());
     }
-    // The maximum the grader reports without a GPU (the GPU speedup is out of it).
+    // The maximum the grader reports without a GPU (the summary and score tables below say
+    // 25): the rubric's, less the GPU speedup whose policy is skip.
+    let rubric = grader::rubric::embedded("matmul").expect("rubric");
+    let skipped: f64 = rubric
+        .items
+        .iter()
+        .filter(|i| {
+            i.kind == grader::rubric::ItemKind::GpuSpeedup
+                && i.policy == grader::rubric::SkipPolicy::Skip
+        })
+        .map(|i| i.points)
+        .sum();
     let total: f64 = graders.iter().map(|(_, _, p)| p).sum();
+    assert_eq!(total, rubric.max_score() - skipped);
     assert_eq!(total, 25.0);
 }
 

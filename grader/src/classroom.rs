@@ -2,16 +2,58 @@
 //! Classroom generates, with one `autograding-command-grader` step per rubric item (one per
 //! point level for speed tiers) so Classroom gives partial credit, and the grading reporter.
 //!
-//! The command grader scores a step all or nothing on its exit status and passes only `PATH`
-//! and `HOME` to it, so every option is an argument:
-//! `cargo test --test grade -- --classroom-step ID [--at-least P]` (see `harness::classroom`).
+//! The command grader (`classroom-resources/autograding-command-grader`, `src/main.js`) scores
+//! a step all or nothing on its exit status, reads `max-score` as a whole number and runs the
+//! command with only `PATH` and `HOME` from the job's environment, so every option is an
+//! argument: `cargo test --test grade -- --classroom-step ID [--at-least P]` (see
+//! `harness::classroom`). The build steps run with that same environment: anything else
+//! (`CARGO_INCREMENTAL=0` from the toolchain step) would make the first grader step rebuild.
 
 use crate::rubric::{Assignment, Item, ItemKind, SkipPolicy};
 use std::fmt::Write;
 
+/// Why a rubric cannot become a Classroom workflow.
+#[derive(Debug, thiserror::Error)]
+pub enum ClassroomError {
+    /// A step would be worth a fraction of a point, which the command grader cannot score.
+    #[error(
+        "rubric `{assignment}`, item `{item}`: its Classroom step `{step}` would be worth {points} points, \
+         but Classroom's command grader scores whole points only (it reads max-score as an integer); \
+         give the item and its tiers whole points"
+    )]
+    FractionalPoints {
+        /// The rubric's name.
+        assignment: String,
+        /// The item.
+        item: String,
+        /// The step.
+        step: String,
+        /// Its points.
+        points: f64,
+    },
+    /// Neither a lab's name nor the path of a rubric.
+    #[error("there is no lab `{0}` (known: {known}); pass a lab's name or the path of an assignment.toml", known = crate::rubric::known_names().join(", "))]
+    UnknownLab(String),
+    /// The rubric could not be read.
+    #[error(transparent)]
+    Rubric(#[from] crate::rubric::RubricError),
+}
+
+/// The workflow of a lab by name (`matmul`) or of an `assignment.toml` by path: what
+/// `grader classroom LAB` prints.
+pub fn workflow_for(spec: &str) -> Result<String, ClassroomError> {
+    let assignment = crate::rubric::resolve(spec).map_err(|e| match e {
+        crate::rubric::RubricError::Unknown(name) => ClassroomError::UnknownLab(name),
+        other => other.into(),
+    })?;
+    workflow(&assignment)
+}
+
 /// One grader step: a rubric item, or one level of a tiered item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
+    /// The rubric item it grades.
+    pub item: String,
     /// The step id (letters, digits and `_`: the reporter reads `<ID upper-cased>_RESULTS`).
     pub id: String,
     /// What Classroom shows.
@@ -40,6 +82,7 @@ pub fn steps(assignment: &Assignment) -> Vec<Step> {
         );
         if item.tiers.is_empty() {
             steps.push(Step {
+                item: item.id().to_string(),
                 id: item.id().to_string(),
                 name: format!("{}: {}", item.id(), item.title),
                 command: base,
@@ -51,6 +94,7 @@ pub fn steps(assignment: &Assignment) -> Vec<Step> {
         let mut earned = 0.0;
         for (level, tier) in tiers_by_points(item).into_iter().enumerate() {
             steps.push(Step {
+                item: item.id().to_string(),
                 id: format!("{}_{}", item.id(), level + 1),
                 name: format!("{}: {} (≥ {}×)", item.id(), item.title, tier.speedup),
                 command: format!("{base} --at-least {}", crate::report::points(tier.points)),
@@ -77,9 +121,17 @@ fn quoted(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// The workflow file's text.
-pub fn workflow(assignment: &Assignment) -> String {
+/// The workflow file's text; an error when a step would be worth a fraction of a point.
+pub fn workflow(assignment: &Assignment) -> Result<String, ClassroomError> {
     let steps = steps(assignment);
+    if let Some(step) = steps.iter().find(|s| s.max_score.fract() != 0.0) {
+        return Err(ClassroomError::FractionalPoints {
+            assignment: assignment.assignment.name.clone(),
+            item: step.item.clone(),
+            step: step.id.clone(),
+            points: step.max_score,
+        });
+    }
     let mut y = String::new();
     let _ = writeln!(
         y,
@@ -105,6 +157,7 @@ pub fn workflow(assignment: &Assignment) -> String {
          'on':\n\
          - push\n\
          - workflow_dispatch\n\
+         - repository_dispatch\n\
          permissions:\n\
          \x20 checks: write\n\
          \x20 actions: read\n\
@@ -127,8 +180,14 @@ pub fn workflow(assignment: &Assignment) -> String {
          \x20         ~/.cache/gpu-labs\n\
          \x20         target\n\
          \x20       key: gpu-labs-${{ runner.os }}-${{ hashFiles('Cargo.lock', 'Cargo.toml') }}\n\
+         \x20   # Built with the environment the command grader gives its commands (PATH and HOME\n\
+         \x20   # only), so the grader steps find everything built. A build that fails still lets\n\
+         \x20   # every step run and report 0, with the compiler's error in its log.\n\
          \x20   - name: Build the tests and the GPU emulator\n\
-         \x20     run: cargo test --quiet --test grade --no-run && cargo test --quiet --test grade -- --prepare\n",
+         \x20     continue-on-error: true\n\
+         \x20     run: |\n\
+         \x20       env -i PATH=\"$PATH\" HOME=\"$HOME\" cargo test --quiet --test grade --no-run\n\
+         \x20       env -i PATH=\"$PATH\" HOME=\"$HOME\" cargo test --quiet --test grade -- --prepare\n",
     );
     for step in &steps {
         let _ = write!(
@@ -152,7 +211,8 @@ pub fn workflow(assignment: &Assignment) -> String {
     y.push_str(
         "    - name: Score table\n\
          \x20     if: always()\n\
-         \x20     run: cargo test --quiet --test grade -- --classroom-summary\n\
+         \x20     continue-on-error: true\n\
+         \x20     run: env -i PATH=\"$PATH\" HOME=\"$HOME\" GITHUB_STEP_SUMMARY=\"$GITHUB_STEP_SUMMARY\" cargo test --quiet --test grade -- --classroom-summary\n\
          \x20   - name: Autograding Reporter\n\
          \x20     uses: classroom-resources/autograding-grading-reporter@v1\n\
          \x20     env:\n",
@@ -167,7 +227,7 @@ pub fn workflow(assignment: &Assignment) -> String {
     }
     let ids: Vec<&str> = steps.iter().map(|s| s.id.as_str()).collect();
     let _ = write!(y, "      with:\n        runners: {}\n", ids.join(","));
-    y
+    Ok(y)
 }
 
 #[cfg(test)]
@@ -207,7 +267,7 @@ mod tests {
 
     #[test]
     fn every_step_is_reported() {
-        let text = workflow(&crate::rubric::embedded("matmul").unwrap());
+        let text = workflow(&crate::rubric::embedded("matmul").unwrap()).unwrap();
         assert!(
             text.contains("NAIVE_CORRECT_RESULTS: \"${{steps.naive_correct.outputs.result}}\""),
             "{text}"
@@ -217,5 +277,23 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("# Not here: gpu_speedup"), "{text}");
+    }
+
+    #[test]
+    fn a_step_worth_a_fraction_of_a_point_is_refused() {
+        let mut assignment = crate::rubric::embedded("matmul").unwrap();
+        let item = assignment
+            .items
+            .iter_mut()
+            .find(|i| !i.tiers.is_empty())
+            .unwrap();
+        item.tiers[0].points = 0.5;
+        let message = workflow(&assignment).unwrap_err().to_string();
+        assert!(
+            message.contains("item `fast_speedup`")
+                && message.contains("fast_speedup_1")
+                && message.contains("0.5 points"),
+            "{message}"
+        );
     }
 }

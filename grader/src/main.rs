@@ -222,8 +222,8 @@ fn main() -> ExitCode {
             grader_path,
             force,
         } => release(&lab, &out, grader_git.zip(grader_rev), grader_path, force),
-        Commands::Classroom { lab } => rubric::resolve(&lab)
-            .map(|a| print!("{}", grader::classroom::workflow(&a)))
+        Commands::Classroom { lab } => grader::classroom::workflow_for(&lab)
+            .map(|workflow| print!("{workflow}"))
             .map_err(|e| e.to_string()),
     };
     match result {

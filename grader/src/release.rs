@@ -58,9 +58,20 @@ pub enum ReleaseError {
     /// The template could not be made from the solution.
     #[error(transparent)]
     Template(#[from] crate::template::TemplateError),
+    /// The lab's rubric cannot become a Classroom workflow.
+    #[error(transparent)]
+    Classroom(#[from] crate::classroom::ClassroomError),
     /// The lab's rubric could not be read.
     #[error(transparent)]
     Rubric(#[from] crate::rubric::RubricError),
+    /// The workspace's `Cargo.lock` could not be read or does not hold the lab.
+    #[error("{path}: {reason}")]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Writing failed.
     #[error("cannot write {path}: {source}")]
     Write {
