@@ -1,6 +1,7 @@
-//! End-to-end: a released student repository, outside this checkout. Its Classroom workflow
-//! parses and reports every step; each step's command passes exactly when its item does; and a
-//! release whose grader comes from a git repository builds and grades on its own.
+//! End-to-end: a released student repository, outside this checkout. `templates/matmul` is
+//! exactly the release; its Classroom workflow parses and reports every step; each step's
+//! command passes exactly when its item does; its `Cargo.lock` is the one cargo would write;
+//! and a release whose grader comes from a git repository builds and grades on its own.
 
 use gpu_labs_e2e::{grader_bin, workspace};
 use serde_yaml_ng::Value;
@@ -58,6 +59,81 @@ fn put_back_the_solution(dir: &Path) {
         )
         .expect("copy the solution");
     }
+}
+
+/// Every file under `dir` but build outputs, as paths relative to `root`.
+fn files_under(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("read the template").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if entry.file_name() != "target" {
+                files_under(root, &path, out);
+            }
+        } else if let Ok(relative) = path.strip_prefix(root) {
+            out.push(relative.display().to_string());
+        }
+    }
+}
+
+#[test]
+fn the_template_is_the_release_of_the_solution() {
+    let source = grader::release::GraderSource::Path("../../grader".into());
+    let released = grader::release::files("matmul", &source).expect("release");
+    let template = workspace().join("templates/matmul");
+    let regenerate = "run `cargo run -p grader -- release matmul --out templates/matmul --grader-path ../../grader --force`";
+    for (relative, text) in &released {
+        let committed = std::fs::read_to_string(template.join(relative)).unwrap_or_default();
+        if committed == *text {
+            continue;
+        }
+        let (old, new): (Vec<&str>, Vec<&str>) =
+            (committed.lines().collect(), text.lines().collect());
+        let line = (0..old.len().max(new.len()))
+            .find(|&i| old.get(i) != new.get(i))
+            .map_or(old.len(), |i| i + 1);
+        panic!(
+            "templates/matmul/{relative} is stale from line {line} (has {:?}, the release has {:?}): {regenerate}",
+            old.get(line.saturating_sub(1)).copied().unwrap_or("(end of file)"),
+            new.get(line.saturating_sub(1)).copied().unwrap_or("(end of file)"),
+        );
+    }
+    let mut committed = Vec::new();
+    files_under(&template, &template, &mut committed);
+    for relative in committed {
+        assert!(
+            released.iter().any(|(path, _)| *path == relative),
+            "templates/matmul/{relative} is not part of the release: delete it, or add it to solutions/matmul and {regenerate}"
+        );
+    }
+}
+
+#[test]
+fn the_released_lock_is_the_one_cargo_would_write() {
+    let dir = tempfile::Builder::new()
+        .prefix("locked-")
+        .tempdir()
+        .expect("temp dir");
+    let lab = dir.path().join("matmul-lab");
+    let grader_dir = workspace().join("grader").display().to_string();
+    release(&lab, &["--grader-path", &grader_dir]);
+    let lock = std::fs::read_to_string(lab.join("Cargo.lock")).expect("a Cargo.lock");
+    assert!(
+        lock.contains("name = \"cudarc\"") && !lock.contains("serde_yaml_ng"),
+        "{lock}"
+    );
+    // --locked fails when cargo would change the lock in any way (a package more or less).
+    let tree = in_release(
+        &lab,
+        "cargo",
+        &["tree", "--locked", "--offline", "-e", "all"],
+    )
+    .output()
+    .expect("cargo tree");
+    assert!(
+        tree.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tree.stderr)
+    );
 }
 
 /// The workflow's grader steps: (id, command, max-score).
@@ -350,12 +426,17 @@ fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
         manifest.contains(&format!("grader = {{ git = \"{url}\", rev = \"{rev}\" }}")),
         "{manifest}"
     );
-    // Start from the versions this workspace tested, so its compiled dependencies are reused.
-    std::fs::copy(workspace().join("Cargo.lock"), lab.join("Cargo.lock")).expect("copy Cargo.lock");
+    // The release's own lock names this exact commit: `--locked` proves cargo keeps it as it
+    // is (and the versions, this workspace's, reuse its compiled dependencies).
+    let lock = std::fs::read_to_string(lab.join("Cargo.lock")).expect("Cargo.lock");
+    assert!(
+        lock.contains(&format!("source = \"git+{url}?rev={rev}#{rev}\"")),
+        "{lock}"
+    );
 
     let run = |what: &str| {
         let started = std::time::Instant::now();
-        let out = in_release(&lab, "cargo", &["test"])
+        let out = in_release(&lab, "cargo", &["test", "--locked"])
             .output()
             .expect("cargo");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -365,8 +446,8 @@ fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
             started.elapsed().as_secs_f64()
         );
         assert!(
-            !stderr.contains("error: failed to"),
-            "{what}: cargo failed:\n{stderr}"
+            stdout.lines().any(|l| l.starts_with("total")),
+            "{what}: no score table; cargo said:\n{stderr}"
         );
         stdout
     };

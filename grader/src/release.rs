@@ -75,7 +75,9 @@ pub enum ReleaseError {
     /// Writing failed.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
 }
@@ -116,13 +118,162 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
         files.push(("README.md".into(), text));
     }
     let assignment = crate::rubric::embedded(lab.name)?;
+    let package = package_name(&manifest_text(&files)).ok_or_else(|| ReleaseError::Lock {
+        path: manifest_path.clone(),
+        reason: "no [package] name".into(),
+    })?;
+    if let Some(lock) = lock_file(&package, source)? {
+        files.push(("Cargo.lock".into(), lock));
+    }
     files.push((".gitignore".into(), GITIGNORE.into()));
     files.push((
         ".github/workflows/classroom.yml".into(),
-        crate::classroom::workflow(&assignment),
+        crate::classroom::workflow(&assignment)?,
     ));
     files.sort();
     Ok(files)
+}
+
+/// The text of `Cargo.toml` among `files`.
+fn manifest_text(files: &[(String, String)]) -> String {
+    files
+        .iter()
+        .find(|(path, _)| path == "Cargo.toml")
+        .map(|(_, text)| text.clone())
+        .unwrap_or_default()
+}
+
+/// The `[package]` name a manifest declares.
+fn package_name(manifest: &str) -> Option<String> {
+    let table: toml::Table = manifest.parse().ok()?;
+    Some(table.get("package")?.get("name")?.as_str()?.to_string())
+}
+
+/// One `[[package]]` of a `Cargo.lock`.
+#[derive(Debug, serde::Deserialize)]
+struct LockedPackage {
+    name: String,
+    version: String,
+    source: Option<String>,
+    #[serde(default)]
+    dependencies: Vec<String>,
+}
+
+/// The released crate's `Cargo.lock`: this workspace's, cut down to the packages the lab's
+/// build uses, so students and Classroom build the versions this repository tested (and
+/// Classroom's cache key, the lock's hash, changes exactly when they do). A git grader at a
+/// full commit hash gets its exact `source`; at another revision (a tag) cargo adds it on the
+/// first build. `None` when the grader's sources come without the workspace's lock.
+fn lock_file(package: &str, source: &GraderSource) -> Result<Option<String>, ReleaseError> {
+    let path = Path::new(crate::stage::GRADER_DIR)
+        .join("..")
+        .join("Cargo.lock");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let fail = |reason: String| ReleaseError::Lock {
+        path: path.clone(),
+        reason,
+    };
+    // Every package's text as cargo wrote it (up to the next table), and what it says.
+    let mut chunks = text.split("\n[[package]]\n");
+    let header = chunks.next().unwrap_or_default();
+    let mut packages = Vec::new();
+    for chunk in chunks {
+        let body = chunk.find("\n[").map_or(chunk, |end| &chunk[..=end]);
+        let parsed: LockedPackage = toml::from_str(body)
+            .map_err(|e| fail(format!("a [[package]] that does not parse: {e}")))?;
+        packages.push((body, parsed));
+    }
+    let find = |dependency: &str| {
+        let mut words = dependency.split(' ');
+        let name = words.next().unwrap_or_default();
+        let version = words.next();
+        let source = words.next().map(|s| s.trim_matches(['(', ')']));
+        packages.iter().position(|(_, p)| {
+            p.name == name
+                && version.is_none_or(|v| p.version == v)
+                && source.is_none_or(|s| p.source.as_deref() == Some(s))
+        })
+    };
+    let root = find(package).ok_or_else(|| {
+        fail(format!(
+            "no package `{package}`: add the lab's solution to the workspace's members and build it"
+        ))
+    })?;
+    // The workspace resolves the grader as a member, with its dev-dependencies; a released
+    // crate builds it as a dependency, without them.
+    let grader_dev_only = grader_dev_only_dependencies();
+    let mut kept = vec![false; packages.len()];
+    let mut todo = vec![root];
+    while let Some(index) = todo.pop() {
+        if std::mem::replace(&mut kept[index], true) {
+            continue;
+        }
+        let locked = &packages[index].1;
+        for dependency in &locked.dependencies {
+            let name = dependency.split(' ').next().unwrap_or_default();
+            if locked.name == "grader"
+                && locked.source.is_none()
+                && grader_dev_only.iter().any(|d| d == name)
+            {
+                continue;
+            }
+            let found = find(dependency).ok_or_else(|| {
+                fail(format!(
+                    "`{}` depends on `{dependency}`, which it does not list",
+                    packages[index].1.name
+                ))
+            })?;
+            todo.push(found);
+        }
+    }
+    let mut out = header.to_string();
+    for ((body, package), kept) in packages.iter().zip(kept) {
+        if !kept {
+            continue;
+        }
+        out.push_str("\n[[package]]\n");
+        match source {
+            GraderSource::Git { url, rev }
+                if package.name == "grader"
+                    && package.source.is_none()
+                    && rev.len() == 40
+                    && rev.chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
+                let version = format!("version = \"{}\"\n", package.version);
+                let with_source = format!(
+                    "{version}source = {}\n",
+                    toml::Value::from(format!("git+{url}?rev={rev}#{rev}"))
+                );
+                out.push_str(&body.replacen(&version, &with_source, 1));
+            }
+            _ => out.push_str(body),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The grader's dev-dependencies that are not also its dependencies.
+fn grader_dev_only_dependencies() -> Vec<String> {
+    let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
+    let table: toml::Table = std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_default();
+    let names = |section: &str| -> Vec<String> {
+        table
+            .get(section)
+            .and_then(|deps| deps.as_table())
+            .map(|deps| deps.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut used = names("dependencies");
+    used.extend(names("build-dependencies"));
+    names("dev-dependencies")
+        .into_iter()
+        .filter(|name| !used.contains(name))
+        .collect()
 }
 
 /// The manifest with its `grader` dev-dependency pointed at `source`.
@@ -199,6 +350,7 @@ mod tests {
         for expected in [
             ".github/workflows/classroom.yml",
             ".gitignore",
+            "Cargo.lock",
             "Cargo.toml",
             "README.md",
             "src/lib.rs",
