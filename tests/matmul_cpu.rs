@@ -344,8 +344,9 @@ fn a_fast_version_that_replays_an_earlier_result_earns_no_speed_points() {
 #[test]
 fn threads_left_spinning_to_slow_the_baseline_earn_no_speed_points() {
     // The naive loop posing as a fast version, with threads that burn the CPU whenever it is
-    // not running: the grader's own loop gets a fraction of a core. Without the check this
-    // earned a point here (2.2x: the baseline took 99 ms instead of 37).
+    // not running. When the baseline ran in the student's process this slowed it and earned a
+    // point (2.2x: the baseline took 99 ms instead of 37); now the baseline runs in a process
+    // of the grader's own while the student's process is stopped, so the threads cannot run.
     let saboteur = r#"use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, Ordering};
     static INSIDE: AtomicBool = AtomicBool::new(false);
@@ -376,11 +377,40 @@ fn threads_left_spinning_to_slow_the_baseline_earn_no_speed_points() {
     let g = grade_faulty("use rayon::prelude::*;", saboteur);
     // The benchmark item runs matmul_fast too, and it stays right: only speed is at stake.
     assert_lost(&g, &["fast_speedup"]);
-    assert_says(
-        &g,
-        "fast_speedup",
-        "kept using the CPU while the grader timed its own loop",
+    assert_says(&g, "fast_speedup", "below the first tier");
+}
+
+#[test]
+fn a_fast_version_that_stops_its_own_process_to_end_the_clock_scores_zero_for_speed() {
+    // The grader's clock stops when the worker stops. A submission that stops its process
+    // itself (a shell's `kill -STOP`), hoping to end the timed run early, is caught: the stop
+    // is not at one of the grader's checkpoints.
+    let stopper = r#"use rayon::prelude::*;
+    if a.nrows() == 256 {
+        let me = std::process::id().to_string();
+        let _ = std::process::Command::new("sh").args(["-c", &format!("kill -STOP {me}")]).status();
+    }"#;
+    let g = grade_faulty("use rayon::prelude::*;", stopper);
+    assert_lost(&g, &["fast_speedup"]);
+    assert_says(&g, "fast_speedup", "tampering with timing");
+}
+
+#[test]
+fn a_timer_that_reports_the_rubrics_work_lengths_without_measuring_fails() {
+    // The rubric is public: work_ms = [20, 50]. A timer that runs the work and reports those
+    // lengths from a counter passed when the work slept exactly that long; the grader now holds
+    // the work for a length it draws itself (up to half as long again) and measures it.
+    let guesser = r#"static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let value = work();
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let guess = if call % 2 == 0 { 20 } else { 50 };
+    (value, Duration::from_millis(guess))"#;
+    let g = grade_faulty(
+        "let start = Instant::now();\n    let value = work();\n    (value, start.elapsed())",
+        guesser,
     );
+    assert_lost(&g, &["time_cpu"]);
+    assert_says(&g, "time_cpu", "for work that ran");
 }
 
 /// Grades the solution with `code` appended to `src/lib.rs`.

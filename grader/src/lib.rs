@@ -10,7 +10,6 @@
 pub mod batch;
 pub mod check;
 pub mod classroom;
-pub mod cpu_time;
 pub mod emulate;
 pub mod event;
 pub mod fingerprint;
@@ -26,6 +25,7 @@ pub mod report;
 pub mod rubric;
 pub mod source_scan;
 pub mod stage;
+pub mod stopwatch;
 pub mod supervisor;
 pub mod template;
 pub mod worker;

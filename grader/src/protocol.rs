@@ -40,6 +40,11 @@ pub struct WorkOrder {
     pub nonce: u64,
     /// Where the worker writes its [`WorkerReport`].
     pub report_path: PathBuf,
+    /// The region shared with the supervisor, for checkpoints and timed runs.
+    pub stopwatch: Option<PathBuf>,
+    /// Speed items: run the grader's own baseline instead of the student's function (the
+    /// yardstick worker, which never calls the submission).
+    pub yardstick: bool,
 }
 
 /// Where a worker's GPU code runs, decided by the supervisor from the GPU mode.
@@ -80,6 +85,8 @@ impl WorkOrder {
             backend: Backend::NoGpu,
             nonce: 0,
             report_path: report_path.to_path_buf(),
+            stopwatch: None,
+            yardstick: false,
         }
     }
 }
@@ -111,17 +118,14 @@ pub enum Outcome {
         cpu_ns: u64,
         /// GPU time reported (ns), if any.
         gpu_ns: Option<u64>,
-        /// The whole call by the grader's clock (ns).
-        outer_ns: u64,
     },
     /// The GPU could not be set up in the worker (not the student's fault).
     GpuUnavailable(String),
     /// A GPU function returned an error outside of product cases.
     Failed(String),
-    /// `cpu-timer`: one sample per piece of work.
-    Timer(Vec<TimerSample>),
-    /// `cpu-speedup`: paired samples and the candidate's output.
-    Speed(SpeedSamples),
+    /// Timed items: every run went through the checkpoints, where the supervisor measured and
+    /// collected what it needed; nothing else to report.
+    Timed,
     /// Student code panicked (`todo!()` included) during case `case`.
     Panicked(PanicInfo),
 }
@@ -171,41 +175,6 @@ impl Matrix {
         let data = self.bits.iter().map(|&b| f32::from_bits(b)).collect();
         Array2::from_shape_vec((self.rows, self.cols), data).ok()
     }
-}
-
-/// One call of the student's timer on work of known length.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TimerSample {
-    /// How long the work was asked to run.
-    pub work_ms: u64,
-    /// Whether the work ran at all.
-    pub work_ran: bool,
-    /// How long the work really ran, by the work's own clock (ns).
-    pub inner_ns: u64,
-    /// How long the whole timer call took, by the grader's clock around it (ns).
-    pub outer_ns: u64,
-    /// What the student's timer reported (ns).
-    pub reported_ns: u64,
-    /// Whether the timer returned the very value the work produced.
-    pub passed_value_through: bool,
-}
-
-/// Paired timings of the grader's baseline and the student's function on the same inputs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpeedSamples {
-    /// Baseline times (ns), one per sample.
-    pub baseline_ns: Vec<u64>,
-    /// Candidate times (ns), one per sample, taken next to the baseline sample of the same index.
-    pub candidate_ns: Vec<u64>,
-    /// The candidate's output, checked for correctness before its speed counts.
-    pub output: Matrix,
-    /// CPU time (ns) the program's other threads used while each baseline sample ran, when the
-    /// worker measured it: the baseline must run with the machine to itself.
-    #[serde(default)]
-    pub baseline_others_cpu_ns: Vec<u64>,
-    /// The first timed sample whose output was wrong (checked in the worker with Freivalds'
-    /// method), if any: a right answer only once does not earn speed points.
-    pub wrong_sample: Option<usize>,
 }
 
 /// What the emulator counted while a GPU function ran.

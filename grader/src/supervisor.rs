@@ -4,10 +4,14 @@
 
 use crate::protocol::{Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::rubric::Item;
+use crate::stopwatch::region::Region;
+use crate::stopwatch::{Checkpoint, Handover};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How to start a worker: the lab's test binary and its environment.
@@ -146,61 +150,175 @@ pub fn run_worker(
     item: &Item,
     order: &WorkOrder,
 ) -> Result<WorkerRun, SupervisorError> {
-    let scratch = tempfile::Builder::new()
-        .prefix("grader-item-")
-        .tempdir()
-        .map_err(SupervisorError::Scratch)?;
-    let mut order = order.clone();
-    order.report_path = scratch.path().join("report.json");
-    order.nonce = crate::protocol::fresh_nonce();
-    let stdout_path = scratch.path().join("stdout.txt");
-    let stderr_path = scratch.path().join("stderr.txt");
-    let stdout = std::fs::File::create(&stdout_path).map_err(SupervisorError::Scratch)?;
-    let stderr = std::fs::File::create(&stderr_path).map_err(SupervisorError::Scratch)?;
+    Session::start(command, item, order, 0)?.finish()
+}
 
-    let mut cmd = Command::new(&command.program);
-    cmd.arg(WORKER_FLAG)
-        .stdin(Stdio::piped())
-        .stdout(stdout)
-        .stderr(stderr)
-        .env("RUST_BACKTRACE", "0");
-    if let Some(cwd) = &command.cwd {
-        cmd.current_dir(cwd);
-    }
-    for (k, v) in &command.env {
-        cmd.env(k, v);
-    }
-    limit_files(&mut cmd);
-    let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
-        program: command.program.clone(),
-        source,
-    })?;
-    let order_json = serde_json::to_vec(&order).map_err(|e| SupervisorError::BadReport {
-        item: order.item.clone(),
-        message: e.to_string(),
-    })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A worker that dies at once closes the pipe; its death is reported below.
-        let _ = stdin.write_all(&order_json);
-    }
+/// A stop the worker made at a checkpoint, and when the supervisor saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop {
+    /// The supervisor's clock just after it saw the worker stopped.
+    pub at: Instant,
+    /// The checkpoint the worker says it stopped at (`None`: a stop the grader's code did not
+    /// make).
+    pub checkpoint: Option<Checkpoint>,
+}
 
-    let limit = Duration::from_secs_f64(item.timeout_secs);
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
+/// One worker process, from start to report: the supervisor waits for its stops at
+/// checkpoints (reading its own clock), hands over work through the shared region while it is
+/// stopped, and lets it continue. A watchdog kills it at the item's timeout.
+pub struct Session {
+    pid: i32,
+    region: Region,
+    order: WorkOrder,
+    stdout_path: PathBuf,
+    stderr_path: PathBuf,
+    timeout_secs: f64,
+    timed_out: Arc<AtomicBool>,
+    ended: Option<i32>,
+    stopped: bool,
+    cancel: Option<std::sync::mpsc::Sender<()>>,
+    _scratch: tempfile::TempDir,
+}
+
+impl Session {
+    /// Starts a worker on `order`, with a shared region of `words` matrix words.
+    pub fn start(
+        command: &WorkerCommand,
+        item: &Item,
+        order: &WorkOrder,
+        words: usize,
+    ) -> Result<Session, SupervisorError> {
+        let scratch = tempfile::Builder::new()
+            .prefix("grader-item-")
+            .tempdir()
+            .map_err(SupervisorError::Scratch)?;
+        let mut order = order.clone();
+        order.report_path = scratch.path().join("report.json");
+        order.nonce = crate::protocol::fresh_nonce();
+        let region_path = scratch.path().join("stopwatch");
+        let region = Region::create(&region_path, words)
+            .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
+        order.stopwatch = Some(region_path);
+        let stdout_path = scratch.path().join("stdout.txt");
+        let stderr_path = scratch.path().join("stderr.txt");
+        let stdout = std::fs::File::create(&stdout_path).map_err(SupervisorError::Scratch)?;
+        let stderr = std::fs::File::create(&stderr_path).map_err(SupervisorError::Scratch)?;
+
+        let mut cmd = Command::new(&command.program);
+        cmd.arg(WORKER_FLAG)
+            .stdin(Stdio::piped())
+            .stdout(stdout)
+            .stderr(stderr)
+            .env("RUST_BACKTRACE", "0");
+        if let Some(cwd) = &command.cwd {
+            cmd.current_dir(cwd);
         }
-    };
+        for (k, v) in &command.env {
+            cmd.env(k, v);
+        }
+        limit_files(&mut cmd);
+        let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
+            program: command.program.clone(),
+            source,
+        })?;
+        let order_json = serde_json::to_vec(&order).map_err(|e| SupervisorError::BadReport {
+            item: order.item.clone(),
+            message: e.to_string(),
+        })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A worker that dies at once closes the pipe; its death is reported later.
+            let _ = stdin.write_all(&order_json);
+        }
+        let pid = child.id() as i32;
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
+        let limit = Duration::from_secs_f64(item.timeout_secs);
+        let flag = Arc::clone(&timed_out);
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(limit) {
+                flag.store(true, Ordering::SeqCst);
+                kill(pid, Signal::Kill);
+            }
+        });
+        Ok(Session {
+            pid,
+            region,
+            order,
+            stdout_path,
+            stderr_path,
+            timeout_secs: item.timeout_secs,
+            timed_out,
+            ended: None,
+            stopped: false,
+            cancel: Some(cancel),
+            _scratch: scratch,
+        })
+    }
 
-    let output_tail = tail_of(&stderr_path, &stdout_path);
-    if let Some(status) = status {
+    /// Waits for the worker's next stop; `None` once it has ended (exited, crashed, killed).
+    /// After the first, the region's file is deleted: the worker has mapped it, and nothing
+    /// else should find it by name.
+    pub fn next_stop(&mut self) -> Option<Stop> {
+        if self.ended.is_some() {
+            return None;
+        }
+        match wait_for(self.pid) {
+            Waited::Stopped => {
+                let at = Instant::now();
+                self.stopped = true;
+                if let Some(path) = self.order.stopwatch.take() {
+                    let _ = std::fs::remove_file(path);
+                }
+                Some(Stop {
+                    at,
+                    checkpoint: Handover(&mut self.region).checkpoint(),
+                })
+            }
+            Waited::Ended(status) => {
+                self.ended = Some(status);
+                None
+            }
+        }
+    }
+
+    /// Lets the stopped worker continue; returns the supervisor's clock just before it did.
+    /// The checkpoint is cleared first, so a stop the grader's code did not make reads as none.
+    pub fn resume(&mut self) -> Instant {
+        self.region
+            .set(crate::stopwatch::region::Field::Checkpoint, 0);
+        self.stopped = false;
+        let now = Instant::now();
+        kill(self.pid, Signal::Continue);
+        now
+    }
+
+    /// The shared region (touch it only while the worker is stopped).
+    pub fn handover(&mut self) -> Handover<'_> {
+        Handover(&mut self.region)
+    }
+
+    /// Waits for the worker to end (letting it continue from any further stop) and turns what
+    /// happened into a [`WorkerRun`].
+    pub fn finish(mut self) -> Result<WorkerRun, SupervisorError> {
+        if self.stopped {
+            self.handover().finish();
+            self.resume();
+        }
+        while self.next_stop().is_some() {
+            self.handover().finish();
+            self.resume();
+        }
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+        let output_tail = tail_of(&self.stderr_path, &self.stdout_path);
+        if self.timed_out.load(Ordering::SeqCst) {
+            return Ok(WorkerRun::Died(Death {
+                cause: DeathCause::TimedOut(self.timeout_secs),
+                output_tail,
+            }));
+        }
+        let order = &self.order;
         if order.report_path.exists() {
             let text = std::fs::read(&order.report_path).map_err(SupervisorError::Scratch)?;
             let Some(report) = crate::protocol::open_report(order.nonce, &text) else {
@@ -219,21 +337,84 @@ pub fn run_worker(
                     message: format!("it answers item `{}`", report.item),
                 });
             }
-            let notes = emulator_notes(&stderr_path);
+            let notes = emulator_notes(&self.stderr_path);
             return Ok(WorkerRun::Reported {
                 outcome: report.outcome,
                 notes,
             });
         }
-        return Ok(WorkerRun::Died(Death {
+        let status = self.ended.unwrap_or(0);
+        Ok(WorkerRun::Died(Death {
             cause: cause_of(status, &output_tail),
             output_tail,
-        }));
+        }))
     }
-    Ok(WorkerRun::Died(Death {
-        cause: DeathCause::TimedOut(item.timeout_secs),
-        output_tail,
-    }))
+
+    /// Ends the worker now (a protocol the grader's code would not break was broken).
+    pub fn kill(mut self) {
+        kill(self.pid, Signal::Kill);
+        while self.next_stop().is_some() {}
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.ended.is_none() {
+            kill(self.pid, Signal::Kill);
+            while self.next_stop().is_some() {}
+        }
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+    }
+}
+
+/// The signals the supervisor sends.
+enum Signal {
+    Continue,
+    Kill,
+}
+
+#[cfg(unix)]
+fn kill(pid: i32, signal: Signal) {
+    let sig = match signal {
+        Signal::Continue => libc::SIGCONT,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: sends a signal to the worker this supervisor started (and has not yet reaped).
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// What waiting for a worker found.
+enum Waited {
+    /// It stopped itself.
+    Stopped,
+    /// It ended; the raw wait status.
+    Ended(i32),
+}
+
+#[cfg(unix)]
+fn wait_for(pid: i32) -> Waited {
+    loop {
+        let mut status = 0;
+        // SAFETY: waits for this supervisor's own child; `status` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+        if r == -1 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Waited::Ended(0);
+        }
+        if libc::WIFSTOPPED(status) {
+            return Waited::Stopped;
+        }
+        return Waited::Ended(status);
+    }
 }
 
 /// The lines the GPU emulator printed (they start with `gpu-labs emulator`), each kind once,
@@ -270,18 +451,18 @@ fn without_coordinates(line: &str) -> String {
 }
 
 /// Reads why a process that did not report ended.
-fn cause_of(status: std::process::ExitStatus, output: &str) -> DeathCause {
+fn cause_of(status: i32, output: &str) -> DeathCause {
     if output.contains("has overflowed its stack") {
         return DeathCause::StackOverflow;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = status.signal() {
-            return DeathCause::Signal(sig);
-        }
+    if libc::WIFSIGNALED(status) {
+        return DeathCause::Signal(libc::WTERMSIG(status));
     }
-    DeathCause::Exited(status.code().unwrap_or(-1))
+    DeathCause::Exited(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    })
 }
 
 /// The last few lines the worker printed, stderr first, trimmed for a report.

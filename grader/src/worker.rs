@@ -7,6 +7,7 @@
 //! `process::exit` — leaves no report, and the supervisor explains what it saw.
 
 use crate::protocol::{Outcome, PanicInfo, WorkOrder, WorkerReport};
+use crate::stopwatch::Checkpoints;
 use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -18,7 +19,8 @@ pub trait LabWorker: Sync {
 
     /// Runs the order's student function on its inputs and returns the outputs.
     /// Use [`guarded`] around every student call so a panic becomes an [`Outcome::Panicked`].
-    fn run(&self, order: &WorkOrder) -> Result<Outcome, String>;
+    /// Timed work goes through `checkpoints`: the supervisor, not this process, reads the clock.
+    fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String>;
 }
 
 /// Why a worker could not do its job (never the student's fault: their faults are outcomes).
@@ -91,7 +93,14 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     let order: WorkOrder =
         serde_json::from_str(&text).map_err(|e| WorkerError::Order(e.to_string()))?;
     install_panic_hook();
-    let outcome = lab.run(&order).map_err(WorkerError::Lab)?;
+    let region = order
+        .stopwatch
+        .as_ref()
+        .ok_or_else(|| WorkerError::Order("the order names no stopwatch region".into()))?;
+    let mut checkpoints = Checkpoints::open(region).map_err(WorkerError::Order)?;
+    let outcome = lab
+        .run(&order, &mut checkpoints)
+        .map_err(WorkerError::Lab)?;
     let report = WorkerReport {
         item: order.item.clone(),
         outcome,

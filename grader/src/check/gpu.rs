@@ -1,7 +1,7 @@
 //! Judging the GPU items: errors from the device with the emulator's reports, the
 //! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
 
-use super::{matmul, outcome_of, outcome_with_env, speedup, unexpected, unpack, GradeContext};
+use super::{matmul, outcome_with_env, speedup, unexpected, unpack, GradeContext};
 use crate::inputs;
 use crate::protocol::{Backend, Outcome};
 use crate::report::{ItemResult, Status};
@@ -100,11 +100,13 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
 /// device time means the clock stopped before the GPU finished; one that includes a good part
 /// of the queued work means the clock started before earlier GPU work finished.
 pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let (samples, notes) = match outcome_of(ctx, item, &ctx.order(item))? {
+    let (samples, notes, brackets) = match super::timed::bracketed(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((Outcome::GpuTimer(s), notes)) => (s, notes),
-        Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
-        Ok((other, _)) => return Err(unexpected(item, &other)),
+        Ok((Outcome::GpuTimer(s), notes, brackets)) => (s, notes, brackets),
+        Ok((Outcome::Failed(e), notes, _)) => {
+            return Ok(error_result(item, usize::MAX, &e, &notes))
+        }
+        Ok((other, _, _)) => return Err(unexpected(item, &other)),
     };
     let size = samples.shape;
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
@@ -123,7 +125,23 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
             details,
         ));
     }
-    for s in &samples.samples {
+    if brackets.len() != samples.samples.len() {
+        return Err(unexpected(item, &Outcome::GpuTimer(samples)));
+    }
+    for (s, &outer_ns) in samples.samples.iter().zip(&brackets) {
+        let outer_ms = outer_ns as f64 / 1e6;
+        if s.reported_ms > outer_ms + 0.5 {
+            return Ok(ItemResult::failed(
+                item,
+                "the time reported is longer than the whole call".into(),
+                format!(
+                    "`{}` reported {:.3} ms, but the whole call took {outer_ms:.3} ms by the \
+                     grader's clock outside your program. Report only what your clock measured \
+                     (start it right before the multiplication, read it right after).",
+                    item.function, s.reported_ms
+                ),
+            ));
+        }
         let measured = format!(
             "your clock read {:.3} ms; the GPU spent {:.3} ms on your multiplication, after {:.0} ms of work the grader had queued just before the call",
             s.reported_ms, s.device_ms, samples.queued_ms
@@ -270,18 +288,15 @@ fn wrong_choice(item: &Item, situation: &str, chose: &str) -> ItemResult {
 
 /// The benchmark: both times measured, plausible, and the GPU one present when there is a GPU.
 pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let (cpu_ns, gpu_ns, outer_ns) = match outcome_of(ctx, item, &ctx.order(item))? {
+    let (cpu_ns, gpu_ns, outer_ns) = match super::timed::bracketed(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((
-            Outcome::Benchmark {
-                cpu_ns,
-                gpu_ns,
-                outer_ns,
-            },
-            _,
-        )) => (cpu_ns, gpu_ns, outer_ns),
-        Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
-        Ok((other, _)) => return Err(unexpected(item, &other)),
+        Ok((Outcome::Benchmark { cpu_ns, gpu_ns }, _, brackets)) => {
+            (cpu_ns, gpu_ns, brackets.first().copied().unwrap_or(0))
+        }
+        Ok((Outcome::Failed(e), notes, _)) => {
+            return Ok(error_result(item, usize::MAX, &e, &notes))
+        }
+        Ok((other, _, _)) => return Err(unexpected(item, &other)),
     };
     let ms = |ns: u64| ns as f64 / 1e6;
     if cpu_ns == 0 || cpu_ns > outer_ns {

@@ -4,6 +4,7 @@
 pub mod gpu;
 pub mod matmul;
 pub mod speedup;
+pub mod timed;
 pub mod timer;
 
 use crate::inputs;
@@ -245,7 +246,16 @@ fn outcome_with_env(
 ) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
     let mut command = ctx.command.clone();
     command.env.extend(env);
-    match run_worker(&command, item, order)? {
+    judge_run(item, run_worker(&command, item, order)?)
+}
+
+/// What a finished worker run means for the item: its outcome and the emulator's notes, or
+/// the item's failed result (a panic, a death), or a grader error.
+pub(crate) fn judge_run(
+    item: &Item,
+    run: WorkerRun,
+) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
+    match run {
         WorkerRun::Reported {
             outcome: Outcome::Panicked(p),
             ..
@@ -492,13 +502,12 @@ fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
     None
 }
 
-/// `cpu-timer` items.
+/// `cpu-timer` items: the supervisor brackets each call and holds the work for a length it
+/// draws itself (see [`timed::timer_samples`]).
 fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let order = ctx.order(item);
-    let samples = match outcome_of(ctx, item, &order)? {
+    let samples = match timed::timer_samples(ctx, item)? {
         Err(failed) => return Ok(failed),
-        Ok((Outcome::Timer(s), _)) => s,
-        Ok((other, _)) => return Err(unexpected(item, &other)),
+        Ok(s) => s,
     };
     Ok(match timer::judge(&samples, &item.function) {
         Ok(line) => ItemResult::passed(
@@ -521,6 +530,7 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
         points,
         baseline_ns,
         candidate_ns,
+        overhead_ns,
     } = match sample_speedup(ctx, item)? {
         Ok(sampled) => sampled,
         Err(failed) => return Ok(failed),
@@ -528,8 +538,8 @@ fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervis
     let s = speedup::shown(measured_speedup);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
     let measured = format!(
-        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run)",
-        size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns)
+        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run; timed by the grader from outside your program, less {:.3} ms per run for handing the matrices over)",
+        size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns), overhead_ns as f64 / 1e6
     );
     let tiers: Vec<String> = item
         .tiers
@@ -571,55 +581,59 @@ pub struct Sampled {
     pub baseline_ns: Vec<u64>,
     /// Every candidate sample (ns), paired with the baseline's.
     pub candidate_ns: Vec<u64>,
+    /// The hand-over's cost per run (ns), measured and subtracted from every run.
+    pub overhead_ns: u64,
 }
 
-/// Runs a speed item's worker in rounds until its tier is clear (more samples near a tier
-/// edge, up to the rubric's maximum), after checking the full output of the first run and
-/// every timed result. `Ok(Err(result))` when the submission failed along the way.
+/// Runs a speed item in rounds until its tier is clear (more samples near a tier edge, up to
+/// the rubric's maximum), after checking the full output of the first run and every timed
+/// result. Every time comes from the supervisor's clock ([`timed::SpeedWorkers`]).
+/// `Ok(Err(result))` when the submission failed along the way.
 pub fn sample_speedup(
     ctx: &GradeContext,
     item: &Item,
 ) -> Result<Result<Sampled, ItemResult>, SupervisorError> {
     let size = item.size.unwrap_or([0, 0, 0]);
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+    let mut workers = match timed::SpeedWorkers::start(ctx, item)? {
+        Ok(w) => w,
+        Err(failed) => return Ok(Err(failed)),
+    };
+    let overhead_ns = workers.overhead_ns;
+    let first = workers.first_output.take();
+    let first_check = match &first {
+        Some(c) => matmul::compare(&a, &b, c, 2.0).map_err(|m| m.summary),
+        None => Err(format!(
+            "it returned a matrix of the wrong shape (A·B is {}×{})",
+            size[0], size[2]
+        )),
+    };
+    if let Err(summary) = first_check {
+        return Ok(Err(ItemResult::failed(
+            item,
+            "wrong result, so its speed does not count".into(),
+            format!(
+                "`{}` gives a wrong result at {}×{}×{}: {summary}. Only a correct product earns speed points.",
+                item.function, size[0], size[1], size[2]
+            ),
+        )));
+    }
     let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
     for round in 0.. {
-        let mut order = ctx.order(item);
-        order.round = round;
-        order.samples = item
+        let samples = item
             .samples
             .min(item.max_samples - baseline_ns.len())
             .max(1);
-        let speed = match outcome_of(ctx, item, &order)? {
+        let measured;
+        (workers, measured) = match workers.round(ctx, item, round, samples)? {
+            Ok(w) => w,
             Err(failed) => return Ok(Err(failed)),
-            Ok((Outcome::Speed(s), _)) => s,
-            Ok((Outcome::Failed(e), notes)) => {
-                return Ok(Err(gpu::error_result(item, usize::MAX, &e, &notes)))
-            }
-            Ok((other, _)) => return Err(unexpected(item, &other)),
         };
-        if round == 0 {
-            if let Err(m) = matmul::compare(&a, &b, &unpack(item, &speed.output)?, 2.0) {
-                return Ok(Err(ItemResult::failed(
-                    item,
-                    "wrong result, so its speed does not count".into(),
-                    format!(
-                        "`{}` gives a wrong result at {}×{}×{}: {}. Only a correct product earns speed points.",
-                        item.function, size[0], size[1], size[2], m.summary
-                    ),
-                )));
-            }
-        }
-        if let Some(wrong) = speed.wrong_sample {
+        if let Some(wrong) = measured.wrong_sample {
             return Ok(Err(wrong_while_timed(item, baseline_ns.len() + wrong)));
         }
-        if let Some(d) =
-            speedup::baseline_disturbed(&speed.baseline_ns, &speed.baseline_others_cpu_ns)
-        {
-            return Ok(Err(threads_left_running(item, &d, speed.baseline_ns.len())));
-        }
-        baseline_ns.extend(speed.baseline_ns);
-        candidate_ns.extend(speed.candidate_ns);
+        baseline_ns.extend(measured.baseline_ns);
+        candidate_ns.extend(measured.candidate_ns);
         let ratios = speedup::ratios(&baseline_ns, &candidate_ns);
         if let speedup::Decision::Decided {
             speedup,
@@ -627,36 +641,21 @@ pub fn sample_speedup(
             points,
         } = speedup::decide(&ratios, &item.tiers, baseline_ns.len() < item.max_samples)
         {
+            let finished = workers.finish(item)?;
+            if finished.status != crate::report::Status::Passed {
+                return Ok(Err(finished));
+            }
             return Ok(Ok(Sampled {
                 speedup,
                 tier,
                 points,
                 baseline_ns,
                 candidate_ns,
+                overhead_ns,
             }));
         }
     }
     unreachable!("rounds go on until a decision")
-}
-
-/// Threads the student's code leaves running slow the grader's baseline and inflate the
-/// speedup: no speed points then.
-fn threads_left_running(item: &Item, d: &speedup::Disturbed, samples: usize) -> ItemResult {
-    ItemResult::failed(
-        item,
-        "your threads kept running while the grader timed its baseline".into(),
-        format!(
-            "Threads started by `{}` kept using the CPU while the grader timed its own loop, in {} \
-             of {samples} samples (up to {:.1} ms of CPU during a {:.1} ms run). That slows the \
-             comparison loop and makes your speedup look larger than it is, so it earns no \
-             points. Make sure every thread you start has finished (join it) before the function \
-             returns; rayon's parallel iterators do this for you.",
-            item.function,
-            d.samples,
-            d.worst_ns as f64 / 1e6,
-            d.worst_baseline_ns as f64 / 1e6
-        ),
-    )
 }
 
 /// A function right on the checked run but wrong on a timed one earns no speed points.
@@ -689,8 +688,7 @@ fn unpack(
 fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
     let kind = match outcome {
         Outcome::Products { .. } => "products",
-        Outcome::Timer(_) => "timings",
-        Outcome::Speed(_) => "speed samples",
+        Outcome::Timed => "timed runs",
         Outcome::Panicked(_) => "a panic",
         Outcome::GpuTimer(_) => "GPU timings",
         Outcome::DeviceChoice { .. } => "a device choice",

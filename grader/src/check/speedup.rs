@@ -81,47 +81,6 @@ pub fn decide(ratios: &[f64], tiers: &[Tier], can_sample_more: bool) -> Decision
     }
 }
 
-/// CPU time other threads of the student's program may use during one baseline run (a
-/// thread pool winding down after the student's function returned uses well under 1 ms).
-const OTHERS_ALLOWANCE_NS: u64 = 2_000_000;
-/// Share of a baseline run's own time other threads may use on top of the allowance.
-const OTHERS_SHARE: f64 = 0.1;
-
-/// How the student's own threads disturbed the baseline: in how many samples, and the most
-/// CPU time they took during one baseline run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Disturbed {
-    /// Samples whose baseline run shared the CPU with the student's threads.
-    pub samples: usize,
-    /// The most CPU time (ns) those threads used during one baseline run.
-    pub worst_ns: u64,
-    /// That baseline run's wall time (ns).
-    pub worst_baseline_ns: u64,
-}
-
-/// Whether threads the student's code left running used the CPU while the grader timed its
-/// baseline in a third of the samples or more: enough to slow the baseline and move the
-/// median speedup. `others_ns` is empty when the worker could not measure (no check then).
-pub fn baseline_disturbed(baseline_ns: &[u64], others_ns: &[u64]) -> Option<Disturbed> {
-    let over: Vec<(u64, u64)> = baseline_ns
-        .iter()
-        .zip(others_ns)
-        .filter(|(&base, &others)| {
-            others > OTHERS_ALLOWANCE_NS + (OTHERS_SHARE * base as f64) as u64
-        })
-        .map(|(&base, &others)| (others, base))
-        .collect();
-    if over.is_empty() || over.len() * 3 < others_ns.len() {
-        return None;
-    }
-    let (worst_ns, worst_baseline_ns) = over.iter().copied().max().unwrap_or((0, 0));
-    Some(Disturbed {
-        samples: over.len(),
-        worst_ns,
-        worst_baseline_ns,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,24 +136,5 @@ mod tests {
             decide(&[1.0, 2.0, 2.2, 2.4, 4.0, 4.0], &tiers(), true),
             Decision::NeedMore
         );
-    }
-
-    #[test]
-    fn threads_busy_during_a_third_of_the_baselines_are_caught() {
-        let base = [40_000_000; 6];
-        let quiet = [300_000, 0, 1_000_000, 150_000, 0, 90_000];
-        assert_eq!(baseline_disturbed(&base, &quiet), None);
-        let one_hiccup = [300_000, 0, 9_000_000, 150_000, 0, 90_000];
-        assert_eq!(baseline_disturbed(&base, &one_hiccup), None);
-        let busy = [300_000, 30_000_000, 0, 45_000_000, 0, 90_000];
-        assert_eq!(
-            baseline_disturbed(&base, &busy),
-            Some(Disturbed {
-                samples: 2,
-                worst_ns: 45_000_000,
-                worst_baseline_ns: 40_000_000
-            })
-        );
-        assert_eq!(baseline_disturbed(&base, &[]), None);
     }
 }

@@ -2,7 +2,22 @@
 //! work's own duration (the clock started before and stopped after the work) and at most the
 //! grader's bracket around the whole call, and hand back the work's result.
 
-use crate::protocol::TimerSample;
+/// One call of the student's timer, as the supervisor measured it.
+#[derive(Debug, Clone)]
+pub struct TimerSample {
+    /// How long the grader held the work (ms, rounded), for the feedback.
+    pub work_ms: u64,
+    /// Whether the work ran at all.
+    pub work_ran: bool,
+    /// How long the grader held the work, by its own clock (ns).
+    pub inner_ns: u64,
+    /// How long the whole timer call took, by the grader's clock around it (ns).
+    pub outer_ns: u64,
+    /// What the student's timer reported (ns).
+    pub reported_ns: u64,
+    /// Whether the timer returned the very value the work produced.
+    pub passed_value_through: bool,
+}
 
 /// Slack for clock granularity between the work's own clock and the student's (ns).
 const SLACK_NS: u64 = 200_000;

@@ -3,13 +3,14 @@
 
 use crate::gpu::{busy::Busy, counters};
 use crate::inputs;
-use crate::protocol::{GpuTimerSample, GpuTimerSamples, Matrix, Outcome, SpeedSamples, WorkOrder};
+use crate::protocol::{GpuTimerSample, GpuTimerSamples, Matrix, Outcome, WorkOrder};
+use crate::stopwatch::{Checkpoint, Checkpoints, Command};
 use crate::worker::guarded;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use ndarray::Array2;
 use std::error::Error;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the student's GPU functions return.
 pub type GpuResult<T> = Result<T, Box<dyn Error>>;
@@ -97,11 +98,18 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
 /// The synchronization check: before each call, the grader queues long device work on the
 /// student's stream and records an event; after the call it records another. The events
 /// measure the student's device work; the student reports what their clock saw.
-pub fn timer(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
-    timer_samples(f, order).unwrap_or_else(Outcome::GpuUnavailable)
+///
+/// The supervisor also brackets each timed call with checkpoints: a clock the submission
+/// cannot reach bounds what the student's clock may report.
+pub fn timer(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Outcome {
+    timer_samples(f, order, checkpoints).unwrap_or_else(Outcome::GpuUnavailable)
 }
 
-fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
+fn timer_samples(
+    f: GpuTimerFn,
+    order: &WorkOrder,
+    checkpoints: &mut Checkpoints,
+) -> Result<Outcome, String> {
     let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
     let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
@@ -151,7 +159,10 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
         let before_queue = stream.record_event(timing).map_err(err)?;
         busy.queue(QUEUED_MS)?;
         let before_call = stream.record_event(timing).map_err(err)?;
-        let reported = match call(shape, &a_dev, &b_dev, &mut c_dev) {
+        checkpoints.stop(Checkpoint::CallStart);
+        let called = call(shape, &a_dev, &b_dev, &mut c_dev);
+        checkpoints.stop(Checkpoint::CallEnd);
+        let reported = match called {
             Ok(d) => d,
             Err(outcome) => return Ok(*outcome),
         };
@@ -176,14 +187,27 @@ fn timer_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
 }
 
 /// GPU speedup on a real GPU, timed the way the lesson times it: one multiplication of
-/// operands already on the GPU (the student's `time_gpu_matmul`), by the grader's clock with
-/// the grader's own synchronizes around the call, against ndarray's optimised CPU product
-/// (the lesson's NumPy) on the same inputs, back to back.
-pub fn speedup(f: GpuTimerFn, order: &WorkOrder) -> Outcome {
-    speed_samples(f, order).unwrap_or_else(Outcome::GpuUnavailable)
+/// operands already on the GPU (the student's `time_gpu_matmul`), against ndarray's optimised
+/// CPU product (the lesson's NumPy, run by the yardstick worker) on the same inputs.
+///
+/// Each run: the supervisor hands over the operands at [`Checkpoint::Ready`]; they are loaded
+/// onto the GPU outside the clock; at [`Checkpoint::Go`] the supervisor starts its clock; the
+/// student's call runs, then the grader waits for everything the context has queued and
+/// copies C into a buffer of its own; at [`Checkpoint::Done`] the supervisor stops its clock.
+/// C is then copied into the region for the supervisor to check.
+pub fn speedup(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Outcome {
+    match guarded(None, || speed_runs(f, order, checkpoints)) {
+        Ok(Ok(())) => Outcome::Timed,
+        Ok(Err(e)) => Outcome::Failed(e),
+        Err(p) => Outcome::Panicked(p),
+    }
 }
 
-fn speed_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
+fn speed_runs(
+    f: GpuTimerFn,
+    order: &WorkOrder,
+    checkpoints: &mut Checkpoints,
+) -> Result<(), String> {
     let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
     let shape = order.size.ok_or("a speedup order needs a size")?;
@@ -191,62 +215,35 @@ fn speed_samples(f: GpuTimerFn, order: &WorkOrder) -> Result<Outcome, String> {
     let mut a_dev = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
     let mut b_dev = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
     let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    let mut kept = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
     let load = |x: &Array2<f32>, dev: &mut CudaSlice<f32>| {
         let rows = x.as_standard_layout();
         stream
             .memcpy_htod(rows.as_slice().unwrap_or(&[]), dev)
             .map_err(err)
     };
-    let download = |c: &CudaSlice<f32>| -> Result<Array2<f32>, String> {
-        let data = stream.clone_dtoh(c).map_err(err)?;
-        Array2::from_shape_vec((m, n), data).map_err(|e| e.to_string())
-    };
-    let x = super::verification_vector(order, n);
-    // Case 0 warms up and is the output the supervisor checks in full; each timed sample
-    // multiplies inputs of its own, loaded outside the clock, and its result is checked.
-    let mut run = || -> Result<SpeedSamples, String> {
-        let (mut baseline_ns, mut candidate_ns, mut wrong_sample) = (Vec::new(), Vec::new(), None);
-        let mut output = None;
-        for s in 0..=order.samples {
-            let case = if s == 0 {
-                0
-            } else {
-                super::sample_case(order, s - 1)
-            };
-            let (a, b) = inputs::operands(order.seed, &order.item, case, shape);
-            load(&a, &mut a_dev)?;
-            load(&b, &mut b_dev)?;
-            let start = Instant::now();
-            std::hint::black_box(a.dot(&b));
-            let cpu = start.elapsed().as_nanos() as u64;
-            stream.synchronize().map_err(err)?;
-            let start = Instant::now();
-            f(&stream, &a_dev, &b_dev, &mut c_dev, shape).map_err(|e| describe(e.as_ref()))?;
-            stream.synchronize().map_err(err)?;
-            let gpu = start.elapsed().as_nanos() as u64;
-            let c = download(&c_dev)?;
-            if s == 0 {
-                output = Some(c);
-                continue;
-            }
-            baseline_ns.push(cpu);
-            candidate_ns.push(gpu);
-            if wrong_sample.is_none() && !crate::check::matmul::freivalds(&a, &b, &c, 2.0, &x) {
-                wrong_sample = Some(s - 1);
-            }
+    loop {
+        checkpoints.stop(Checkpoint::Ready);
+        if checkpoints.command() == Command::Finish {
+            return Ok(());
         }
-        Ok(SpeedSamples {
-            baseline_ns,
-            // ndarray's product runs next to the GPU driver's own threads: not judged here.
-            baseline_others_cpu_ns: Vec::new(),
-            candidate_ns,
-            output: Matrix::from_array(&output.unwrap_or_default()),
-            wrong_sample,
-        })
-    };
-    Ok(match guarded(None, &mut run) {
-        Ok(Ok(samples)) => Outcome::Speed(samples),
-        Ok(Err(e)) => Outcome::Failed(e),
-        Err(p) => Outcome::Panicked(p),
-    })
+        let (a, b) = checkpoints.inputs()?;
+        if [a.nrows(), a.ncols(), b.ncols()] != shape {
+            return Err("the grader handed over operands of the wrong shape".into());
+        }
+        load(&a, &mut a_dev)?;
+        load(&b, &mut b_dev)?;
+        stream.context().synchronize().map_err(err)?;
+        checkpoints.stop(Checkpoint::Go);
+        if checkpoints.command() == Command::Run {
+            f(&stream, &a_dev, &b_dev, &mut c_dev, shape).map_err(|e| describe(e.as_ref()))?;
+        }
+        stream.context().synchronize().map_err(err)?;
+        stream.memcpy_dtod(&c_dev, &mut kept).map_err(err)?;
+        stream.synchronize().map_err(err)?;
+        checkpoints.stop(Checkpoint::Done);
+        let c = stream.clone_dtoh(&kept).map_err(err)?;
+        let c = Array2::from_shape_vec((m, n), c).map_err(|e| e.to_string())?;
+        checkpoints.put_output(&c);
+    }
 }

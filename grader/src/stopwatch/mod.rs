@@ -1,0 +1,243 @@
+//! Times that earn points, read by the supervisor's clock, never the worker's.
+//!
+//! The worker runs the submission's code, and code in a submission can reach anything in its
+//! own process: the clock functions, the memory where a measurement waits to be reported. So
+//! a worker never measures a time that earns points. At each [`Checkpoint`] it stops itself
+//! (`SIGSTOP`: every thread of the process freezes), the supervisor notices the stop and reads
+//! its own clock, hands over the next run's inputs through the shared [`region`] while nothing
+//! in the worker can run, and lets it continue (`SIGCONT`). A timed run is the time from that
+//! continue to the next stop, by the supervisor's clock; the result is copied out of the
+//! region while the worker is stopped again, so nothing finished later counts.
+//!
+//! The baseline a speedup is measured against runs in a second worker that never calls the
+//! submission's functions (the yardstick), and the student's worker is stopped while it runs.
+
+pub mod region;
+
+use ndarray::Array2;
+use region::{Field, Region};
+use std::path::Path;
+
+/// Where a worker stopped, written to the region before it stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub enum Checkpoint {
+    /// The previous run's result (if any) is in the region; waiting for the next command.
+    Ready = 1,
+    /// The run's inputs are loaded where they are needed (on the GPU): start the clock.
+    Go = 2,
+    /// The run has finished (the GPU included): stop the clock.
+    Done = 3,
+    /// A student's timer is about to be called.
+    CallStart = 4,
+    /// The student's timer called the work: the supervisor holds the worker for the work's
+    /// length.
+    Work = 5,
+    /// The student's timer returned; what it reported is in the region.
+    CallEnd = 6,
+}
+
+impl Checkpoint {
+    /// The checkpoint a header value names, if any.
+    pub fn from_u64(v: u64) -> Option<Self> {
+        Some(match v {
+            1 => Checkpoint::Ready,
+            2 => Checkpoint::Go,
+            3 => Checkpoint::Done,
+            4 => Checkpoint::CallStart,
+            5 => Checkpoint::Work,
+            6 => Checkpoint::CallEnd,
+            _ => return None,
+        })
+    }
+}
+
+/// What the supervisor asks for at a [`Checkpoint::Ready`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub enum Command {
+    /// Multiply the inputs in the region.
+    Run = 1,
+    /// Copy the inputs in and a zero result out without multiplying: the overhead of a run.
+    Null = 2,
+    /// No more runs.
+    Finish = 3,
+}
+
+/// Where matrices lie among the region's words for a run of shape `[m, k, n]`: A, then B,
+/// then C, each row-major.
+pub fn layout([m, k, n]: [usize; 3]) -> [std::ops::Range<usize>; 3] {
+    let (a, b, c) = (m * k, k * n, m * n);
+    [0..a, a..a + b, a + b..a + b + c]
+}
+
+/// The region words a run of shape `size` needs.
+pub fn words_for(size: [usize; 3]) -> usize {
+    layout(size)[2].end
+}
+
+/// The worker's side: checkpoints, and the inputs and results that pass through the region.
+/// Clones share the region (timed work handed to a student's timer holds one).
+#[derive(Clone)]
+pub struct Checkpoints {
+    region: Region,
+    sequence: u64,
+}
+
+impl Checkpoints {
+    /// Maps the region the supervisor made for this order.
+    pub fn open(path: &Path) -> Result<Checkpoints, String> {
+        let region = Region::open(path).map_err(|e| e.to_string())?;
+        Ok(Checkpoints {
+            region,
+            sequence: 0,
+        })
+    }
+
+    /// Stops this process at `at` until the supervisor lets it continue.
+    pub fn stop(&mut self, at: Checkpoint) {
+        self.sequence += 1;
+        self.region.set(Field::Checkpoint, at as u64);
+        self.region.set(Field::Sequence, self.sequence);
+        #[cfg(unix)]
+        // SAFETY: raise only sends this process a signal; SIGSTOP cannot be caught, so the
+        // whole process stops here until SIGCONT.
+        unsafe {
+            libc::raise(libc::SIGSTOP);
+        }
+    }
+
+    /// The command the supervisor gave at the last [`Checkpoint::Ready`].
+    pub fn command(&self) -> Command {
+        match self.region.get(Field::Command) {
+            1 => Command::Run,
+            2 => Command::Null,
+            _ => Command::Finish,
+        }
+    }
+
+    /// The next run's shape.
+    pub fn shape(&self) -> [usize; 3] {
+        [Field::M, Field::K, Field::N].map(|f| self.region.get(f) as usize)
+    }
+
+    /// The next run's operands, copied out of the region.
+    pub fn inputs(&mut self) -> Result<(Array2<f32>, Array2<f32>), String> {
+        let [m, k, n] = self.shape();
+        let [ra, rb, _] = layout([m, k, n]);
+        let words = self.region.words();
+        let read = |r: std::ops::Range<usize>, rows, cols| {
+            let data = words
+                .get(r)
+                .ok_or("the stopwatch region is too small for the run")?
+                .iter()
+                .map(|&w| f32::from_bits(w))
+                .collect();
+            Array2::from_shape_vec((rows, cols), data).map_err(|e| e.to_string())
+        };
+        Ok((read(ra, m, k)?, read(rb, k, n)?))
+    }
+
+    /// Copies a run's result into the region (any memory layout, logical row-major order).
+    pub fn put_output(&mut self, c: &Array2<f32>) {
+        let [_, _, rc] = layout(self.shape());
+        let words = self.region.words();
+        let fits = c.len() <= rc.len();
+        if let Some(out) = words.get_mut(rc.start..rc.start + if fits { c.len() } else { 0 }) {
+            for (w, v) in out.iter_mut().zip(c.iter()) {
+                *w = v.to_bits();
+            }
+        }
+        let (rows, cols) = if fits { c.dim() } else { (0, 0) };
+        self.region.set(Field::OutRows, rows as u64);
+        self.region.set(Field::OutCols, cols as u64);
+    }
+
+    /// A header value the supervisor set (the work's token).
+    pub fn get(&self, field: Field) -> u64 {
+        self.region.get(field)
+    }
+
+    /// Sets a header value for the supervisor (what a timer reported).
+    pub fn set(&mut self, field: Field, value: u64) {
+        self.region.set(field, value)
+    }
+
+    /// Serves runs of a product until the supervisor says [`Command::Finish`]: each run copies
+    /// the operands in, multiplies, and copies the result out before the next
+    /// [`Checkpoint::Ready`], all inside the supervisor's clock.
+    pub fn serve_products(
+        &mut self,
+        mut product: impl FnMut(&Array2<f32>, &Array2<f32>) -> Array2<f32>,
+    ) -> Result<(), String> {
+        loop {
+            self.stop(Checkpoint::Ready);
+            let command = self.command();
+            if command == Command::Finish {
+                return Ok(());
+            }
+            let (a, b) = self.inputs()?;
+            let c = match command {
+                Command::Run => product(&a, &b),
+                _ => Array2::zeros((a.nrows(), b.ncols())),
+            };
+            self.put_output(&std::hint::black_box(c));
+        }
+    }
+}
+
+/// The supervisor's side of the region: commands and inputs in, results out.
+pub struct Handover<'a>(pub &'a mut Region);
+
+impl Handover<'_> {
+    /// Asks for `command` on operands `a` (m×k) and `b` (k×n).
+    pub fn command(&mut self, command: Command, a: &Array2<f32>, b: &Array2<f32>) {
+        let shape = [a.nrows(), a.ncols(), b.ncols()];
+        for (field, v) in [Field::M, Field::K, Field::N].into_iter().zip(shape) {
+            self.0.set(field, v as u64);
+        }
+        let [ra, rb, _] = layout(shape);
+        let words = self.0.words();
+        for (range, x) in [(ra, a), (rb, b)] {
+            if let Some(out) = words.get_mut(range) {
+                for (w, v) in out.iter_mut().zip(x.iter()) {
+                    *w = v.to_bits();
+                }
+            }
+        }
+        self.0.set(Field::OutRows, 0);
+        self.0.set(Field::OutCols, 0);
+        self.0.set(Field::Command, command as u64);
+    }
+
+    /// Asks the worker to finish.
+    pub fn finish(&mut self) {
+        self.0.set(Field::Command, Command::Finish as u64);
+    }
+
+    /// The result the worker left, if it wrote one of the run's shape.
+    pub fn output(&mut self) -> Option<Array2<f32>> {
+        let shape = [Field::M, Field::K, Field::N].map(|f| self.0.get(f) as usize);
+        let (rows, cols) = (
+            self.0.get(Field::OutRows) as usize,
+            self.0.get(Field::OutCols) as usize,
+        );
+        if (rows, cols) != (shape[0], shape[2]) {
+            return None;
+        }
+        let [_, _, rc] = layout(shape);
+        let data = self
+            .0
+            .words()
+            .get(rc)?
+            .iter()
+            .map(|&w| f32::from_bits(w))
+            .collect();
+        Array2::from_shape_vec((rows, cols), data).ok()
+    }
+
+    /// The checkpoint the worker says it stopped at.
+    pub fn checkpoint(&self) -> Option<Checkpoint> {
+        Checkpoint::from_u64(self.0.get(Field::Checkpoint))
+    }
+}
