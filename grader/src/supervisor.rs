@@ -121,14 +121,18 @@ impl Death {
 /// fills the disk cannot stop a batch.
 pub const WORKER_FILE_LIMIT: u64 = 1 << 30;
 
-/// Limits the worker about to start: no file larger than [`WORKER_FILE_LIMIT`].
+/// Limits the worker about to start: no file larger than [`WORKER_FILE_LIMIT`], and (on
+/// Linux) killed when the supervisor's thread that started it ends, so a worker held stopped
+/// at a checkpoint never outlives a supervisor that was itself killed.
 #[cfg(unix)]
 fn limit_files(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
+    // SAFETY: getpid is async-signal-safe.
+    let supervisor = unsafe { libc::getpid() };
     // SAFETY: the closure runs in the forked child before exec and calls only setrlimit,
-    // which is async-signal-safe; it allocates nothing.
+    // prctl, getppid and _exit, which are async-signal-safe; it allocates nothing.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let limit = libc::rlimit {
                 rlim_cur: WORKER_FILE_LIMIT as libc::rlim_t,
                 rlim_max: WORKER_FILE_LIMIT as libc::rlim_t,
@@ -136,6 +140,15 @@ fn limit_files(cmd: &mut Command) {
             if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            #[cfg(target_os = "linux")]
+            {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != supervisor {
+                    libc::_exit(1);
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = supervisor;
             Ok(())
         });
     }
