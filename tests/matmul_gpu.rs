@@ -276,3 +276,26 @@ fn a_cpu_function_that_hands_its_work_to_the_gpu_finds_none() {
     assert_lost(&g, &["fast_correct", "fast_speedup"]);
     assert_says(&g, "fast_correct", "CPU items run with no GPU visible");
 }
+
+#[test]
+fn a_product_computed_on_the_host_next_to_a_real_launch_earns_no_gpu_points() {
+    // Launches the real kernel, then returns a CPU triple loop's product instead of what the
+    // kernel wrote: the emulator saw a launch, but the values never came back from the device.
+    let g = grade_gpu_faulty(
+        "    let c = stream.clone_dtoh(&c_dev)?;\n    Ok(Array2::from_shape_vec((shape[0], shape[2]), c)?)\n}\n// END SOLUTION",
+        "    stream.synchronize()?;\n    drop(c_dev);\n    Ok(crate::matmul_naive(a, b))\n}\n// END SOLUTION",
+    );
+    assert_lost(&g, &["gpu_correct", "gpu_tiled_correct"]);
+    assert_says(&g, "gpu_correct", "were never copied back from GPU memory");
+}
+
+#[test]
+fn a_host_product_passed_through_the_device_earns_no_cublas_points() {
+    // Runs the gemm into a buffer it ignores, and copies back a CPU product it uploaded.
+    let g = grade_gpu_faulty(
+        "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let c = stream.clone_dtoh(&c_dev)?;",
+        "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let host = crate::matmul_naive(a, b);\n    let host_dev = upload(stream, &host)?;\n    let c = stream.clone_dtoh(&host_dev)?;",
+    );
+    assert_lost(&g, &["cublas_correct"]);
+    assert_says(&g, "cublas_correct", "only passed through it");
+}

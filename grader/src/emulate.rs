@@ -60,6 +60,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "stubs/cublas.txt",
     "src/lib.rs",
     "src/counters.rs",
+    "src/provenance.rs",
     "src/status.rs",
     "src/stubs.rs",
     "src/util.rs",

@@ -184,6 +184,24 @@ pub struct DeviceWork {
     pub launches: u64,
     /// cuBLAS calls that compute (gemm and friends).
     pub blas_calls: u64,
+    /// The first case whose returned values were not all copied back from the device or were
+    /// uploaded from the host, where the backend can tell (the emulator): see
+    /// [`NotFromDevice`].
+    #[serde(default)]
+    pub not_from_device: Option<NotFromDevice>,
+}
+
+/// A case whose result did not come from the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotFromDevice {
+    /// The case.
+    pub case: usize,
+    /// How many values the result has.
+    pub values: u64,
+    /// How many were never copied back from device memory during the call.
+    pub not_copied_back: u64,
+    /// How many were among the values the call uploaded from the host.
+    pub uploaded: u64,
 }
 
 /// The synchronization check's measurements.

@@ -15,6 +15,7 @@ pub mod driver;
 pub mod exec;
 pub mod memory;
 pub mod nvrtc;
+pub mod provenance;
 pub mod status;
 pub mod stubs;
 pub mod util;

@@ -351,3 +351,32 @@ pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Su
         ),
     ))
 }
+
+/// A GPU function whose result was not computed on the device: values it returned were never
+/// copied back from device memory, or were the very values it had uploaded.
+pub fn not_from_device(item: &Item, n: &crate::protocol::NotFromDevice) -> ItemResult {
+    let case = n.case + 1;
+    let found = if n.not_copied_back > 0 {
+        format!(
+            "{} of the {} values it returned in case {case} were never copied back from GPU \
+             memory during the call: they were computed on the CPU",
+            n.not_copied_back, n.values
+        )
+    } else {
+        format!(
+            "{} of the {} values it returned in case {case} are values the call itself had \
+             uploaded to the GPU: they were computed on the CPU and only passed through it",
+            n.uploaded, n.values
+        )
+    };
+    ItemResult::failed(
+        item,
+        "the result was not computed on the GPU".into(),
+        format!(
+            "`{}` launched work on the GPU, but {found}. The result must be what your kernel \
+             (or cuBLAS) wrote into device memory, copied back with `clone_dtoh`: compute C on \
+             the GPU and return that.",
+            item.function
+        ),
+    )
+}

@@ -417,8 +417,16 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
             return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
         }
         if let Some(DeviceWork {
+            not_from_device: Some(n),
+            ..
+        }) = device_work
+        {
+            return Ok(gpu::not_from_device(item, &n));
+        }
+        if let Some(DeviceWork {
             launches: 0,
             blas_calls: 0,
+            ..
         }) = device_work
         {
             return Ok(ItemResult::failed(

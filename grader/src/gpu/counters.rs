@@ -18,11 +18,41 @@ pub fn read() -> Option<DeviceWork> {
     }
 }
 
+/// Opens a provenance window on the emulator (forgetting the last one), or closes it; nothing
+/// on a real GPU.
+pub fn provenance_window(open: bool) {
+    type Window = unsafe extern "C" fn(bool);
+    // SAFETY: as in `read`; the symbol has this signature (grader/cuda-emulator/src/provenance.rs).
+    unsafe {
+        let Ok(lib) = libloading::Library::new("libcuda.so") else {
+            return;
+        };
+        if let Ok(window) = lib.get::<Window>(b"gpu_labs_emulator_provenance_window\0") {
+            window(open);
+        }
+    }
+}
+
+/// For a result's values: how many were never copied back from the device in the open window,
+/// and how many were uploaded from the host in it; `None` on a real GPU or with no window.
+pub fn provenance(values: &[u32]) -> Option<(u64, u64)> {
+    type Check = unsafe extern "C" fn(*const u32, usize, *mut u64, *mut u64) -> bool;
+    // SAFETY: as in `read`; `values` is a live slice and the out-pointers are locals.
+    unsafe {
+        let lib = libloading::Library::new("libcuda.so").ok()?;
+        let check = lib.get::<Check>(b"gpu_labs_emulator_provenance\0").ok()?;
+        let (mut missing, mut uploaded) = (0, 0);
+        check(values.as_ptr(), values.len(), &mut missing, &mut uploaded)
+            .then_some((missing, uploaded))
+    }
+}
+
 /// The work done between two readings.
 pub fn since(before: Option<DeviceWork>) -> Option<DeviceWork> {
     let (before, now) = (before?, read()?);
     Some(DeviceWork {
         launches: now.launches.saturating_sub(before.launches),
         blas_calls: now.blas_calls.saturating_sub(before.blas_calls),
+        not_from_device: None,
     })
 }

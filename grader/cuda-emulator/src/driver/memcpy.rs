@@ -51,13 +51,26 @@ fn htod(
         return Err(INVALID_VALUE);
     }
     if memory::is_pinned_host(src as usize, len) {
-        return s.enqueue(OpKind::Work, copy_op(dst, src as usize, len));
+        let copy = copy_op(dst, src as usize, len);
+        let d = Addr(dst);
+        return s.enqueue(OpKind::Work, move || {
+            let d = d;
+            copy()?;
+            if crate::provenance::is_open() && len > 0 {
+                // SAFETY: the destination range was checked at submission and just written.
+                crate::provenance::note_upload(unsafe {
+                    std::slice::from_raw_parts(d.0 as *const u8, len)
+                });
+            }
+            Ok(())
+        });
     }
     let mut staged = vec![0u8; len];
     if len > 0 {
         // SAFETY: the application passes `len` readable bytes at `src`.
         unsafe { std::ptr::copy_nonoverlapping(src.cast::<u8>(), staged.as_mut_ptr(), len) };
     }
+    crate::provenance::note_upload(&staged);
     let d = Addr(dst);
     s.enqueue(OpKind::Work, move || {
         let d = d;
@@ -78,7 +91,20 @@ fn dtoh(
         return Err(INVALID_VALUE);
     }
     let pinned = memory::is_pinned_host(dst as usize, len);
-    let seq = s.enqueue(OpKind::Work, copy_op(dst as usize, src, len))?;
+    let copy = copy_op(dst as usize, src, len);
+    let h = Addr(dst as usize);
+    let seq = s.enqueue(OpKind::Work, move || {
+        let h = h;
+        copy()?;
+        if crate::provenance::is_open() && len > 0 {
+            // SAFETY: the application keeps `len` bytes at the destination alive for the copy,
+            // which has just written them.
+            crate::provenance::note_copy_back(unsafe {
+                std::slice::from_raw_parts(h.0 as *const u8, len)
+            });
+        }
+        Ok(())
+    })?;
     if !pinned {
         s.queue().wait_for(seq);
         s.ctx.check()?;
@@ -375,6 +401,11 @@ fn memset(
     if !d.0.is_multiple_of(width) {
         return Err(INVALID_VALUE);
     }
+    crate::provenance::note_fill(match width {
+        1 => u32::from_ne_bytes([value as u8; 4]),
+        2 => (value & 0xffff) | ((value & 0xffff) << 16),
+        _ => value,
+    });
     let s = match h {
         Some(h) => stream::resolve(h)?,
         None => context::current()?.null_stream(),

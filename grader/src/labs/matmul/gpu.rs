@@ -3,7 +3,9 @@
 
 use crate::gpu::{busy::Busy, counters};
 use crate::inputs;
-use crate::protocol::{GpuTimerSample, GpuTimerSamples, Matrix, Outcome, WorkOrder};
+use crate::protocol::{
+    DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, WorkOrder,
+};
 use crate::stopwatch::{Checkpoint, Checkpoints, Command};
 use crate::worker::guarded;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
@@ -72,10 +74,30 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
     };
     let before = counters::read();
     let mut outputs = Vec::with_capacity(order.cases.len());
-    let (mut panic, mut error) = (None, None);
+    let (mut panic, mut error, mut not_from_device) = (None, None, None);
     for (index, &shape) in order.cases.iter().enumerate() {
         let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
-        match guarded(Some(index), || f(&stream, &a, &b)) {
+        counters::provenance_window(true);
+        let called = guarded(Some(index), || f(&stream, &a, &b));
+        if let Ok(Ok(c)) = &called {
+            let bits: Vec<u32> = c.iter().map(|v| v.to_bits()).collect();
+            if let Some((not_copied_back, uploaded)) = counters::provenance(&bits) {
+                // Half the values or more found among the uploads: a product of random
+                // inputs equals one of them only by rare chance.
+                let from_host =
+                    not_copied_back > 0 || (uploaded > 0 && 2 * uploaded >= bits.len() as u64);
+                if from_host && not_from_device.is_none() {
+                    not_from_device = Some(NotFromDevice {
+                        case: index,
+                        values: bits.len() as u64,
+                        not_copied_back,
+                        uploaded,
+                    });
+                }
+            }
+        }
+        counters::provenance_window(false);
+        match called {
             Ok(Ok(c)) => outputs.push(Matrix::from_array(&c)),
             Ok(Err(e)) => {
                 error = Some(describe(e.as_ref()));
@@ -91,7 +113,10 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
         outputs,
         panic,
         error,
-        device_work: counters::since(before),
+        device_work: counters::since(before).map(|work| DeviceWork {
+            not_from_device,
+            ..work
+        }),
     }
 }
 
