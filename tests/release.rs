@@ -464,3 +464,37 @@ fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
     let solved = run("solution");
     assert_eq!(total(&solved), "25/25", "{solved}");
 }
+
+#[test]
+fn a_students_cargo_test_warns_about_what_official_grading_will_not_use() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::Builder::new()
+        .prefix("warned-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = root.path().join("lab");
+    let grader_dir = workspace().join("grader").display().to_string();
+    release(&dir, &["--grader-path", &grader_dir]);
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("Cargo.toml");
+    let text = text.replacen("[dependencies]", "[dependencies]\nitoa = \"1\"", 1);
+    std::fs::write(&manifest, text).expect("write Cargo.toml");
+    std::fs::write(dir.join("build.rs"), "fn main() {}\n").expect("build.rs");
+    let out = in_release(
+        &dir,
+        "cargo",
+        &["test", "--test", "grade", "--", "time_cpu"],
+    )
+    .output()
+    .expect("cargo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for warning in [
+        "warning: Your Cargo.toml adds the dependency `itoa`, which is not part of the lab",
+        "warning: Your build.rs is not used",
+    ] {
+        assert!(
+            stderr.contains(warning),
+            "missing {warning:?} in:\n{stderr}"
+        );
+    }
+}

@@ -16,6 +16,12 @@ pub enum Event<'a> {
         /// The lab it is built as.
         lab: &'a str,
     },
+    /// Something in the submission's crate that official grading does not use (an added
+    /// dependency, a build script, a changed harness): a warning before grading.
+    Ignored {
+        /// The note, a sentence for the student.
+        note: &'a str,
+    },
     /// It did not compile; every item will score 0 with this first error line.
     NotCompiled {
         /// The compiler's first error, first line.

@@ -117,6 +117,15 @@ pub fn grade(
             program,
             source_dir,
         } => {
+            // A student's own run warns about what the official build will not use.
+            let lab = crate::labs::find(&assignment.assignment.name);
+            let krate = source_dir.parent().map(stage::read_lab_crate);
+            if let (Some(lab), Some(Ok(krate))) = (lab, krate) {
+                report.notes = krate.ignored_changes(lab);
+            }
+            for note in &report.notes {
+                on_event(Event::Ignored { note });
+            }
             if let Some(found) = crate::source_scan::find_refused(source_dir) {
                 report.build = BuildStatus::Refused;
                 let failed = crate::check::refused(assignment, &found);
@@ -131,6 +140,9 @@ pub fn grade(
                 .ok_or_else(|| GradeError::UnknownLab(assignment.assignment.name.clone()))?;
             let krate = stage::read_lab_crate(path)?;
             report.notes = krate.ignored_changes(lab);
+            for note in &report.notes {
+                on_event(Event::Ignored { note });
+            }
             if let Some(found) = crate::source_scan::find_refused(&path.join("src")) {
                 report.build = BuildStatus::Refused;
                 let failed = crate::check::refused(assignment, &found);

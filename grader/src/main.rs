@@ -308,6 +308,7 @@ fn progress_lines(event: Event<'_>) {
         Event::NotCompiled { first_line } => {
             eprintln!("the submission does not compile: {first_line}")
         }
+        Event::Ignored { note } => eprintln!("note: {note}"),
         Event::BuildingEmulator => eprintln!(
             "building the GPU emulator for the GPU items (first run only, about a minute) …"
         ),

@@ -253,6 +253,7 @@ impl LibtestLines {
             Event::BuildingEmulator => eprintln!(
                 "building the GPU emulator for the GPU items (first run only, about a minute) …"
             ),
+            Event::Ignored { note } => eprintln!("warning: {note}"),
             Event::Started {
                 seed,
                 backend_label,
