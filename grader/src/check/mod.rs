@@ -417,13 +417,6 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
             return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
         }
         if let Some(DeviceWork {
-            not_from_device: Some(n),
-            ..
-        }) = device_work
-        {
-            return Ok(gpu::not_from_device(item, &n));
-        }
-        if let Some(DeviceWork {
             launches: 0,
             blas_calls: 0,
             ..
@@ -439,6 +432,13 @@ fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
                     item.function
                 ),
             ));
+        }
+        if let Some(DeviceWork {
+            not_from_device: Some(n),
+            ..
+        }) = device_work
+        {
+            return Ok(gpu::not_from_device(item, &n));
         }
         let shapes: Vec<String> = item.cases.iter().map(|s| shape_text(*s)).collect();
         return Ok(ItemResult::passed(
