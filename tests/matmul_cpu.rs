@@ -319,7 +319,13 @@ fn a_submission_that_forges_the_graders_result_file_scores_zero_for_it() {
     let g = grade_faulty("use rayon::prelude::*;", forge);
     // The benchmark runs matmul_fast too.
     assert_lost(&g, &["benchmark", "fast_correct", "fast_speedup"]);
-    assert_says(&g, "fast_speedup", "tampering");
+    // A speed item has two workers (the student's and the grader's yardstick): the forgery
+    // lands in one of their folders, and either way the student's worker ends unreported.
+    let said = g.output("fast_speedup");
+    assert!(
+        said.contains("tampering") || said.contains("ended the program"),
+        "{said}"
+    );
 }
 
 #[test]
