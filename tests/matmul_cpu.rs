@@ -460,3 +460,37 @@ fn code_that_would_run_outside_the_graded_functions_is_refused_with_its_line() {
         );
     }
 }
+
+#[test]
+fn unsafe_code_beyond_the_gpu_library_calls_is_refused() {
+    // Each reads or writes memory the grader's own code in the process relies on (the
+    // report's secret, the emulator's records) without a single refused attribute.
+    for (code, construct) in [
+        (
+            "pub fn peek(address: usize) -> u8 {\n    unsafe { *(address as *const u8) }\n}",
+            "*pointer inside unsafe",
+        ),
+        (
+            "pub fn peek(address: usize) -> u64 {\n    let p = address as *const u64;\n    unsafe { std::ptr::read_volatile(p) }\n}",
+            "read_volatile(…) inside unsafe",
+        ),
+        (
+            "pub fn bytes(x: f32) -> [u8; 4] { unsafe { core::mem::transmute::<f32, [u8; 4]>(x) } }",
+            "transmute(…) inside unsafe",
+        ),
+        ("static mut SEEN: usize = 0;", "static mut"),
+        (
+            "unsafe fn hidden() {}\npub fn call() { hidden_call() }\nfn hidden_call() {}",
+            "unsafe fn",
+        ),
+    ] {
+        let g = grade_with_extra_code(code);
+        assert_eq!(g.json["score"].as_f64(), Some(0.0), "{code}: {}", g.stdout);
+        let out = g.output("naive_correct");
+        assert!(
+            out.contains(&format!("`{construct}` is not allowed in a lab"))
+                && out.contains("src/lib.rs:"),
+            "{code}: {out}"
+        );
+    }
+}

@@ -7,6 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+mod unsafe_code;
+
 /// Where a forbidden identifier was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -18,14 +20,53 @@ pub struct Hit {
     pub name: String,
 }
 
-/// An identifier token with its position.
+/// What a token is: the unsafe rules need punctuation and literals too.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// A name or keyword.
+    Ident,
+    /// One punctuation character.
+    Punct,
+    /// A number, string or char literal (its text is not kept).
+    Literal,
+}
+
+/// A token with its position.
 struct Token {
+    kind: Kind,
+    /// The identifier, the punctuation character, or empty for a literal.
     name: String,
     line: usize,
     /// Index of the function body it sits in, if any.
     body: Option<usize>,
     /// Whether `!` follows it (a macro call: `asm!`).
     bang: bool,
+}
+
+impl Token {
+    fn literal(line: usize, body: Option<usize>) -> Token {
+        Token {
+            kind: Kind::Literal,
+            name: String::new(),
+            line,
+            body,
+            bang: false,
+        }
+    }
+
+    fn punct(c: char, line: usize, body: Option<usize>) -> Token {
+        Token {
+            kind: Kind::Punct,
+            name: c.to_string(),
+            line,
+            body,
+            bang: false,
+        }
+    }
+
+    fn is(&self, kind: Kind, name: &str) -> bool {
+        self.kind == kind && self.name == name
+    }
 }
 
 /// A scanned file.
@@ -92,7 +133,7 @@ fn find_in(scanned: &[Scanned], function: &str, forbid: &[String]) -> Option<Hit
         for t in scanned[body.0]
             .tokens
             .iter()
-            .filter(|t| t.body == Some(body.1))
+            .filter(|t| t.body == Some(body.1) && t.kind == Kind::Ident)
         {
             if let Some(callees) = bodies_of.get(t.name.as_str()) {
                 queue.extend(callees.iter().filter(|c| !reached.contains(c)));
@@ -105,7 +146,7 @@ fn find_in(scanned: &[Scanned], function: &str, forbid: &[String]) -> Option<Hit
                 None => true,
                 Some(b) => reached.contains(&(f, b)),
             };
-            if counts && forbid.iter().any(|x| x == &t.name) {
+            if counts && t.kind == Kind::Ident && forbid.iter().any(|x| x == &t.name) {
                 return Some(Hit {
                     file: s.file.clone(),
                     line: t.line,
@@ -185,6 +226,7 @@ fn scan(file: &str, text: &str) -> Scanned {
                 }
             }
             i = j;
+            tokens.push(Token::literal(line, current_body(&braces)));
         } else if c == '"' {
             i += 1;
             while i < chars.len() && chars[i] != '"' {
@@ -197,6 +239,7 @@ fn scan(file: &str, text: &str) -> Scanned {
                 i += 1;
             }
             i += 1;
+            tokens.push(Token::literal(line, current_body(&braces)));
         } else if c == '\'' {
             // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
             if next == Some('\\') {
@@ -205,8 +248,10 @@ fn scan(file: &str, text: &str) -> Scanned {
                     i += 1;
                 }
                 i += 1;
+                tokens.push(Token::literal(line, current_body(&braces)));
             } else if chars.get(i + 2) == Some(&'\'') {
                 i += 3;
+                tokens.push(Token::literal(line, current_body(&braces)));
             } else {
                 i += 1;
                 while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
@@ -236,20 +281,34 @@ fn scan(file: &str, text: &str) -> Scanned {
                 j += 1;
             }
             tokens.push(Token {
+                kind: Kind::Ident,
                 name,
                 line,
                 body: current_body(&braces),
                 bang: chars.get(j) == Some(&'!'),
             });
+        } else if c.is_ascii_digit() {
+            // A number: digits, suffixes (`1u32`, `0x1f`) and a fraction (`1.5`, not `1..`).
+            while i < chars.len()
+                && (chars[i].is_alphanumeric()
+                    || chars[i] == '_'
+                    || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+            {
+                i += 1;
+            }
+            tokens.push(Token::literal(line, current_body(&braces)));
         } else if c == '{' {
+            // The brace belongs to the body it opens.
             if let Some(name) = pending_fn.take() {
                 bodies.push(name);
                 braces.push(Some(bodies.len() - 1));
             } else {
                 braces.push(None);
             }
+            tokens.push(Token::punct(c, line, current_body(&braces)));
             i += 1;
         } else if c == '}' {
+            tokens.push(Token::punct(c, line, current_body(&braces)));
             braces.pop();
             i += 1;
         } else if c == ';' {
@@ -257,8 +316,12 @@ fn scan(file: &str, text: &str) -> Scanned {
             if braces.last().copied().flatten().is_none() {
                 pending_fn = None;
             }
+            tokens.push(Token::punct(c, line, current_body(&braces)));
             i += 1;
         } else {
+            if !c.is_whitespace() {
+                tokens.push(Token::punct(c, line, current_body(&braces)));
+            }
             i += 1;
         }
     }
@@ -311,7 +374,9 @@ pub fn find_refused(src_dir: &Path) -> Option<Refused> {
             .unwrap_or(&path)
             .display()
             .to_string();
-        if let Some(found) = refused_in(&scan(&name, &text)) {
+        let scanned = scan(&name, &text);
+        if let Some(found) = refused_in(&scanned).or_else(|| unsafe_code::refused_unsafe(&scanned))
+        {
             return Some(found);
         }
     }
@@ -321,11 +386,18 @@ pub fn find_refused(src_dir: &Path) -> Option<Refused> {
 fn refused_in(scanned: &Scanned) -> Option<Refused> {
     let tokens = &scanned.tokens;
     tokens.iter().enumerate().find_map(|(at, token)| {
+        if token.kind != Kind::Ident {
+            return None;
+        }
         let (_, _, construct, why) = REFUSED
             .iter()
             .find(|(name, bang, _, _)| *name == token.name && *bang == token.bang)?;
         // `extern crate` only names a dependency.
-        if token.name == "extern" && tokens.get(at + 1).is_some_and(|t| t.name == "crate") {
+        if token.name == "extern"
+            && tokens
+                .get(at + 1)
+                .is_some_and(|t| t.is(Kind::Ident, "crate"))
+        {
             return None;
         }
         Some(Refused {
