@@ -252,7 +252,12 @@ fn make_class(dir: &Path) -> Vec<Student> {
             "Your tests/grade.rs differs from the lab's",
         ),
         s("nick", &[], "graded", "adds the dependency `itoa`"),
-        s("olivia", ALL, "not-compiled", "adds the dependency `itoa`"),
+        s(
+            "olivia",
+            ALL,
+            "not-compiled",
+            "`itoa` is not one of this lab's dependencies",
+        ),
         s("peggy", &["time_cpu"], "graded", "std::process::exit"),
         s("quentin", &[], "error: ", "could not be graded"),
         s("rupert", &["naive_correct"], "graded", "panicked"),

@@ -169,7 +169,11 @@ pub fn grade(
                         first_line: error.lines().next().unwrap_or(""),
                     });
                     report.build = BuildStatus::NotCompiled;
-                    let failed = crate::check::not_compiled(assignment, &error);
+                    let failed = crate::check::not_compiled(
+                        assignment,
+                        &error,
+                        &krate.dependencies_not_in_lab(lab),
+                    );
                     return nothing_graded(
                         report, failed, assignment, &selected, options, started, on_event,
                     );

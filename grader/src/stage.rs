@@ -201,6 +201,17 @@ impl LabCrate {
         notes
     }
 
+    /// The dependencies this crate adds that the lab does not list, as code names them
+    /// (`foo-bar` is `foo_bar`): the official build does not have them.
+    pub fn dependencies_not_in_lab(&self, lab: &LabInfo) -> Vec<String> {
+        let lab_deps = lab_dependencies(lab);
+        self.dependencies
+            .keys()
+            .filter(|name| !lab_deps.contains_key(name.as_str()))
+            .map(|name| name.replace('-', "_"))
+            .collect()
+    }
+
     /// The staged crate's manifest: the lab's own dependencies, the grader's own harness and
     /// the grader's own version, optimised builds, a workspace of its own.
     fn staged_manifest(&self, lab: &LabInfo) -> String {

@@ -116,19 +116,39 @@ pub fn machine_turn(exclusive: bool) -> Option<std::fs::File> {
 
 /// Every item's result for a submission that does not compile: 0 points and the compiler's
 /// first error. An error in the harness (`tests/grade.rs`) means a function's name or
-/// signature was changed, which the hint says.
-pub fn not_compiled(assignment: &crate::rubric::Assignment, error: &str) -> Vec<ItemResult> {
+/// signature was changed, which the hint says. `not_in_lab` are the dependencies the
+/// student's manifest adds (the official build does not have them): one the error names is
+/// said first, since the compiler's own words ("unresolved import") do not explain it.
+pub fn not_compiled(
+    assignment: &crate::rubric::Assignment,
+    error: &str,
+    not_in_lab: &[String],
+) -> Vec<ItemResult> {
     let first_line = error.lines().next().unwrap_or("");
-    let hint = if error.contains("tests/grade.rs") {
+    let missing = not_in_lab
+        .iter()
+        .find(|name| error.contains(&format!("`{name}`")) || error.contains(&format!("{name}::")));
+    let hint = if let Some(name) = missing {
+        format!(
+            "\nHint: `{name}` is not one of this lab's dependencies. Official grading builds \
+             with the lab's own Cargo.toml, so your code cannot use it there: remove it from \
+             Cargo.toml and write the code with what the lab provides."
+        )
+    } else if error.contains("tests/grade.rs") {
         "\nHint: the error is in the grader's harness, which calls your functions by the names \
          and types the template gives them: keep each `pub fn` name and signature exactly as in \
          the template."
+            .to_string()
     } else {
-        ""
+        String::new()
+    };
+    let reason = match missing {
+        Some(name) => format!("does not compile: `{name}` is not one of this lab's dependencies"),
+        None => format!("does not compile: {first_line}"),
     };
     every_item_failed(
         assignment,
-        format!("does not compile: {first_line}"),
+        reason,
         format!(
             "The code does not compile, so nothing could be graded. Fix this first (run \
              `cargo build` to see every error):\n{error}{hint}"
