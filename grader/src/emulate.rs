@@ -25,6 +25,12 @@ use std::process::Command;
 
 /// The library names cudarc tries (see `cudarc::get_lib_name_candidates`), all linked to the
 /// emulator so that whichever name is found first, one shared object (one state) serves all.
+/// The variable naming the real-machine conditions the emulator is asked to show (a
+/// comma-separated list): `no-nvrtc`, `no-cublas` (those libraries are left out of a worker's
+/// library path), `old-driver` (module loads fail as with a driver older than NVRTC). For
+/// tests of how the grader copes with the machines students have.
+pub const CONDITIONS: &str = "GPU_LABS_EMULATOR_CONDITIONS";
+
 pub const LIB_NAMES: &[&str] = &[
     "libcuda.so",
     "libcuda.so.1",
@@ -351,11 +357,69 @@ impl Emulator {
         &self.lib_dir
     }
 
+    /// The library folder, less the libraries that the test conditions `no-nvrtc` and
+    /// `no-cublas` (in `GPU_LABS_EMULATOR_CONDITIONS`) say are not installed: a machine with
+    /// the driver but not the toolkit, as far as a worker can tell.
+    fn conditioned_lib_dir(&self) -> PathBuf {
+        let conditions = std::env::var(CONDITIONS).unwrap_or_default();
+        let without: Vec<&str> = ["nvrtc", "cublas"]
+            .into_iter()
+            .filter(|lib| {
+                conditions
+                    .split(',')
+                    .any(|c| c.trim() == format!("no-{lib}"))
+            })
+            .collect();
+        if without.is_empty() {
+            return self.lib_dir.clone();
+        }
+        let Ok(so) = fs::read_link(self.lib_dir.join(LIB_NAMES[0])) else {
+            return self.lib_dir.clone();
+        };
+        let dir = self.lib_dir.with_file_name(format!(
+            "{}-without-{}",
+            self.lib_dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy(),
+            without.join("-")
+        ));
+        let kept = LIB_NAMES.iter().filter(|name| {
+            !without
+                .iter()
+                .any(|lib| name.starts_with(&format!("lib{lib}.")))
+        });
+        let linked = fs::create_dir_all(&dir).is_ok()
+            && kept.into_iter().all(|name| {
+                let link = dir.join(name);
+                fs::read_link(&link).is_ok_and(|t| t == so)
+                    || std::os::unix::fs::symlink(&so, &link).is_ok()
+            });
+        if linked {
+            dir
+        } else {
+            self.lib_dir.clone()
+        }
+    }
+
     /// The environment a child needs to run on the emulator: `LD_LIBRARY_PATH` with the
     /// library directory first (then any existing value), the [`MARKER`] variable, and the
     /// kernel cache directory (unless `GPU_LABS_EMULATOR_CACHE` is already set).
     pub fn env(&self) -> Vec<(OsString, OsString)> {
-        let mut path = self.lib_dir.clone().into_os_string();
+        let mut env = self.env_in(&self.lib_dir);
+        // The emulator as itself shows no real machine's conditions.
+        env.push((CONDITIONS.into(), "".into()));
+        env
+    }
+
+    /// The environment of a child for which the emulator poses as a real GPU in the
+    /// conditions of `GPU_LABS_EMULATOR_CONDITIONS` (tests of the real-GPU path).
+    pub fn env_posing_as_real(&self) -> Vec<(OsString, OsString)> {
+        self.env_in(&self.conditioned_lib_dir())
+    }
+
+    fn env_in(&self, lib_dir: &Path) -> Vec<(OsString, OsString)> {
+        let mut path = lib_dir.as_os_str().to_owned();
         if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
             path.push(":");
             path.push(old);

@@ -38,8 +38,9 @@ enum Commands {
         /// Derive the inputs from this seed (repeats a run exactly); fresh when not given.
         #[arg(long)]
         seed: Option<u64>,
-        /// Where GPU items run: a real GPU when there is one else the CPU emulator (auto), a
-        /// real GPU or an error (real), the emulator (emulate), or nowhere (off: skipped).
+        /// Where GPU items run: a real GPU when one passes a trial (driver, NVRTC, cuBLAS) else
+        /// the CPU emulator (auto), a real GPU or an error saying what failed (real), the
+        /// emulator (emulate), or nowhere (off: skipped).
         #[arg(long, value_enum, env = "GRADER_GPU", default_value_t = GpuMode::Auto)]
         gpu: GpuMode,
         /// Where builds are cached across submissions [default: $GPU_LABS_CACHE, else
@@ -154,6 +155,9 @@ enum Commands {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = grader::gpu::trial::serve_if_asked() {
+        return code;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Commands::Grade {

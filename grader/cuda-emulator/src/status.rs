@@ -23,6 +23,8 @@ pub const INVALID_IMAGE: CUresult = 200;
 pub const INVALID_CONTEXT: CUresult = 201;
 /// `CUDA_ERROR_INVALID_PTX`.
 pub const INVALID_PTX: CUresult = 218;
+/// `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`: the PTX is newer than the driver.
+pub const UNSUPPORTED_PTX_VERSION: CUresult = 222;
 /// `CUDA_ERROR_FILE_NOT_FOUND`.
 pub const FILE_NOT_FOUND: CUresult = 301;
 /// `CUDA_ERROR_INVALID_HANDLE`.
@@ -79,6 +81,11 @@ const DRIVER_ERRORS: &[(CUresult, &std::ffi::CStr, &std::ffi::CStr)] = &[
         INVALID_PTX,
         c"CUDA_ERROR_INVALID_PTX",
         c"a PTX JIT compilation failed",
+    ),
+    (
+        UNSUPPORTED_PTX_VERSION,
+        c"CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        c"the provided PTX was compiled with an unsupported toolchain.",
     ),
     (
         FILE_NOT_FOUND,

@@ -4,6 +4,8 @@
 
 pub mod busy;
 pub mod counters;
+pub mod libraries;
+pub mod trial;
 
 use crate::protocol::Backend;
 use std::ffi::OsString;
@@ -11,7 +13,7 @@ use std::ffi::OsString;
 /// The GPU mode asked for on the command line (`--gpu`) or as a test-binary argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum GpuMode {
-    /// A real GPU when libcuda loads and has a device, else the emulator.
+    /// A real GPU when one passes the trial (driver, device, NVRTC, cuBLAS), else the emulator.
     #[default]
     Auto,
     /// A real GPU, or an error.
@@ -41,19 +43,20 @@ impl std::str::FromStr for GpuMode {
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     /// `--gpu real` on a machine without one.
-    #[error("--gpu real: no NVIDIA GPU is usable here ({0}); use --gpu emulate or --gpu auto")]
+    #[error("--gpu real: the GPU cannot be used here: {0}")]
     NoRealGpu(String),
     /// The emulator could not be prepared.
     #[error("the GPU emulator is not available: {0}")]
     Emulator(String),
 }
 
-/// Resolves the mode on this machine.
+/// Resolves the mode on this machine. `real` and `auto` decide from a trial of the whole
+/// chain a GPU item uses ([`trial`]): `real` stops with the trial's line, `auto` falls back to
+/// the emulator (the line is in [`backend_for`]'s label).
 pub fn resolve(mode: GpuMode) -> Result<Backend, GpuError> {
     match mode {
         GpuMode::Off => Ok(Backend::NoGpu),
         GpuMode::Emulate => Ok(Backend::Emulated),
-        GpuMode::Real if emulator_as_real() => Ok(Backend::Real),
         GpuMode::Real => real_gpu()
             .map(|_| Backend::Real)
             .map_err(GpuError::NoRealGpu),
@@ -65,40 +68,64 @@ pub fn resolve(mode: GpuMode) -> Result<Backend, GpuError> {
     }
 }
 
-/// The name of device 0 when a real NVIDIA driver and GPU are here.
+/// The name of device 0 when the real GPU passed its trial, else the trial's one line.
+/// With `GPU_LABS_EMULATOR_AS_REAL=1` the trial runs on the emulator (with any of its
+/// switches), as everything else "real" does in that test mode.
 pub fn real_gpu() -> Result<String, String> {
-    // Probing creates a CUDA context (slow on a real GPU): once per process is enough.
-    static PROBE: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
-    PROBE.get_or_init(probe_real_gpu).clone()
+    // The trial creates a CUDA context and compiles a kernel (about a second on a real GPU):
+    // once per process is enough.
+    static TRIAL: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    TRIAL.get_or_init(try_real_gpu).clone()
 }
 
-fn probe_real_gpu() -> Result<String, String> {
-    // SAFETY: only asks the dynamic loader whether the library can be opened.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err("the CUDA driver library libcuda is not installed".into());
+fn try_real_gpu() -> Result<String, String> {
+    if std::env::var_os(trial::TRIAL_VARIABLE).is_some() {
+        return Err("a GPU trial cannot start another".into());
     }
-    let probe = std::panic::catch_unwind(|| -> Result<String, String> {
-        let count = cudarc::driver::CudaContext::device_count().map_err(|e| e.to_string())?;
-        if count < 1 {
-            return Err("the CUDA driver sees no GPU".into());
+    let env = if emulator_as_real() {
+        posing_env().map_err(|e| e.to_string())?
+    } else {
+        let found = libraries::find();
+        if let Some(problem) = found.problems.first() {
+            return Err(problem.clone());
         }
-        let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| e.to_string())?;
-        ctx.name().map_err(|e| e.to_string())
-    });
-    let name = probe.map_err(|_| "the CUDA driver library failed to load".to_string())??;
-    if name.contains("gpu-labs") {
+        // SAFETY: only asks the dynamic loader whether the library can be opened.
+        let driver_here = found.path(libraries::Library::Driver).is_some()
+            || unsafe { cudarc::driver::sys::is_culib_present() };
+        if !driver_here {
+            return Err(
+                "libcuda.so not found: install the NVIDIA driver, or use --gpu emulate".into(),
+            );
+        }
+        real_env()?
+    };
+    let program = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program to run the GPU trial: {e}"))?;
+    let name = trial::run(&program, &env)?;
+    if name.contains("gpu-labs") && !emulator_as_real() {
         // The emulator is already in place (`grader emulate -- …`): not real hardware.
         return Err(format!("`{name}` is the emulator"));
     }
     Ok(name)
 }
 
+/// The environment that gives a worker the real CUDA libraries found on this machine.
+fn real_env() -> Result<Vec<(OsString, OsString)>, String> {
+    static ENV: std::sync::OnceLock<Result<Vec<(OsString, OsString)>, String>> =
+        std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        libraries::worker_env(&libraries::find(), &crate::emulate::cache_dir())
+            .map_err(|e| format!("cannot link the CUDA libraries for the workers: {e}"))
+    })
+    .clone()
+}
+
 /// The environment a worker needs for `backend`.
 pub fn worker_env(backend: Backend) -> Result<Vec<(OsString, OsString)>, GpuError> {
     match backend {
         Backend::Emulated => emulator_env(),
-        Backend::Real if emulator_as_real() => emulator_env(),
-        Backend::Real => Ok(Vec::new()),
+        Backend::Real if emulator_as_real() => posing_env(),
+        Backend::Real => real_env().map_err(GpuError::NoRealGpu),
         Backend::NoGpu => Ok(hidden_gpus_env()),
     }
 }
@@ -144,6 +171,14 @@ fn emulator_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     .map_err(GpuError::Emulator)
 }
 
+/// The environment of a worker on the emulator posing as a real GPU (test mode), in the
+/// conditions `GPU_LABS_EMULATOR_CONDITIONS` names.
+fn posing_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
+    crate::emulate::Emulator::prepare()
+        .map(|e| e.env_posing_as_real())
+        .map_err(|e| GpuError::Emulator(e.to_string()))
+}
+
 /// The environment of a worker that must find no GPU: the emulator told to show no device.
 pub fn no_device_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     let mut env = emulator_env()?;
@@ -166,7 +201,7 @@ pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
             format!("real GPU: {}", real_gpu().unwrap_or_default()),
         ),
         Backend::Emulated => match emulator_env() {
-            Ok(_) => (backend, "emulated GPU".to_string()),
+            Ok(_) => (backend, emulated_label(mode)),
             Err(e) if mode == GpuMode::Auto => (
                 Backend::NoGpu,
                 format!("no GPU, and the CPU emulator is unavailable ({e})"),
@@ -175,6 +210,17 @@ pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
         },
         Backend::NoGpu => (backend, GPU_OFF.to_string()),
     })
+}
+
+/// How reports name the emulator: in `auto` mode on a machine with a GPU that failed its
+/// trial, with the trial's line, so the instructor sees why the real one was not used.
+fn emulated_label(mode: GpuMode) -> String {
+    match (mode, real_gpu()) {
+        (GpuMode::Auto, Err(why)) if !why.starts_with("libcuda.so not found") => {
+            format!("emulated GPU (the real GPU is not usable: {why})")
+        }
+        _ => "emulated GPU".to_string(),
+    }
 }
 
 /// How reports name `--gpu off`.

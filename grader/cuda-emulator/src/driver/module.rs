@@ -161,6 +161,10 @@ unsafe fn load_text(pm: *mut CUmodule, text: &str) -> CUresult {
     if pm.is_null() {
         return INVALID_VALUE;
     }
+    if crate::util::condition("old-driver") {
+        // As a driver older than the NVRTC that compiled the module.
+        return UNSUPPORTED_PTX_VERSION;
+    }
     let Some(so) = compile::parse_module_text(text) else {
         eprintln!(
             "gpu-labs emulator: cuModuleLoadData: this is not a module compiled by the emulator's \
