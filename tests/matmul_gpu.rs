@@ -299,3 +299,19 @@ fn a_host_product_passed_through_the_device_earns_no_cublas_points() {
     assert_lost(&g, &["cublas_correct"]);
     assert_says(&g, "cublas_correct", "only passed through it");
 }
+
+#[test]
+fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
+    // The launch reads and writes four times past its buffers and the function returns at
+    // once: the fault surfaces in the grader's own next GPU call, and is still the student's.
+    let g = grade_gpu_faulty(
+        "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;\n    Ok(start.elapsed())",
+        "launch_product(stream, &kernel, (a, b, c), [shape[0] * 4, shape[1], shape[2]])?;\n    Ok(start.elapsed())",
+    );
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert_says(
+        &g,
+        "gpu_timer_sync",
+        "the GPU reported an error after `time_gpu_matmul` ran",
+    );
+}

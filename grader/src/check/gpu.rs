@@ -22,6 +22,17 @@ fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     result
 }
 
+/// An item the grader could not grade because its own use of the GPU failed before any
+/// student code ran (a machine problem, never the student's): left out of the maximum, with
+/// the reason for whoever runs the grader.
+pub fn not_graded_here(item: &Item, why: &str) -> ItemResult {
+    skipped(
+        item,
+        &format!("the grader could not use the GPU on this machine ({why}); this is not a problem in your code: tell whoever runs the grader"),
+        false,
+    )
+}
+
 /// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the
 /// maximum), and GPU speedups anywhere but on a real GPU (the rubric's policy decides).
 pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {

@@ -280,10 +280,12 @@ pub(crate) fn judge_run(
             outcome: Outcome::Panicked(p),
             ..
         } => Ok(Err(panic_result(item, &p))),
+        // The grader's own GPU set-up failed before any student code ran: the item is not
+        // graded (and not counted), with the reason; the rest of the run goes on.
         WorkerRun::Reported {
             outcome: Outcome::GpuUnavailable(why),
             ..
-        } => Err(SupervisorError::Gpu(why)),
+        } => Ok(Err(gpu::not_graded_here(item, &why))),
         WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
             let mut details = format!("`{}` {}.", item.function, death.explain());

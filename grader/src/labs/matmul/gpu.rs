@@ -127,21 +127,40 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
 /// The supervisor also brackets each timed call with checkpoints: a clock the submission
 /// cannot reach bounds what the student's clock may report.
 pub fn timer(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Outcome {
-    timer_samples(f, order, checkpoints).unwrap_or_else(Outcome::GpuUnavailable)
+    // The grader's own set-up runs before any student code: its failure is the grader's.
+    let set_up = open_stream().and_then(|stream| {
+        let busy = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Busy::new(&stream)))
+            .map_err(|_| "the grader's busy kernel panicked while loading".to_string())??;
+        Ok((stream, busy))
+    });
+    let (stream, busy) = match set_up {
+        Ok(ready) => ready,
+        Err(e) => return Outcome::GpuUnavailable(format!("the grader's GPU set-up failed: {e}")),
+    };
+    // From the first student call on, a GPU error is the student's: a faulting kernel leaves
+    // the context broken, and the grader's next call is the first to hear of it.
+    timer_samples(f, order, checkpoints, &stream, busy).unwrap_or_else(|e| {
+        Outcome::Failed(format!(
+            "the GPU reported an error after `time_gpu_matmul` ran: {e}. A kernel that reads or \
+             writes outside a buffer makes every later GPU call fail; synchronize and check the \
+             result in your function to see the error there"
+        ))
+    })
 }
 
 fn timer_samples(
     f: GpuTimerFn,
     order: &WorkOrder,
     checkpoints: &mut Checkpoints,
+    stream: &Arc<CudaStream>,
+    mut busy: Busy,
 ) -> Result<Outcome, String> {
-    let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
     let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let mut shape = order.size.ok_or("a GPU timer order needs a size")?;
     let call =
         |shape: [usize; 3], a: &CudaSlice<f32>, b: &CudaSlice<f32>, c: &mut CudaSlice<f32>| {
-            match guarded(None, || f(&stream, a, b, c, shape)) {
+            match guarded(None, || f(stream, a, b, c, shape)) {
                 Ok(Ok(d)) => Ok(d),
                 Ok(Err(e)) => Err(Box::new(Outcome::Failed(describe(e.as_ref())))),
                 Err(p) => Err(Box::new(Outcome::Panicked(p))),
@@ -177,7 +196,6 @@ fn timer_samples(
         }
         shape = shape.map(|d| d * 2);
     };
-    let mut busy = Busy::new(&stream)?;
     let mut samples = Vec::new();
     let mut queued_ms: f64 = 0.0;
     for _ in 0..TIMER_SAMPLES {
