@@ -212,6 +212,12 @@ pub fn compile(
     headers: &[(String, String)],
     options: &[String],
 ) -> Result<Compiled, String> {
+    let texts = headers.iter().map(|(n, h)| (n.as_str(), h.as_str()));
+    for (file, text) in std::iter::once((name, src)).chain(texts) {
+        if let Some((line, message)) = source::forbidden(text) {
+            return Err(format!("{file}({line}): error: {message}\n"));
+        }
+    }
     let tu = source::translation_unit(src, name, PRELUDE);
     let cxx = compiler();
     let flags = host_flags(options);
@@ -262,8 +268,14 @@ pub fn compile(
     let _ = std::fs::remove_dir_all(&inc);
     let log = match output {
         Ok(log) => log,
-        Err(log) => {
+        Err(mut log) => {
             let _ = std::fs::remove_file(&tmp_so);
+            if log.contains("attempt to use poisoned") {
+                log.push_str(&format!(
+                    "{name}: note: kernels cannot use inline assembly on the gpu-labs emulator, and \
+                     the code above does (a header that uses it cannot be included in a kernel)\n"
+                ));
+            }
             return Err(log);
         }
     };
