@@ -1,5 +1,16 @@
 //! Compiles a CUDA C source into a shared object with the host C++ compiler, caching the
 //! result by a hash of everything that affects it.
+//!
+//! Kernels run as native code inside the graded process, so they get no more than a GPU
+//! kernel could do: on a GPU a kernel can call device functions (math, atomics, `printf`)
+//! but never the host's C library or the operating system, and the grader forbids the
+//! student's Rust code the files, processes, environment and system calls that a kernel
+//! compiled for the CPU could otherwise reach. So a source that uses inline assembly (or
+//! places code in a chosen section) is refused before compiling ([`source::forbidden`], and
+//! `asm` is poisoned after the prelude), and a compiled object is refused when it needs from
+//! the process anything but what the prelude needs, compiler-inserted runtime hooks, CUDA's
+//! device runtime and the math library ([`symbols::check`]). Refused objects never enter the
+//! cache, cache hits are checked again, and `cuModuleLoadData` checks every object it loads.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
