@@ -68,6 +68,20 @@ extern "C" __global__ void k(int* x) { x[0] = my_pid(); }
     );
 });
 
+emulated!(kernel_cannot_map_memory, {
+    // The prelude's fiber stacks come from the emulator: mmap is no more a kernel's than open.
+    refused(
+        r#"
+#include <sys/mman.h>
+extern "C" __global__ void k(int* x) {
+    __syncthreads();
+    x[0] = mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED;
+}
+"#,
+        &["the host function `mmap`", HOST_FUNCTION],
+    );
+});
+
 emulated!(kernel_cannot_read_the_environment, {
     refused(
         r#"
@@ -119,7 +133,7 @@ emulated!(
         std::fs::write(
             &cpp,
             "#include <cstdlib>\nextern \"C\" const char* home() { return getenv(\"HOME\"); }\n\
-             extern \"C\" const unsigned __gl_module_abi = 2;\n",
+             extern \"C\" const unsigned __gl_module_abi = 3;\n",
         )
         .unwrap();
         let st = std::process::Command::new("c++")

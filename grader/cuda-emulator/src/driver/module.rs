@@ -134,7 +134,7 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 2 {
+        if *(abi as *const u32) != 3 {
             return Err(INVALID_IMAGE);
         }
         Ok(Module {

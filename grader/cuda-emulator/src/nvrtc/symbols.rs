@@ -115,8 +115,6 @@ pub const PRELUDE_NEEDS: &[&str] = &[
     "realloc",
     "free",
     "memset",
-    "mmap",
-    "mprotect",
     "fflush",
     "fprintf",
     "snprintf",
