@@ -86,6 +86,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/nvrtc/mod.rs",
     "src/nvrtc/compile.rs",
     "src/nvrtc/source.rs",
+    "src/nvrtc/symbols.rs",
     "src/nvrtc/prelude.h",
     "src/cublas/mod.rs",
     "src/cublas/gemm.rs",

@@ -109,6 +109,13 @@ impl Module {
                 FILE_NOT_FOUND
             });
         }
+        // What `nvrtcCompileProgram` refuses is never loaded, whatever the module text names:
+        // the copy about to be loaded is checked (kernels get no more than a GPU kernel could).
+        if let Err(refused) = crate::nvrtc::symbols::check(&private, &so.display().to_string()) {
+            let _ = std::fs::remove_file(&private);
+            eprint!("gpu-labs emulator: cannot load module: {refused}");
+            return Err(INVALID_IMAGE);
+        }
         let path = CString::new(private.to_string_lossy().as_bytes()).map_err(|_| INVALID_VALUE)?;
         let lib = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
         let _ = std::fs::remove_file(&private);
@@ -127,7 +134,7 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 2 {
+        if *(abi as *const u32) != 3 {
             return Err(INVALID_IMAGE);
         }
         Ok(Module {

@@ -28,6 +28,30 @@ pub struct LaunchDesc {
     fault_thread: [u32; 3],
     fault_kind: i32,
     message: [c_char; 512],
+    alloc_stack: unsafe extern "C" fn(u64) -> *mut c_void,
+}
+
+/// Allocates a fiber stack of `len` bytes for a module's block runner, with an inaccessible
+/// guard page below it (so that an overflow faults); null when out of memory. The emulator
+/// does it, so that modules need neither `mmap` nor `mprotect` (which no kernel may call).
+unsafe extern "C" fn alloc_fiber_stack(len: u64) -> *mut c_void {
+    const GUARD: usize = 4096;
+    let Some(total) = usize::try_from(len).ok().and_then(|l| l.checked_add(GUARD)) else {
+        return std::ptr::null_mut();
+    };
+    let m = libc::mmap(
+        std::ptr::null_mut(),
+        total,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+        -1,
+        0,
+    );
+    if m == libc::MAP_FAILED {
+        return std::ptr::null_mut();
+    }
+    libc::mprotect(m, GUARD, libc::PROT_NONE);
+    m.cast::<u8>().add(GUARD).cast()
 }
 
 /// A fault that stopped a launch.
@@ -149,6 +173,7 @@ impl Job {
             fault_thread: [0; 3],
             fault_kind: 0,
             message: [0; 512],
+            alloc_stack: alloc_fiber_stack,
         };
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| Fault {
             kind,

@@ -1,10 +1,21 @@
 //! Compiles a CUDA C source into a shared object with the host C++ compiler, caching the
 //! result by a hash of everything that affects it.
+//!
+//! Kernels run as native code inside the graded process, so they get no more than a GPU
+//! kernel could do: on a GPU a kernel can call device functions (math, atomics, `printf`)
+//! but never the host's C library or the operating system, and the grader forbids the
+//! student's Rust code the files, processes, environment and system calls that a kernel
+//! compiled for the CPU could otherwise reach. So a source that uses inline assembly (or
+//! places code in a chosen section) is refused before compiling ([`source::forbidden`], and
+//! `asm` is poisoned after the prelude), and a compiled object is refused when it needs from
+//! the process anything but what the prelude needs, compiler-inserted runtime hooks, CUDA's
+//! device runtime and the math library ([`symbols::check`]). Refused objects never enter the
+//! cache, cache hits are checked again, and `cuModuleLoadData` checks every object it loads.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::source;
+use super::{source, symbols};
 use crate::util::hash_hex;
 
 /// The prelude every source is compiled against.
@@ -167,6 +178,43 @@ pub fn nvrtc_style(log: &str) -> String {
     out
 }
 
+/// Runs the host compiler on the translation unit `cpp` (called `name` in diagnostics),
+/// writing the shared object `so`; `inc` (the program's headers) is searched when `with_inc`.
+/// Returns the compiler's diagnostics in NVRTC's style, as `Err` when it failed.
+fn run_compiler(
+    name: &str,
+    cxx: &[String],
+    flags: &[String],
+    inc: &Path,
+    with_inc: bool,
+    cpp: &Path,
+    so: &Path,
+) -> Result<String, String> {
+    let mut cmd = Command::new(&cxx[0]);
+    cmd.args(&cxx[1..]).args(BASE_FLAGS).args(flags);
+    if let Ok(stubs) = stub_headers() {
+        cmd.arg("-I").arg(stubs);
+    }
+    if with_inc {
+        cmd.arg(format!("-I{}", inc.display()));
+    }
+    cmd.arg("-x").arg("c++").arg(cpp).arg("-o").arg(so);
+    let output = cmd.output().map_err(|e| {
+        format!(
+            "gpu-labs emulator: cannot run the C++ compiler `{}`: {e} (install g++ or set CXX)",
+            cxx[0]
+        )
+    })?;
+    let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
+    log.push_str(&String::from_utf8_lossy(&output.stdout));
+    let log = nvrtc_style(&log.replace(&cpp.display().to_string(), name));
+    if output.status.success() {
+        Ok(log)
+    } else {
+        Err(log)
+    }
+}
+
 /// Compiles (or finds in the cache) `src`, named `name` in diagnostics. `headers` are
 /// `(include name, contents)` pairs given to `nvrtcCreateProgram`.
 pub fn compile(
@@ -175,6 +223,12 @@ pub fn compile(
     headers: &[(String, String)],
     options: &[String],
 ) -> Result<Compiled, String> {
+    let texts = headers.iter().map(|(n, h)| (n.as_str(), h.as_str()));
+    for (file, text) in std::iter::once((name, src)).chain(texts) {
+        if let Some((line, message)) = source::forbidden(text) {
+            return Err(format!("{file}({line}): error: {message}\n"));
+        }
+    }
     let tu = source::translation_unit(src, name, PRELUDE);
     let cxx = compiler();
     let flags = host_flags(options);
@@ -193,6 +247,11 @@ pub fn compile(
         kernels, globals, ..
     } = source::scan(src);
     if so.is_file() {
+        // Checked on every hit too: the cache is a directory anyone in the account can write.
+        if let Err(refused) = symbols::check(&so, name) {
+            let _ = std::fs::remove_file(&so);
+            return Err(refused);
+        }
         return Ok(Compiled {
             so,
             kernels,
@@ -216,29 +275,26 @@ pub fn compile(
             std::fs::write(&p, h).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         }
     }
-    let mut cmd = Command::new(&cxx[0]);
-    cmd.args(&cxx[1..]).args(BASE_FLAGS).args(&flags);
-    if let Ok(stubs) = stub_headers() {
-        cmd.arg("-I").arg(stubs);
-    }
-    if !headers.is_empty() {
-        cmd.arg(format!("-I{}", inc.display()));
-    }
-    cmd.arg("-x").arg("c++").arg(&cpp).arg("-o").arg(&tmp_so);
-    let output = cmd.output();
+    let output = run_compiler(name, &cxx, &flags, &inc, !headers.is_empty(), &cpp, &tmp_so);
     let _ = std::fs::remove_dir_all(&inc);
-    let output = output.map_err(|e| {
-        format!(
-            "gpu-labs emulator: cannot run the C++ compiler `{}`: {e} (install g++ or set CXX)",
-            cxx[0]
-        )
-    })?;
-    let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
-    log.push_str(&String::from_utf8_lossy(&output.stdout));
-    let log = nvrtc_style(&log.replace(&cpp.display().to_string(), name));
-    if !output.status.success() {
+    let log = match output {
+        Ok(log) => log,
+        Err(mut log) => {
+            let _ = std::fs::remove_file(&tmp_so);
+            if log.contains("attempt to use poisoned") {
+                log.push_str(&format!(
+                    "{name}: note: kernels cannot use inline assembly on the gpu-labs emulator, and \
+                     the code above does (a header that uses it cannot be included in a kernel)\n"
+                ));
+            }
+            return Err(log);
+        }
+    };
+    // A refused object never enters the cache (and `cuModuleLoadData` checks again anyway).
+    if let Err(refused) = symbols::check(&tmp_so, name) {
         let _ = std::fs::remove_file(&tmp_so);
-        return Err(log);
+        let _ = std::fs::remove_file(&cpp);
+        return Err(format!("{log}{refused}"));
     }
     let _ = std::fs::remove_file(&cpp);
     std::fs::write(dir.join("kernels.cpp"), &tu).ok();
@@ -282,5 +338,37 @@ mod tests {
             nvrtc_style(log),
             "k.cu(3): error: 'x' was not declared in this scope\nk.cu: In function 'void f()':\n"
         );
+    }
+
+    /// The prelude's own needs (with an empty kernel, and with one that runs its threads as
+    /// fibers) must all be in `symbols::PRELUDE_NEEDS` or `symbols::COMPILER_INSERTED`: a
+    /// prelude change that needs more from the process fails here.
+    #[test]
+    fn prelude_needs_only_allowed_symbols() {
+        let dir =
+            std::env::temp_dir().join(format!("gpu-labs-prelude-needs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sources = [
+            "extern \"C\" __global__ void k() {}\n",
+            "extern \"C\" __global__ void k() { __syncthreads(); }\n",
+        ];
+        for (i, src) in sources.iter().enumerate() {
+            let cpp = dir.join(format!("p{i}.cpp"));
+            let so = dir.join(format!("p{i}.so"));
+            std::fs::write(&cpp, source::translation_unit(src, "empty.cu", PRELUDE)).unwrap();
+            let log = run_compiler("empty.cu", &compiler(), &[], &dir, false, &cpp, &so);
+            assert!(log.is_ok(), "{log:?}");
+            let needs = symbols::undefined(&so).unwrap();
+            assert!(!needs.is_empty());
+            for s in needs {
+                assert!(
+                    symbols::PRELUDE_NEEDS.contains(&s.name.as_str())
+                        || symbols::COMPILER_INSERTED.contains(&s.name.as_str()),
+                    "the prelude needs `{}`, which is not in symbols::PRELUDE_NEEDS",
+                    s.name
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

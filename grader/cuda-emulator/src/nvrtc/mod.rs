@@ -4,6 +4,7 @@
 
 pub mod compile;
 pub mod source;
+pub mod symbols;
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CString};

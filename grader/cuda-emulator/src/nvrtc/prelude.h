@@ -15,7 +15,6 @@
 #include <atomic>
 #include <type_traits>
 #include <utility>
-#include <sys/mman.h>
 
 #define __GL_VIS __attribute__((visibility("default")))
 #define __global__
@@ -85,6 +84,9 @@ struct Launch {
     uint32_t fault_thread[3];
     int32_t fault_kind;
     char message[512];
+    // Returns a fiber stack of the given size with a guard page below it, or null: the
+    // emulator allocates them, so that modules need neither mmap nor mprotect.
+    void* (*alloc_stack)(uint64_t);
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -188,11 +190,9 @@ static bool ensure_fibers(unsigned n) {
     if (!fs) return false;
     fibers = fs;
     for (unsigned i = fiber_cap; i < n; i++) {
-        size_t len = STACK + 4096;
-        void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m == MAP_FAILED) return false;
-        mprotect(m, 4096, PROT_NONE);
-        fibers[i].stack = (char*)m + 4096;
+        char* stack = (char*)launch->alloc_stack(STACK);
+        if (!stack) return false;
+        fibers[i].stack = stack;
         fiber_cap = i + 1;
     }
     return true;
@@ -589,7 +589,7 @@ extern "C" __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 2;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 3;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {

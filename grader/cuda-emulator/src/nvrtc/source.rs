@@ -109,6 +109,47 @@ fn find_word(code: &[u8], word: &str) -> Vec<usize> {
     hits
 }
 
+/// Spellings of inline assembly, poisoned after the prelude (see [`translation_unit`]).
+pub const ASM_WORDS: &[&str] = &["asm", "__asm__", "__asm"];
+
+/// The first thing in `src` (comments and string literals aside) that a kernel cannot do on
+/// the emulator, as `(line, message)`: inline assembly, or placing code or data in a chosen
+/// section (which could put machine code among the module's instructions).
+pub fn forbidden(src: &str) -> Option<(usize, String)> {
+    let code = code_view(src);
+    let mut hits: Vec<(usize, String)> = Vec::new();
+    for w in ASM_WORDS {
+        if let Some(&at) = find_word(&code, w).first() {
+            hits.push((
+                at,
+                format!(
+                    "inline assembly ({w}) cannot run on the gpu-labs emulator; write the kernel \
+                     in CUDA C"
+                ),
+            ));
+        }
+    }
+    for w in ["section", "__section__"] {
+        let called = find_word(&code, w).into_iter().find(|&at| {
+            tokens(&code, at + w.len())
+                .next()
+                .is_some_and(|(_, t)| t == "(")
+        });
+        if let Some(at) = called {
+            hits.push((
+                at,
+                format!(
+                    "the attribute `{w}` is not allowed on the gpu-labs emulator (a kernel's code \
+                     and data stay where the compiler puts them)"
+                ),
+            ));
+        }
+    }
+    let (at, msg) = hits.into_iter().min_by_key(|(at, _)| *at)?;
+    let line = 1 + code[..at].iter().filter(|&&c| c == b'\n').count();
+    Some((line, msg))
+}
+
 /// Identifiers and single punctuation characters from `start`, skipping whitespace.
 fn tokens(code: &[u8], start: usize) -> impl Iterator<Item = (usize, String)> + '_ {
     let mut i = start;
@@ -360,6 +401,9 @@ pub fn translation_unit(src: &str, name: &str, prelude: &str) -> String {
     ));
     tu.push_str("#line 1 \"gpu-labs-prelude.h\"\n");
     tu.push_str(prelude);
+    // Kernels get no inline assembly: what `forbidden` does not see (a header, a macro) the
+    // compiler refuses. The prelude and the generated code below use none.
+    tu.push_str(&format!("\n#pragma GCC poison {}", ASM_WORDS.join(" ")));
     tu.push_str(&format!(
         "\n#line 1 \"{}\"\n",
         name.replace(['"', '\\'], "_")
@@ -398,6 +442,30 @@ pub fn translation_unit(src: &str, name: &str, prelude: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_inline_assembly_and_sections() {
+        let ok = "// asm(\"syscall\") in a comment\nconst char* s = \"__asm__\";\n\
+                  __global__ void k(float* a) { int section = 1; a[0] = section; }\n";
+        assert_eq!(forbidden(ok), None);
+        let (line, msg) =
+            forbidden("__global__ void k() {\n  asm volatile(\"syscall\");\n}\n").unwrap();
+        assert_eq!(line, 2);
+        assert!(msg.contains("inline assembly (asm)"), "{msg}");
+        let (line, msg) = forbidden("int x;\n\n__asm__(\"nop\");\n").unwrap();
+        assert_eq!(line, 3);
+        assert!(msg.contains("(__asm__)"), "{msg}");
+        let (line, msg) =
+            forbidden("\n__attribute__((section(\".text\"))) const char c[] = {0x0f, 0x05};")
+                .unwrap();
+        assert_eq!(line, 2);
+        assert!(msg.contains("`section`"), "{msg}");
+        let tu = translation_unit("", "k.cu", "// prelude\n");
+        assert!(
+            tu.contains("#pragma GCC poison asm __asm__ __asm\n#line 1 \"k.cu\""),
+            "{tu}"
+        );
+    }
 
     #[test]
     fn finds_kernels_globals_and_sync() {

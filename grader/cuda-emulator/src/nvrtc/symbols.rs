@@ -1,0 +1,315 @@
+//! What a compiled module needs from the process it is loaded into: the undefined symbols of
+//! its dynamic symbol table (read with a small ELF64 little-endian reader, so as not to depend
+//! on binutils), and the check that they are all things a GPU kernel could use.
+
+use std::path::Path;
+
+/// An undefined dynamic symbol of a shared object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undefined {
+    /// Its name (without version).
+    pub name: String,
+    /// Whether the object refers to it as a function (`STT_FUNC`).
+    pub function: bool,
+    /// Whether the reference is weak.
+    pub weak: bool,
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<usize> {
+    usize::try_from(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?)).ok()
+}
+
+const SHT_DYNSYM: u32 = 11;
+const SHN_UNDEF: u16 = 0;
+const STT_FUNC: u8 = 2;
+const STB_WEAK: u8 = 2;
+
+/// The undefined symbols of the dynamic symbol table (`.dynsym`) of an ELF64 little-endian
+/// shared object given as bytes. An object without a dynamic symbol table needs nothing.
+pub fn undefined_in(elf: &[u8]) -> Result<Vec<Undefined>, String> {
+    let bad = |what: &str| format!("not a valid ELF64 shared object ({what})");
+    if elf.get(0..4) != Some(b"\x7fELF".as_slice()) {
+        return Err(bad("no ELF magic"));
+    }
+    if elf.get(4) != Some(&2) || elf.get(5) != Some(&1) {
+        return Err(bad("not 64-bit little-endian"));
+    }
+    let shoff = u64_at(elf, 0x28).ok_or_else(|| bad("header"))?;
+    let shentsize = usize::from(u16_at(elf, 0x3A).ok_or_else(|| bad("header"))?);
+    let shnum = usize::from(u16_at(elf, 0x3C).ok_or_else(|| bad("header"))?);
+    if shnum == 0 || shentsize < 64 {
+        return Err(bad("no section headers"));
+    }
+    let section = |i: usize| -> Option<(u32, usize, usize, usize, usize)> {
+        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        // (type, offset, size, link, entsize)
+        Some((
+            u32_at(elf, h + 4)?,
+            u64_at(elf, h + 24)?,
+            u64_at(elf, h + 32)?,
+            u32_at(elf, h + 40)? as usize,
+            u64_at(elf, h + 56)?,
+        ))
+    };
+    let mut out = Vec::new();
+    for i in 0..shnum {
+        let (ty, off, size, link, entsize) = section(i).ok_or_else(|| bad("section header"))?;
+        if ty != SHT_DYNSYM {
+            continue;
+        }
+        if entsize < 24 {
+            return Err(bad("symbol entry size"));
+        }
+        let (_, str_off, str_size, _, _) = section(link).ok_or_else(|| bad("string table"))?;
+        let strtab = str_off
+            .checked_add(str_size)
+            .and_then(|end| elf.get(str_off..end))
+            .ok_or_else(|| bad("string table"))?;
+        let syms = off
+            .checked_add(size)
+            .and_then(|end| elf.get(off..end))
+            .ok_or_else(|| bad("symbol table"))?;
+        for s in syms.chunks_exact(entsize).skip(1) {
+            let name_at = u32_at(s, 0).ok_or_else(|| bad("symbol"))? as usize;
+            let info = s[4];
+            let shndx = u16_at(s, 6).ok_or_else(|| bad("symbol"))?;
+            if shndx != SHN_UNDEF || name_at == 0 {
+                continue;
+            }
+            let name = strtab
+                .get(name_at..)
+                .and_then(|t| t.split(|&c| c == 0).next())
+                .ok_or_else(|| bad("symbol name"))?;
+            out.push(Undefined {
+                name: String::from_utf8_lossy(name).into_owned(),
+                function: info & 0xf == STT_FUNC,
+                weak: info >> 4 == STB_WEAK,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The undefined dynamic symbols of the shared object at `path`.
+pub fn undefined(path: &Path) -> Result<Vec<Undefined>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    undefined_in(&bytes)
+}
+
+/// What the prelude alone needs from the process. Found by compiling the prelude with an empty
+/// kernel, once with `__GL_USE_FIBERS` 0 and once with 1, at -O0 and -O3 (g++ 12), and listing
+/// the result's undefined dynamic symbols (`nm -D --undefined-only`, or [`undefined`]); the test
+/// `prelude_needs_only_allowed_symbols` recompiles it and fails if it ever needs more.
+pub const PRELUDE_NEEDS: &[&str] = &[
+    "__sigsetjmp",
+    "siglongjmp",
+    "aligned_alloc",
+    "realloc",
+    "free",
+    "memset",
+    "fflush",
+    "fprintf",
+    "snprintf",
+    "stdout",
+    "stderr",
+];
+
+/// What the compiler and linker insert by themselves (weak hooks of the C runtime, thread-local
+/// storage, stack protection, C++ static initialisation and `new`/`delete`, block copies).
+pub const COMPILER_INSERTED: &[&str] = &[
+    "__cxa_finalize",
+    "__gmon_start__",
+    "_ITM_deregisterTMCloneTable",
+    "_ITM_registerTMCloneTable",
+    "__tls_get_addr",
+    "__stack_chk_fail",
+    "__cxa_atexit",
+    "__cxa_thread_atexit",
+    "__cxa_thread_atexit_impl",
+    "__cxa_guard_acquire",
+    "__cxa_guard_release",
+    "__cxa_guard_abort",
+    "__cxa_pure_virtual",
+    "__cxa_deleted_virtual",
+    "memcpy",
+    "memmove",
+    "memset",
+];
+
+/// What CUDA device code may call that the emulator takes from the C library: `printf` (which
+/// the compiler may turn into `puts` or `putchar`), device-side `malloc`/`free`, `new`/`delete`,
+/// `memcpy`/`memset`/`memcmp` and `assert`.
+pub const DEVICE_RUNTIME: &[&str] = &[
+    "printf",
+    "puts",
+    "putchar",
+    "malloc",
+    "free",
+    "memcpy",
+    "memset",
+    "memcmp",
+    "__assert_fail",
+    "_Znwm",
+    "_Znam",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+];
+
+/// The C math library functions behind CUDA's math API (each in its `double` form; the `float`
+/// form, with an `f` suffix, is allowed too).
+pub const MATH: &[&str] = &[
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sincos",
+    "exp",
+    "exp2",
+    "exp10",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "logb",
+    "ilogb",
+    "pow",
+    "sqrt",
+    "cbrt",
+    "hypot",
+    "erf",
+    "erfc",
+    "tgamma",
+    "lgamma",
+    "fabs",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "rint",
+    "nearbyint",
+    "lround",
+    "llround",
+    "lrint",
+    "llrint",
+    "fmod",
+    "remainder",
+    "remquo",
+    "modf",
+    "frexp",
+    "ldexp",
+    "scalbn",
+    "scalbln",
+    "fmin",
+    "fmax",
+    "fdim",
+    "fma",
+    "copysign",
+    "nextafter",
+    "nan",
+    "j0",
+    "j1",
+    "jn",
+    "y0",
+    "y1",
+    "yn",
+];
+
+/// Whether a kernel's module may need `name` from the process.
+pub fn allowed(name: &str) -> bool {
+    let math =
+        |n: &str| MATH.contains(&n) || n.strip_suffix('f').is_some_and(|d| MATH.contains(&d));
+    PRELUDE_NEEDS.contains(&name)
+        || COMPILER_INSERTED.contains(&name)
+        || DEVICE_RUNTIME.contains(&name)
+        || math(name)
+}
+
+/// Checks the shared object at `path`: `Err` with an NVRTC-style log line (the source named
+/// `name`) when it needs a host symbol a GPU kernel could not use, or cannot be read.
+pub fn check(path: &Path, name: &str) -> Result<(), String> {
+    let needs = undefined(path).map_err(|e| format!("{name}: error: {e}\n"))?;
+    match needs.iter().find(|s| !allowed(&s.name)) {
+        None => Ok(()),
+        Some(s) => Err(refusal(s, name)),
+    }
+}
+
+/// The log line for a symbol a kernel may not use.
+pub fn refusal(s: &Undefined, name: &str) -> String {
+    let shown = if s.name.starts_with("_Z") {
+        format!("`{}` (a C++ function)", s.name)
+    } else {
+        format!("`{}`", s.name)
+    };
+    let what = if s.function || s.name.starts_with("_Z") {
+        format!("calls the host function {shown}")
+    } else {
+        format!("uses the host symbol {shown}")
+    };
+    format!(
+        "{name}: error: the kernel {what}, which a GPU cannot run; a kernel may only use \
+         CUDA's device functions (and printf)\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allows_math_and_runtime_not_host_functions() {
+        for ok in [
+            "expf",
+            "sqrtf",
+            "exp",
+            "tanhf",
+            "printf",
+            "memcpy",
+            "__tls_get_addr",
+        ] {
+            assert!(allowed(ok), "{ok}");
+        }
+        for no in [
+            "fopen", "open", "kill", "syscall", "dlsym", "getenv", "system", "f",
+        ] {
+            assert!(!allowed(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_is_not_elf() {
+        assert!(undefined_in(b"hello").is_err());
+        assert!(undefined_in(b"\x7fELF\x02\x01").is_err());
+    }
+
+    #[test]
+    fn reads_the_emulators_own_needs() {
+        // The test binary itself is an ELF64 object with a dynamic symbol table.
+        let exe = std::env::current_exe().unwrap();
+        let needs = undefined(&exe).unwrap();
+        assert!(
+            needs.iter().any(|s| s.name == "malloc" && s.function),
+            "{needs:?}"
+        );
+    }
+}
