@@ -315,3 +315,15 @@ fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
         "the GPU reported an error after `time_gpu_matmul` ran",
     );
 }
+
+#[test]
+fn a_kernel_that_calls_a_host_function_does_not_compile() {
+    // On the emulator a kernel is CPU code: without this rule it could read the grader's files
+    // or its environment from inside a "GPU" function.
+    let g = grade_gpu_faulty(
+        "    int row = blockIdx.y * blockDim.y + threadIdx.y;\n    int col = blockIdx.x * blockDim.x + threadIdx.x;\n    if (row < m && col < n) {",
+        "    int row = blockIdx.y * blockDim.y + threadIdx.y;\n    int col = blockIdx.x * blockDim.x + threadIdx.x;\n    if (getenv(\"HOME\") != 0) { row += 0; }\n    if (row < m && col < n) {",
+    );
+    assert_lost(&g, &["gpu_correct"]);
+    assert_says(&g, "gpu_correct", "calls the host function `getenv`");
+}
