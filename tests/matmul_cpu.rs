@@ -494,3 +494,31 @@ fn unsafe_code_beyond_the_gpu_library_calls_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_library_reached_through_a_renamed_dependency_and_a_pasted_name_does_not_compile() {
+    // The attack of issue 8: `paste` under another name glues `general_` and `mat_mul`, so no
+    // forbidden name appears in the source. The official build has only the lab's
+    // dependencies, so the crate does not compile and the feedback names the dependency.
+    let dir = faulty_copy(
+        &solution(),
+        "    // BEGIN SOLUTION\n    use rayon::prelude::*;\n    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());",
+        "    let mut c = Array2::zeros((a.nrows(), b.ncols()));\n    glue::paste! { ndarray::linalg::[<general_ mat_mul>](1.0, a, b, 0.0, &mut c) };\n    return c;\n    use rayon::prelude::*;\n    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());",
+    );
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("Cargo.toml");
+    let text = text.replacen(
+        "[dependencies]",
+        "[dependencies]\nglue = { package = \"paste\", version = \"1\" }",
+        1,
+    );
+    std::fs::write(&manifest, text).expect("write Cargo.toml");
+    let g = grade(dir.path(), &["--gpu", "off"]);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_eq!(g.json["score"].as_f64(), Some(0.0), "{}", g.stdout);
+    let out = g.output("fast_speedup");
+    assert!(
+        out.contains("`glue` is not one of this lab's dependencies"),
+        "{out}"
+    );
+}
