@@ -1,0 +1,174 @@
+//! Builds the kit that `scripts/real-gpu-check run KIT` grades on a machine with a real GPU
+//! (which needs no Rust toolchain there): the solution and faulty copies of it, each as a
+//! student crate (`crates/NAME/`, with the items it must fail in `expected-failures`) and its
+//! grading test binary (`bin/NAME`, stripped).
+//!
+//! Usage: `cargo run --bin real_gpu_kit -- KIT [NAME…]` (all variants when no name is given).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// One crate of the kit: the solution with `edits` made in `src/gpu.rs`, and the items a real
+/// GPU must fail it on.
+struct Variant {
+    name: &'static str,
+    edits: &'static [(&'static str, &'static str)],
+    fails: &'static [&'static str],
+}
+
+const AFTER_LAUNCH: &str =
+    "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;";
+const BEFORE_CLOCK: &str = "stream.synchronize()?;\n    let start = Instant::now();";
+
+/// The solution and the faulty submissions whose verdict must not depend on the device.
+/// (A kernel without its bounds check may not fault on a real GPU, and host work next to a
+/// launch is caught only on the emulator: those are not here.)
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "solution",
+        edits: &[],
+        fails: &[],
+    },
+    Variant {
+        name: "timer-without-synchronize",
+        edits: &[
+            (
+                AFTER_LAUNCH,
+                "launch_product(stream, &kernel, (a, b, c), shape)?;",
+            ),
+            (BEFORE_CLOCK, "let start = Instant::now();"),
+        ],
+        fails: &["gpu_timer_sync"],
+    },
+    Variant {
+        name: "clock-before-pending-work",
+        edits: &[(BEFORE_CLOCK, "let start = Instant::now();")],
+        fails: &["gpu_timer_sync"],
+    },
+    Variant {
+        name: "grid-too-small",
+        edits: &[(
+            "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
+            "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
+        )],
+        fails: &["gpu_correct", "gpu_tiled_correct"],
+    },
+    Variant {
+        name: "cublas-operands-swapped",
+        edits: &[(
+            "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
+            "unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
+        )],
+        fails: &["cublas_correct"],
+    },
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(kit) = args.first().map(PathBuf::from) else {
+        eprintln!("usage: real_gpu_kit KIT [NAME…]  (variants: {})", names());
+        return ExitCode::from(2);
+    };
+    let wanted = &args[1..];
+    if let Some(unknown) = wanted
+        .iter()
+        .find(|w| !VARIANTS.iter().any(|v| v.name == w.as_str()))
+    {
+        eprintln!("error: no variant `{unknown}` (variants: {})", names());
+        return ExitCode::from(2);
+    }
+    let kit = std::path::absolute(&kit).unwrap_or(kit);
+    for variant in VARIANTS
+        .iter()
+        .filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v.name))
+    {
+        eprintln!("building {} …", variant.name);
+        if let Err(e) = build(&kit, variant) {
+            eprintln!("error: {}: {e}", variant.name);
+            return ExitCode::from(2);
+        }
+    }
+    eprintln!(
+        "kit ready in {}: on the GPU machine, run scripts/real-gpu-check run {}",
+        kit.display(),
+        kit.display()
+    );
+    ExitCode::SUCCESS
+}
+
+fn names() -> String {
+    VARIANTS
+        .iter()
+        .map(|v| v.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes `crates/NAME` and `bin/NAME` for one variant.
+fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
+    let ws = gpu_labs_e2e::workspace();
+    let dir = kit.join("crates").join(variant.name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    // The crate a student has: the template's manifest (optimised, a workspace of its own)
+    // with the solution's sources.
+    gpu_labs_e2e::edited_copy(&gpu_labs_e2e::solution(), &dir, "src/gpu.rs", variant.edits);
+    let manifest = std::fs::read_to_string(ws.join("templates/matmul/Cargo.toml"))
+        .map_err(|e| format!("cannot read the template's Cargo.toml: {e}"))?
+        .replace(
+            "path = \"../../grader\"",
+            &format!("path = {:?}", ws.join("grader").display().to_string()),
+        );
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
+    };
+    write("Cargo.toml", &manifest)?;
+    // The versions this workspace tested (cargo drops what the crate does not use).
+    let lock = std::fs::read_to_string(ws.join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    write("Cargo.lock", &lock)?;
+    write(
+        "expected-failures",
+        &format!("{}\n", variant.fails.join(" ")),
+    )?;
+    let binary = test_binary(&dir, &ws.join("target"))?;
+    let bin_dir = kit.join("bin");
+    std::fs::create_dir_all(&bin_dir)
+        .map_err(|e| format!("cannot create {}: {e}", bin_dir.display()))?;
+    let to = bin_dir.join(variant.name);
+    std::fs::copy(&binary, &to).map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
+    // Debug information makes each binary tens of MB; the kit travels.
+    let _ = Command::new("strip").arg(&to).status();
+    Ok(())
+}
+
+/// Builds the crate's grading test binary (sharing the workspace's compiled dependencies)
+/// and returns its path.
+fn test_binary(dir: &Path, target: &Path) -> Result<PathBuf, String> {
+    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args([
+            "test",
+            "--no-run",
+            "--test",
+            "grade",
+            "--message-format=json",
+        ])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "the crate does not build:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["target"]["name"] == "grade")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| "cargo built no grade test binary".to_string())
+}

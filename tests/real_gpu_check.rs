@@ -1,0 +1,61 @@
+//! End-to-end: `scripts/real-gpu-check`, the check a maintainer runs once on a GPU machine,
+//! built and run here with the emulator posing as the GPU: it passes on the solution and a
+//! faulty copy, shows the synchronization check's numbers, and reports a surprise.
+
+use std::process::Command;
+
+#[test]
+fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
+    let kit = tempfile::tempdir().expect("temp dir");
+    let script = gpu_labs_e2e::workspace().join("scripts/real-gpu-check");
+    // Two variants keep the test short.
+    let built = Command::new(&script)
+        .arg("build")
+        .arg(kit.path())
+        .args(["solution", "timer-without-synchronize"])
+        .output()
+        .expect("the script runs");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = || {
+        gpu_labs_e2e::one_at_a_time(|| {
+            Command::new(&script)
+                .arg("run")
+                .arg(kit.path())
+                .env("GPU_LABS_EMULATOR_AS_REAL", "1")
+                .env(
+                    "GPU_LABS_CACHE",
+                    gpu_labs_e2e::workspace().join("target/grader-cache"),
+                )
+                .output()
+                .expect("the script runs")
+        })
+    };
+    let first = run();
+    let text = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(first.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("ok       solution: fails [] as expected")
+            && text
+                .contains("ok       timer-without-synchronize: fails [gpu_timer_sync] as expected")
+            && text.contains("margin: `time_gpu_matmul` measured")
+            && text.contains("posing as a real GPU"),
+        "{text}"
+    );
+    // A verdict that changes is a surprise, and the script says which.
+    std::fs::write(
+        kit.path().join("crates/solution/expected-failures"),
+        "cublas_correct\n",
+    )
+    .expect("plant a surprise");
+    let second = run();
+    let text = String::from_utf8_lossy(&second.stdout);
+    assert_eq!(second.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("SURPRISE solution: failed [], expected [cublas_correct]"),
+        "{text}"
+    );
+}
