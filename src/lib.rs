@@ -78,6 +78,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The GPU mode of every grading in the tests that names none: the emulator, so that the
+/// verdicts are the same on a machine with a GPU (the real-GPU path has tests of its own:
+/// `real_gpu_conditions`, `real_gpu_check`).
+pub const TEST_GPU_MODE: &str = "emulate";
+
 /// Gradings run one at a time: speedups are measured, and two at once would disturb them.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -205,6 +210,7 @@ fn run_grader(path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
             "GPU_LABS_CACHE",
             workspace().join("target").join("grader-cache"),
         )
+        .env("GRADER_GPU", TEST_GPU_MODE)
         .envs(env.iter().copied())
         .output()
         .expect("grader runs");

@@ -281,6 +281,7 @@ fn grader(args: &[&str], cwd: &Path) -> Output {
             "GPU_LABS_CACHE",
             workspace().join("target").join("grader-cache"),
         )
+        .env("GRADER_GPU", gpu_labs_e2e::TEST_GPU_MODE)
         .output()
         .expect("grader runs")
 }
@@ -400,6 +401,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
             "GPU_LABS_CACHE",
             workspace().join("target").join("grader-cache"),
         )
+        .env("GRADER_GPU", gpu_labs_e2e::TEST_GPU_MODE)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -441,6 +443,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
             "GPU_LABS_CACHE",
             workspace().join("target").join("grader-cache"),
         )
+        .env("GRADER_GPU", gpu_labs_e2e::TEST_GPU_MODE)
         .output()
         .expect("grader runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -551,6 +554,7 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
                 "GPU_LABS_CACHE",
                 workspace().join("target").join("grader-cache"),
             )
+            .env("GRADER_GPU", gpu_labs_e2e::TEST_GPU_MODE)
             .output()
             .expect("bash runs the task");
         assert_eq!(

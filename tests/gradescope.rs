@@ -61,6 +61,7 @@ impl Autograder {
                     "GPU_LABS_CACHE",
                     workspace().join("target").join("grader-cache"),
                 )
+                .env("GRADER_GPU", gpu_labs_e2e::TEST_GPU_MODE)
                 .output()
                 .expect("run_autograder runs")
         });

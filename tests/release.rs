@@ -46,6 +46,7 @@ fn in_release(dir: &Path, program: &str, args: &[&str]) -> Command {
             "GPU_LABS_CACHE",
             workspace().join("target").join("grader-cache"),
         )
+        .env("GRADER_GPU", gpu_labs_e2e::TEST_GPU_MODE)
         .env_remove("RUSTFLAGS");
     cmd
 }
