@@ -109,13 +109,19 @@ fn try_real_gpu() -> Result<String, String> {
     Ok(name)
 }
 
-/// The environment that gives a worker the real CUDA libraries found on this machine.
+/// The environment that gives a worker the real CUDA libraries found on this machine, with
+/// modules loaded eagerly.
 fn real_env() -> Result<Vec<(OsString, OsString)>, String> {
     static ENV: std::sync::OnceLock<Result<Vec<(OsString, OsString)>, String>> =
         std::sync::OnceLock::new();
     ENV.get_or_init(|| {
-        libraries::worker_env(&libraries::find(), &crate::emulate::cache_dir())
-            .map_err(|e| format!("cannot link the CUDA libraries for the workers: {e}"))
+        let mut env = libraries::worker_env(&libraries::find(), &crate::emulate::cache_dir())
+            .map_err(|e| format!("cannot link the CUDA libraries for the workers: {e}"))?;
+        // Lazy loading (the default since CUDA 12.2) loads a kernel at its first launch,
+        // which may synchronize the context: a timer without a synchronize of its own could
+        // then pass. Eager loading does all of it in `load_module`, before any clock.
+        env.push(("CUDA_MODULE_LOADING".into(), "EAGER".into()));
+        Ok(env)
     })
     .clone()
 }
