@@ -122,7 +122,7 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     let size = samples.shape;
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
     let got = unpack(item, &samples.output)?;
-    if let Err(m) = matmul::compare(&a, &b, &got, 2.0) {
+    if let Err(m) = timed_product_right(&a, &b, &got) {
         let mut details = format!(
             "`{}` did not leave A·B in C ({}×{}×{}): {}.",
             item.function, size[0], size[1], size[2], m.summary
@@ -187,6 +187,36 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
             item.function, s.reported_ms, s.device_ms, size[0], size[1], size[2], samples.queued_ms
         ),
     ))
+}
+
+/// Above this many multiply-adds the timed product is checked with Freivalds' method
+/// (O(n²)) instead of against a full f64 reference (O(n³): seconds and a gigabyte at the
+/// largest shapes a fast GPU grows the timer's work to).
+const FULL_CHECK_MAX: usize = 512 * 512 * 512;
+
+/// Whether the GPU timer's product is A·B: element by element (with the first wrong one
+/// named) at the rubric's shapes, by a random check the worker cannot predict above them.
+fn timed_product_right(
+    a: &ndarray::Array2<f32>,
+    b: &ndarray::Array2<f32>,
+    got: &ndarray::Array2<f32>,
+) -> Result<(), matmul::Mismatch> {
+    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    if m * k * n <= FULL_CHECK_MAX {
+        return matmul::compare(a, b, got, 2.0).map(|_| ());
+    }
+    // Not derived from the seed, which the worker knows.
+    let x = crate::labs::matmul::verification_vector(crate::protocol::fresh_nonce(), "timer", 0, n);
+    if matmul::freivalds(a, b, got, 2.0, &x) {
+        Ok(())
+    } else {
+        Err(matmul::Mismatch {
+            summary: "C·x differs from A·(B·x) for a random vector x (Freivalds' check of \
+                      every row), so some elements of C are wrong"
+                .into(),
+            hint: None,
+        })
+    }
 }
 
 /// GPU speedups, on a real GPU (elsewhere [`skipped_on_backend`] decides).
@@ -390,4 +420,23 @@ pub fn not_from_device(item: &Item, n: &crate::protocol::NotFromDevice) -> ItemR
             item.function
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_timed_product_is_checked_without_a_full_reference() {
+        // Just above the full check: Freivalds' method, with a vector the worker cannot know.
+        let a = inputs::matrix(7, "t", 0, "a", 1024, 256);
+        let b = inputs::matrix(7, "t", 0, "b", 256, 520);
+        const _: () = assert!(1024 * 256 * 520 > FULL_CHECK_MAX);
+        let mut c = a.dot(&b);
+        assert!(timed_product_right(&a, &b, &c).is_ok());
+        // The last blocks of rows not computed, as a grid too small leaves them.
+        c.slice_mut(ndarray::s![1008.., ..]).fill(0.0);
+        let wrong = timed_product_right(&a, &b, &c).expect_err("the rows left at 0 are found");
+        assert!(wrong.summary.contains("Freivalds"), "{}", wrong.summary);
+    }
 }

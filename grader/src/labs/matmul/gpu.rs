@@ -38,7 +38,10 @@ const QUEUED_MS: f64 = 1000.0;
 const MIN_DEVICE_MS: f64 = 20.0;
 
 /// The largest dimension the synchronization check grows the timed shape to.
-const MAX_TIMED_DIM: usize = 4096;
+/// 2048³ keeps a student's tiled kernel busy for a millisecond or more even on the fastest
+/// GPUs (hundreds of times a launch's overhead), and its C (16 MB) is the most a worker sends
+/// back.
+const MAX_TIMED_DIM: usize = 2048;
 
 /// Timed calls per synchronization check.
 const TIMER_SAMPLES: usize = 2;
