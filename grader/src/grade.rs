@@ -109,6 +109,7 @@ pub fn grade(
         seed: options.seed,
         items: Vec::new(),
         execution_time: 0.0,
+        sandbox: None,
     };
     // Holds the built harness and the copy of the sources until grading ends.
     let mut _run_dir = None;
@@ -202,6 +203,7 @@ pub fn grade(
         backend,
         backend_label,
     };
+    report.sandbox = Some(crate::sandbox::available().describe());
     on_event(Event::Started {
         seed: options.seed,
         backend_label: &ctx.backend_label,

@@ -23,6 +23,7 @@ pub mod protocol;
 pub mod release;
 pub mod report;
 pub mod rubric;
+pub mod sandbox;
 pub mod source_scan;
 pub mod stage;
 pub mod stopwatch;

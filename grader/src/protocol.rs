@@ -45,6 +45,9 @@ pub struct WorkOrder {
     /// Speed items: run the grader's own baseline instead of the student's function (the
     /// yardstick worker, which never calls the submission).
     pub yardstick: bool,
+    /// What the worker may touch: it applies this to itself before any student code runs.
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::Spec>,
 }
 
 /// Where a worker's GPU code runs, decided by the supervisor from the GPU mode.
@@ -87,6 +90,7 @@ impl WorkOrder {
             report_path: report_path.to_path_buf(),
             stopwatch: None,
             yardstick: false,
+            sandbox: None,
         }
     }
 }

@@ -212,6 +212,12 @@ impl Session {
         let region = Region::create(&region_path, words)
             .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
         order.stopwatch = Some(region_path);
+        order.sandbox = Some(crate::sandbox::spec_for(
+            scratch.path(),
+            &command.program,
+            command.cwd.as_deref(),
+            &command.env,
+        ));
         let stdout_path = scratch.path().join("stdout.txt");
         let stderr_path = scratch.path().join("stderr.txt");
         let stdout = std::fs::File::create(&stdout_path).map_err(SupervisorError::Scratch)?;
@@ -222,7 +228,9 @@ impl Session {
             .stdin(Stdio::piped())
             .stdout(stdout)
             .stderr(stderr)
-            .env("RUST_BACKTRACE", "0");
+            .env("RUST_BACKTRACE", "0")
+            // Temporary files (the C++ compiler's) go to the one folder it may write.
+            .env("TMPDIR", scratch.path());
         if let Some(cwd) = &command.cwd {
             cmd.current_dir(cwd);
         }

@@ -93,6 +93,9 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     let order: WorkOrder =
         serde_json::from_str(&text).map_err(|e| WorkerError::Order(e.to_string()))?;
     install_panic_hook();
+    if let Some(spec) = &order.sandbox {
+        crate::sandbox::apply(spec).map_err(|e| WorkerError::Lab(e.to_string()))?;
+    }
     let region = order
         .stopwatch
         .as_ref()

@@ -151,6 +151,7 @@ pub fn summary(
         seed,
         items,
         execution_time: 0.0,
+        sandbox: None,
     };
     print!("{}", report::markdown::step_summary(&report));
     append_step_summary(&report);

@@ -71,6 +71,7 @@ mod tests {
             seed: 42,
             items: vec![item("a", 3.0), item("b", 1.5)],
             execution_time: 1.0,
+            sandbox: None,
         };
         let rows = [
             Row {

@@ -160,6 +160,7 @@ mod tests {
             seed: 7,
             items,
             execution_time: 12.345,
+            sandbox: None,
         }
     }
 

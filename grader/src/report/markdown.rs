@@ -143,6 +143,7 @@ mod tests {
                 item("c", 0.0, 0.0, Status::Skipped, "needs a GPU"),
             ],
             execution_time: 1.0,
+            sandbox: None,
         }
     }
 

@@ -114,6 +114,10 @@ pub struct Report {
     pub items: Vec<ItemResult>,
     /// Seconds the grading took (building included for the CLI).
     pub execution_time: f64,
+    /// What protected the run from the submission (the workers' sandbox), in one line;
+    /// `None` when no worker ran.
+    #[serde(default)]
+    pub sandbox: Option<String>,
 }
 
 /// How building a submission ended, for gradebooks and summaries.

@@ -53,5 +53,8 @@ pub fn render(report: &Report) -> String {
     }
     let total = format!("{}/{}", points(report.score()), points(report.max_score()));
     let _ = writeln!(out, "{:<id_width$}  {:>7}", "total", total);
+    if let Some(sandbox) = &report.sandbox {
+        let _ = writeln!(out, "sandbox: {sandbox}");
+    }
     out
 }
