@@ -176,7 +176,13 @@ pub fn grade(path: &Path, extra: &[&str]) -> Graded {
 /// [`grade`] with extra environment variables for the grader.
 pub fn grade_with_env(path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    run_grader(path, extra, env)
+    run_grader(path, extra, env, None)
+}
+
+/// [`grade_with_env`] with the grader started in `cwd` (an instructor's folder, say).
+pub fn grade_from(cwd: &Path, path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    run_grader(path, extra, env, Some(cwd))
 }
 
 /// [`grade`] while a thread of this process spins on one core the whole time, as another
@@ -191,16 +197,20 @@ pub fn grade_with_a_busy_core(path: &Path, extra: &[&str]) -> Graded {
                 std::hint::spin_loop();
             }
         });
-        let graded = run_grader(path, extra, &[]);
+        let graded = run_grader(path, extra, &[], None);
         stop.store(true, Ordering::Relaxed);
         graded
     })
 }
 
 /// One `grader grade` run; callers hold [`ONE_AT_A_TIME`].
-fn run_grader(path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
+fn run_grader(path: &Path, extra: &[&str], env: &[(&str, &str)], cwd: Option<&Path>) -> Graded {
     let json = tempfile::NamedTempFile::new().expect("temp file");
-    let out = Command::new(grader_bin())
+    let mut command = Command::new(grader_bin());
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let out = command
         .arg("grade")
         .arg(path)
         .arg("--json")

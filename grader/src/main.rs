@@ -47,6 +47,10 @@ enum Commands {
         /// ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+        /// Grade without the workers' sandbox (no Landlock on this machine, or it breaks
+        /// something): every report then says the submission ran with your rights.
+        #[arg(long)]
+        unsandboxed: bool,
     },
     /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
     /// gradebook and, per student, results.json and feedback.md; re-running grades only what
@@ -84,6 +88,10 @@ enum Commands {
         /// Where builds are cached [default: $GPU_LABS_CACHE, else ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+        /// Grade without the workers' sandbox (no Landlock on this machine, or it breaks
+        /// something): every report then says the submission ran with your rights.
+        #[arg(long)]
+        unsandboxed: bool,
         /// Do not grade: write a Slurm array script (one task per submission) into
         /// FEEDBACK/slurm/ to submit with sbatch.
         #[arg(long)]
@@ -167,13 +175,16 @@ fn main() -> ExitCode {
             seed,
             gpu,
             cache_dir,
-        } => grade(GradeArgs {
-            path,
-            assignment,
-            json,
-            seed,
-            gpu,
-            cache: cache_or_default(cache_dir),
+            unsandboxed,
+        } => sandboxed(unsandboxed).and_then(|()| {
+            grade(GradeArgs {
+                path,
+                assignment,
+                json,
+                seed,
+                gpu,
+                cache: cache_or_default(cache_dir),
+            })
         }),
         Commands::Batch {
             dir,
@@ -190,18 +201,21 @@ fn main() -> ExitCode {
             slurm,
             partition,
             gres,
-        } => batch(BatchArgs {
-            dir,
-            assignment,
-            jobs,
-            gradebook: (!no_gradebook).then_some(out),
-            feedback,
-            gpu,
-            seed,
-            force,
-            only,
-            cache: cache_or_default(cache_dir),
-            slurm: slurm.then_some((partition, gres)),
+            unsandboxed,
+        } => sandboxed(unsandboxed).and_then(|()| {
+            batch(BatchArgs {
+                dir,
+                assignment,
+                jobs,
+                gradebook: (!no_gradebook).then_some(out),
+                feedback,
+                gpu,
+                seed,
+                force,
+                only,
+                cache: cache_or_default(cache_dir),
+                slurm: slurm.then_some((partition, gres)),
+            })
         }),
         Commands::Collect {
             feedback,
@@ -334,6 +348,27 @@ fn progress_lines(event: Event<'_>) {
         ),
         Event::ItemStarted { .. } | Event::Finished { .. } => {}
     }
+}
+
+/// Official grading runs submissions sandboxed, or says plainly that it will not: with
+/// `--unsandboxed` (or `GPU_LABS_SANDBOX=off`) every report says so; without either, a
+/// machine that cannot sandbox them stops here.
+fn sandboxed(unsandboxed: bool) -> Result<(), String> {
+    if unsandboxed {
+        // Before any thread starts: the workers inherit it, and every report says it.
+        std::env::set_var(grader::sandbox::SWITCH, "off");
+        return Ok(());
+    }
+    if std::env::var(grader::sandbox::SWITCH).is_ok_and(|v| v == "off")
+        || grader::sandbox::available().filesystem
+    {
+        return Ok(());
+    }
+    Err(
+        "this machine cannot sandbox submissions (Landlock needs Linux 5.13 or later): grade \
+         in a container or VM, or pass --unsandboxed to grade with your own rights"
+            .into(),
+    )
 }
 
 /// The options of `grader batch`.
