@@ -149,7 +149,7 @@ fn using_ndarray_dot_in_the_fast_version_is_refused() {
 fn a_submission_that_fills_the_disk_is_stopped_and_loses_only_its_item() {
     let g = grade_faulty(
         "let value = work();",
-        "let value = work();\n    {\n        use std::io::Write;\n        let mut f = std::fs::File::create(\"fill\").unwrap();\n        let chunk = vec![7u8; 64 << 20];\n        for _ in 0..64 { f.write_all(&chunk).unwrap(); }\n    }",
+        "let value = work();\n    {\n        use std::io::Write;\n        let mut f = std::fs::File::create(std::env::temp_dir().join(\"fill\")).unwrap();\n        let chunk = vec![7u8; 64 << 20];\n        for _ in 0..64 { f.write_all(&chunk).unwrap(); }\n    }",
     );
     assert_lost(&g, &["time_cpu"]);
     assert_says(&g, "time_cpu", "wrote more than 1024 MiB to one file");
@@ -302,18 +302,12 @@ fn the_speedup_score_holds_while_another_program_keeps_a_core_busy() {
 
 #[test]
 fn a_submission_that_forges_the_graders_result_file_scores_zero_for_it() {
-    // Student code that finds the worker's result file, writes a perfect score into it and
-    // ends the process before the worker can.
+    // Student code that writes a perfect score where the worker's result file goes (its
+    // scratch folder, the one place the sandbox lets it write: TMPDIR) and ends the process
+    // before the worker can.
     let forge = r#"use rayon::prelude::*;
-    let newest = std::fs::read_dir(std::env::temp_dir())
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("grader-item-"))
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok());
-    if let Some(dir) = newest {
-        let fake = "{\"item\":\"fast_speedup\",\"outcome\":{\"Speed\":{\"baseline_ns\":[1000000,1000000,1000000,1000000,1000000],\"candidate_ns\":[1,1,1,1,1],\"output\":{\"rows\":0,\"cols\":0,\"bits\":[]}}}}";
-        let _ = std::fs::write(dir.path().join("report.json"), fake);
+    let fake = "{\"item\":\"fast_speedup\",\"outcome\":{\"Speed\":{\"baseline_ns\":[1000000,1000000,1000000,1000000,1000000],\"candidate_ns\":[1,1,1,1,1],\"output\":{\"rows\":0,\"cols\":0,\"bits\":[]}}}}";
+    if std::fs::write(std::env::temp_dir().join("report.json"), fake).is_ok() {
         std::process::exit(0);
     }"#;
     let g = grade_faulty("use rayon::prelude::*;", forge);
