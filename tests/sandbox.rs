@@ -7,18 +7,31 @@ use gpu_labs_e2e::{assert_lost, faulty_copy, grade_from, solution, Graded};
 /// The solution with `code` run first in `matmul_naive`, graded from `instructor` (the
 /// grader's working folder) with `home` as its home folder.
 fn grade_hostile(code: &str, instructor: &std::path::Path, home: &std::path::Path) -> Graded {
+    grade_hostile_before(code, "", instructor, home)
+}
+
+/// [`grade_hostile`] with `items` (a `const`, say) put before `matmul_naive`.
+fn grade_hostile_before(
+    code: &str,
+    items: &str,
+    instructor: &std::path::Path,
+    home: &std::path::Path,
+) -> Graded {
     let dir = faulty_copy(
         &solution(),
         "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
         &format!(
-            "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n{code}\n"
+            "{items}\npub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n{code}\n"
         ),
     );
     let graded = grade_from(
         instructor,
         dir.path(),
         &["--gpu", "off"],
-        &[("HOME", home.to_str().expect("utf-8 path"))],
+        &[
+            ("HOME", home.to_str().expect("utf-8 path")),
+            ("DEPLOY_TOKEN", "PLANTED-TOKEN-5519"),
+        ],
     );
     assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
     graded
@@ -66,15 +79,149 @@ fn a_submission_cannot_read_the_instructors_files() {
     let (_root, instructor, home) = folders();
     std::fs::write(home.join(".ssh/id_ed25519"), "PLANTED-SECRET-7431").expect("plant");
     let g = grade_hostile(
-        "    let key = std::fs::read_to_string(format!(\"{}/.ssh/id_ed25519\", std::env::var(\"HOME\").unwrap_or_default())).expect(\"steal\");\n    panic!(\"{key}\");",
+        "    let token = std::env::var(\"DEPLOY_TOKEN\").unwrap_or_default();\n    let key = std::fs::read_to_string(format!(\"{}/.ssh/id_ed25519\", std::env::var(\"HOME\").unwrap_or_default())).unwrap_or_default();\n    panic!(\"steal: [{token}] [{key}]\");",
         &instructor,
         &home,
     );
-    only_naive_lost(&g, "steal");
+    only_naive_lost(&g, "steal: [] []");
     assert!(
         !g.stdout.contains("PLANTED-SECRET") && !g.stderr.contains("PLANTED-SECRET"),
         "the secret never reaches the feedback"
     );
+    assert!(!g.json.to_string().contains("PLANTED"), "{}", g.json);
+}
+
+#[test]
+fn a_submission_cannot_embed_the_instructors_files_or_variables_at_build_time() {
+    let (_root, instructor, home) = folders();
+    let key = home.join(".ssh/id_ed25519");
+    std::fs::write(&key, "PLANTED-SECRET-8802").expect("plant");
+    // A file named at compile time: the build may not read it, so the code does not compile.
+    let g = grade_hostile_before(
+        "    panic!(\"{KEY}\");",
+        &format!("const KEY: &str = include_str!({:?});", key),
+        &instructor,
+        &home,
+    );
+    assert_eq!(g.json["score"].as_f64(), Some(0.0), "{}", g.stdout);
+    let out = g.output("naive_correct");
+    assert!(
+        out.contains("outside the crate") && out.contains("include_str!"),
+        "{out}"
+    );
+    assert!(!g.json.to_string().contains("PLANTED"), "{}", g.json);
+    // A variable read at compile time is not in the build's environment.
+    let g = grade_hostile_before(
+        "    panic!(\"embedded: {:?}\", TOKEN);",
+        "const TOKEN: Option<&str> = option_env!(\"DEPLOY_TOKEN\");",
+        &instructor,
+        &home,
+    );
+    only_naive_lost(&g, "embedded: None");
+    assert!(!g.json.to_string().contains("PLANTED"), "{}", g.json);
+}
+
+/// The processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+#[test]
+fn a_submission_that_forks_without_end_is_held_and_leaves_nothing_behind() {
+    let (_root, instructor, home) = folders();
+    // A few that try to leave its process group first, then as many as it can get (up to
+    // 700: where the process limit cannot hold, as for a grader run as root, the test stops
+    // the bomb itself rather than the machine's other tests).
+    let g = grade_hostile(
+        "    for _ in 0..3 { let _ = std::process::Command::new(\"setsid\").args([\"sleep\", \"987.5\"]).spawn(); }\n    let mut kids = Vec::new();\n    while kids.len() < 700 {\n        match std::process::Command::new(\"sleep\").arg(\"987.25\").spawn() {\n            Ok(k) => kids.push(k),\n            Err(e) => panic!(\"fork refused after {} processes: {e}\", kids.len()),\n        }\n    }\n    panic!(\"{} processes started\", kids.len());",
+        &instructor,
+        &home,
+    );
+    if g.stdout.contains("processes: ≤ 512") {
+        only_naive_lost(&g, "fork refused after");
+    } else {
+        assert!(g.stdout.contains("processes: unlimited"), "{}", g.stdout);
+        only_naive_lost(&g, "700 processes started");
+    }
+    assert_eq!(
+        processes_with("987.25"),
+        0,
+        "every process it started ended"
+    );
+    assert_eq!(processes_with("987.5"), 0, "none left its process group");
+}
+
+#[test]
+fn a_submission_that_allocates_without_end_is_stopped() {
+    let (_root, instructor, home) = folders();
+    let g = grade_hostile(
+        "    let mut hog: Vec<Vec<u8>> = Vec::new();\n    loop { hog.push(vec![1u8; 64 << 20]); }",
+        &instructor,
+        &home,
+    );
+    only_naive_lost(&g, "ran out of memory");
+    assert!(g.output("naive_correct").contains("4 GiB"));
+}
+
+#[test]
+fn a_submission_that_floods_its_output_is_graded_and_told() {
+    let (root, instructor, home) = folders();
+    let free_before = free_space(root.path());
+    let g = grade_hostile(
+        "    static FLOODED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);\n    if !FLOODED.swap(true, std::sync::atomic::Ordering::SeqCst) {\n        let line = \"x\".repeat(1 << 20);\n        for _ in 0..2048 { println!(\"{line}\"); }\n    }",
+        &instructor,
+        &home,
+    );
+    // Printing is no fault: every item is graded as usual, and the feedback says what was
+    // dropped.
+    assert_lost(&g, &[]);
+    let out = g.output("naive_correct");
+    assert!(out.contains("2.0 GiB more than the grader keeps"), "{out}");
+    let used = free_before.saturating_sub(free_space(root.path()));
+    assert!(
+        used < 256 << 20,
+        "the flood did not reach the disk ({used} bytes used)"
+    );
+}
+
+/// Free bytes on the file system holding `path`.
+fn free_space(path: &std::path::Path) -> u64 {
+    let out = std::process::Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(path)
+        .output()
+        .expect("df");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("df prints the free space")
+}
+
+#[test]
+fn a_worker_that_cannot_apply_its_sandbox_runs_no_student_code_and_says_whose_fault() {
+    let (_root, instructor, _home) = folders();
+    let g = grade_from(
+        &instructor,
+        &solution(),
+        &["--gpu", "off"],
+        &[("GPU_LABS_SANDBOX", "broken")],
+    );
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    let out = g.output("naive_correct");
+    assert!(
+        out.contains("could not sandbox your code") && out.contains("not a problem in your code"),
+        "{out}"
+    );
+    assert_eq!(g.json["score"].as_f64(), Some(0.0), "{}", g.stdout);
 }
 
 #[test]

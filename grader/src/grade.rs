@@ -211,10 +211,19 @@ pub fn grade(
     });
     for item in selected {
         on_event(Event::ItemStarted { item });
-        let result = grade_item(&ctx, item).map_err(|source| GradeError::Item {
+        crate::supervisor::take_output_left_out();
+        let mut result = grade_item(&ctx, item).map_err(|source| GradeError::Item {
             item: item.id().to_string(),
             source,
         })?;
+        let left_out = crate::supervisor::take_output_left_out();
+        if left_out > 0 {
+            result.details.push_str(&format!(
+                "\nWhile it was graded, your code printed {} more than the grader keeps; that \
+                 output was dropped (printing inside a loop slows your code down too).",
+                crate::capture::size(left_out)
+            ));
+        }
         on_event(Event::ItemFinished {
             item,
             result: &result,

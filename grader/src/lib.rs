@@ -8,6 +8,7 @@
 //! renderings.
 
 pub mod batch;
+pub mod capture;
 pub mod check;
 pub mod classroom;
 pub mod emulate;

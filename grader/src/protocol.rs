@@ -125,6 +125,9 @@ pub enum Outcome {
     },
     /// The GPU could not be set up in the worker (not the student's fault).
     GpuUnavailable(String),
+    /// The worker could not apply its sandbox, so no student code ran (not the student's
+    /// fault).
+    SandboxFailed(String),
     /// A GPU function returned an error outside of product cases.
     Failed(String),
     /// Timed items: every run went through the checkpoints, where the supervisor measured and

@@ -37,6 +37,9 @@ pub enum StageError {
         program: String,
         source: std::io::Error,
     },
+    /// The build's sandbox could not be set up (pass --unsandboxed to build without it).
+    #[error("cannot sandbox the build: {0}; pass --unsandboxed (or set GPU_LABS_SANDBOX=off) to build without it")]
+    Sandbox(String),
     /// Cargo failed for a reason that is not the submission's code.
     #[error("cargo failed to build the grading harness: {0}")]
     Harness(String),
@@ -408,8 +411,17 @@ pub fn build(
         ])
         .arg("--manifest-path")
         .arg(&manifest)
+        .current_dir(&stage)
         .env("CARGO_TARGET_DIR", cache.join("target"))
         .env_remove("RUSTFLAGS");
+    // What the compiler may read: the staged crate, the toolchain, the registry, the grader.
+    crate::sandbox::build::confine(
+        &mut command,
+        &stage,
+        &cache.join("target"),
+        Path::new(GRADER_DIR),
+    )
+    .map_err(|e| StageError::Sandbox(e.to_string()))?;
     let Some(output) = output_within(command, BUILD_LIMIT).map_err(|source| StageError::Cargo {
         program: cargo.clone(),
         source,

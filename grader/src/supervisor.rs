@@ -2,13 +2,14 @@
 //! rubric's timeout, and turn whatever happened — a report, a crash, a hang — into something
 //! the checks can judge. Student code never runs in the supervisor's process.
 
+use crate::capture::Capture;
 use crate::protocol::{Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::rubric::Item;
 use crate::stopwatch::region::Region;
 use crate::stopwatch::{Checkpoint, Handover};
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -53,6 +54,8 @@ pub enum DeathCause {
     StackOverflow,
     /// Killed by a signal (segfault, abort, …).
     Signal(i32),
+    /// Ran out of the memory its sandbox allows (an allocation failed).
+    OutOfMemory,
     /// Exited on its own before reporting (`process::exit`, for example).
     Exited(i32),
     /// The result file was not written by the worker: something forged it.
@@ -106,6 +109,12 @@ impl Death {
                 ),
                 s => format!("was killed by signal {s}"),
             },
+            DeathCause::OutOfMemory => format!(
+                "ran out of memory: it asked for more than the {} GiB a graded function may use \
+                 (look for a Vec or matrix that grows in a loop, or one far larger than the \
+                 inputs)",
+                crate::sandbox::limits::MEMORY >> 30
+            ),
             DeathCause::Tampered => "wrote the grader's result file itself, which is tampering \
                  with grading: the item scores 0"
                 .to_string(),
@@ -117,45 +126,21 @@ impl Death {
     }
 }
 
-/// The largest file a worker may write, its captured output included, so one submission that
-/// fills the disk cannot stop a batch.
-pub const WORKER_FILE_LIMIT: u64 = 1 << 30;
+/// The largest file a worker may write.
+pub const WORKER_FILE_LIMIT: u64 = crate::sandbox::limits::FILE_SIZE;
 
-/// Limits the worker about to start: no file larger than [`WORKER_FILE_LIMIT`], and (on
-/// Linux) killed when the supervisor's thread that started it ends, so a worker held stopped
-/// at a checkpoint never outlives a supervisor that was itself killed.
-#[cfg(unix)]
-fn limit_files(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: getpid is async-signal-safe.
-    let supervisor = unsafe { libc::getpid() };
-    // SAFETY: the closure runs in the forked child before exec and calls only setrlimit,
-    // prctl, getppid and _exit, which are async-signal-safe; it allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: WORKER_FILE_LIMIT as libc::rlim_t,
-                rlim_max: WORKER_FILE_LIMIT as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            #[cfg(target_os = "linux")]
-            {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != supervisor {
-                    libc::_exit(1);
-                }
-            }
-            #[cfg(not(target_os = "linux"))]
-            let _ = supervisor;
-            Ok(())
-        });
-    }
+thread_local! {
+    /// Output the workers this thread ran printed past what is kept (see [`capture`]).
+    ///
+    /// [`capture`]: crate::capture
+    static OUTPUT_LEFT_OUT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-#[cfg(not(unix))]
-fn limit_files(_: &mut Command) {}
+/// The bytes of output dropped by workers this thread ran since the last call (the grading
+/// of one item runs its workers on one thread), for its feedback to say so.
+pub fn take_output_left_out() -> u64 {
+    OUTPUT_LEFT_OUT.with(|c| c.replace(0))
+}
 
 /// Runs `item`'s order in a fresh worker process and waits for it.
 pub fn run_worker(
@@ -183,8 +168,8 @@ pub struct Session {
     pid: i32,
     region: Region,
     order: WorkOrder,
-    stdout_path: PathBuf,
-    stderr_path: PathBuf,
+    stdout: Option<Capture>,
+    stderr: Option<Capture>,
     timeout_secs: f64,
     timed_out: Arc<AtomicBool>,
     ended: Option<i32>,
@@ -217,17 +202,20 @@ impl Session {
             &command.program,
             command.cwd.as_deref(),
             &command.env,
+            order.backend,
         ));
-        let stdout_path = scratch.path().join("stdout.txt");
-        let stderr_path = scratch.path().join("stderr.txt");
-        let stdout = std::fs::File::create(&stdout_path).map_err(SupervisorError::Scratch)?;
-        let stderr = std::fs::File::create(&stderr_path).map_err(SupervisorError::Scratch)?;
 
         let mut cmd = Command::new(&command.program);
+        // Only the variables a worker needs: nothing of the instructor's reaches student code.
+        let kept: Vec<_> = std::env::vars_os()
+            .filter(|(k, _)| k.to_str().is_some_and(crate::sandbox::keeps_variable))
+            .collect();
         cmd.arg(WORKER_FLAG)
+            .env_clear()
+            .envs(kept)
             .stdin(Stdio::piped())
-            .stdout(stdout)
-            .stderr(stderr)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .env("RUST_BACKTRACE", "0")
             // Temporary files (the C++ compiler's) go to the one folder it may write.
             .env("TMPDIR", scratch.path());
@@ -237,7 +225,10 @@ impl Session {
         for (k, v) in &command.env {
             cmd.env(k, v);
         }
-        limit_files(&mut cmd);
+        crate::sandbox::limits::install(
+            &mut cmd,
+            crate::sandbox::limits::Limits::for_worker(order.backend, item.timeout_secs),
+        );
         let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
             program: command.program.clone(),
             source,
@@ -250,6 +241,8 @@ impl Session {
             // A worker that dies at once closes the pipe; its death is reported later.
             let _ = stdin.write_all(&order_json);
         }
+        let stdout = child.stdout.take().map(Capture::start);
+        let stderr = child.stderr.take().map(Capture::start);
         let pid = child.id() as i32;
         let timed_out = Arc::new(AtomicBool::new(false));
         let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
@@ -265,8 +258,8 @@ impl Session {
             pid,
             region,
             order,
-            stdout_path,
-            stderr_path,
+            stdout,
+            stderr,
             timeout_secs: item.timeout_secs,
             timed_out,
             ended: None,
@@ -332,7 +325,19 @@ impl Session {
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }
-        let output_tail = tail_of(&self.stderr_path, &self.stdout_path);
+        // Whatever it started that is still running ends with it.
+        crate::sandbox::limits::end_group(self.pid);
+        let take = |c: Option<Capture>| {
+            c.map(|c| {
+                let kept = c.finish(Duration::from_millis(500));
+                OUTPUT_LEFT_OUT.with(|n| n.set(n.get() + kept.left_out()));
+                kept.text()
+            })
+            .unwrap_or_default()
+        };
+        let stderr = take(self.stderr.take());
+        let stdout = take(self.stdout.take());
+        let output_tail = tail_of(&stderr, &stdout);
         if self.timed_out.load(Ordering::SeqCst) {
             return Ok(WorkerRun::Died(Death {
                 cause: DeathCause::TimedOut(self.timeout_secs),
@@ -358,7 +363,7 @@ impl Session {
                     message: format!("it answers item `{}`", report.item),
                 });
             }
-            let notes = emulator_notes(&self.stderr_path);
+            let notes = emulator_notes(&stderr);
             return Ok(WorkerRun::Reported {
                 outcome: report.outcome,
                 notes,
@@ -375,6 +380,7 @@ impl Session {
     pub fn kill(mut self) {
         kill(self.pid, Signal::Kill);
         while self.next_stop().is_some() {}
+        crate::sandbox::limits::end_group(self.pid);
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }
@@ -387,6 +393,7 @@ impl Drop for Session {
             kill(self.pid, Signal::Kill);
             while self.next_stop().is_some() {}
         }
+        crate::sandbox::limits::end_group(self.pid);
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }
@@ -440,10 +447,7 @@ fn wait_for(pid: i32) -> Waited {
 
 /// The lines the GPU emulator printed (they start with `gpu-labs emulator`), each kind once,
 /// at most ten.
-fn emulator_notes(stderr: &Path) -> String {
-    let text = std::fs::read(stderr)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+fn emulator_notes(text: &str) -> String {
     // The same report from other blocks or later launches adds nothing: keep the first.
     let mut seen = std::collections::HashSet::new();
     let notes: Vec<&str> = text
@@ -476,6 +480,9 @@ fn cause_of(status: i32, output: &str) -> DeathCause {
     if output.contains("has overflowed its stack") {
         return DeathCause::StackOverflow;
     }
+    if output.contains("memory allocation of") && output.contains("failed") {
+        return DeathCause::OutOfMemory;
+    }
     if libc::WIFSIGNALED(status) {
         return DeathCause::Signal(libc::WTERMSIG(status));
     }
@@ -487,16 +494,10 @@ fn cause_of(status: i32, output: &str) -> DeathCause {
 }
 
 /// The last few lines the worker printed, stderr first, trimmed for a report.
-fn tail_of(stderr: &Path, stdout: &Path) -> String {
-    let read = |p: &Path| {
-        std::fs::read(p)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
-    let mut text = read(stderr);
-    let out = read(stdout);
-    if !out.trim().is_empty() {
-        text.push_str(&out);
+fn tail_of(stderr: &str, stdout: &str) -> String {
+    let mut text = stderr.to_string();
+    if !stdout.trim().is_empty() {
+        text.push_str(stdout);
     }
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(5);

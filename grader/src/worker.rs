@@ -93,8 +93,13 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     let order: WorkOrder =
         serde_json::from_str(&text).map_err(|e| WorkerError::Order(e.to_string()))?;
     install_panic_hook();
-    if let Some(spec) = &order.sandbox {
-        crate::sandbox::apply(spec).map_err(|e| WorkerError::Lab(e.to_string()))?;
+    let sandboxed = match &order.sandbox {
+        Some(spec) => crate::sandbox::apply(spec),
+        None => Ok(()),
+    };
+    if let Err(e) = sandboxed {
+        // Nothing of the student's runs unsandboxed: the supervisor hears why instead.
+        return write_report(&order, Outcome::SandboxFailed(e.to_string()));
     }
     let region = order
         .stopwatch
@@ -104,6 +109,11 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     let outcome = lab
         .run(&order, &mut checkpoints)
         .map_err(WorkerError::Lab)?;
+    write_report(&order, outcome)
+}
+
+/// Seals `outcome` and writes it where the order says, whole (by renaming a finished file).
+fn write_report(order: &WorkOrder, outcome: Outcome) -> Result<(), WorkerError> {
     let report = WorkerReport {
         item: order.item.clone(),
         outcome,

@@ -9,7 +9,7 @@ use crate::rubric::{Item, SkipPolicy};
 use crate::supervisor::SupervisorError;
 
 /// A verdict for a GPU item that was not run, and whether it counts toward the maximum.
-fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
+pub(crate) fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     let mut result = ItemResult::failed(
         item,
         format!("skipped: {reason}"),

@@ -134,6 +134,8 @@ pub fn not_compiled(
              with the lab's own Cargo.toml, so your code cannot use it there: remove it from \
              Cargo.toml and write the code with what the lab provides."
         )
+    } else if let Some(why) = crate::sandbox::build::outside_read(error) {
+        format!("\nHint: {why}.")
     } else if error.contains("tests/grade.rs") {
         "\nHint: the error is in the grader's harness, which calls your functions by the names \
          and types the template gives them: keep each `pub fn` name and signature exactly as in \
@@ -142,9 +144,14 @@ pub fn not_compiled(
     } else {
         String::new()
     };
-    let reason = match missing {
-        Some(name) => format!("does not compile: `{name}` is not one of this lab's dependencies"),
-        None => format!("does not compile: {first_line}"),
+    let reason = match (missing, crate::sandbox::build::outside_read(error)) {
+        (Some(name), _) => {
+            format!("does not compile: `{name}` is not one of this lab's dependencies")
+        }
+        (None, Some(_)) => {
+            "does not compile: it reads a file outside the crate at compile time".to_string()
+        }
+        (None, None) => format!("does not compile: {first_line}"),
     };
     every_item_failed(
         assignment,
@@ -286,6 +293,18 @@ pub(crate) fn judge_run(
             outcome: Outcome::GpuUnavailable(why),
             ..
         } => Ok(Err(gpu::not_graded_here(item, &why))),
+        // No student code ran: the item is not graded, and the reason says whose it is.
+        WorkerRun::Reported {
+            outcome: Outcome::SandboxFailed(why),
+            ..
+        } => Ok(Err(gpu::skipped(
+            item,
+            &format!(
+                "the grader could not sandbox your code on this machine ({why}), so it did not \
+                 run it; this is not a problem in your code: tell whoever runs the grader"
+            ),
+            false,
+        ))),
         WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
             let mut details = format!("`{}` {}.", item.function, death.explain());
@@ -724,6 +743,7 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
         Outcome::DeviceChoice { .. } => "a device choice",
         Outcome::Benchmark { .. } => "benchmark times",
         Outcome::GpuUnavailable(_) => "a GPU set-up failure",
+        Outcome::SandboxFailed(_) => "a sandbox failure",
         Outcome::Failed(_) => "an error",
     };
     SupervisorError::BadReport {

@@ -151,6 +151,13 @@ impl SpeedWorkers {
         let mut yardstick = start(ctx, item, &yard_order, words)?;
         let mut candidate = start(ctx, item, &order, words)?;
         if first_ready(&mut yardstick).is_err() {
+            candidate.kill();
+            // A yardstick that could not sandbox itself says so: the item is not graded here.
+            if let Ok(Err(not_graded)) = super::judge_run(item, yardstick.finish()?) {
+                if not_graded.status == crate::report::Status::Skipped {
+                    return Ok(Err(not_graded));
+                }
+            }
             return Err(SupervisorError::BadReport {
                 item: item.id().to_string(),
                 message: "the grader's own yardstick worker did not start".into(),

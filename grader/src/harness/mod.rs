@@ -319,6 +319,15 @@ impl LibtestLines {
             self.ignored,
             report.execution_time
         );
+        // Where this machine could not apply part of the sandbox, say which part.
+        if let Some(line) = &report.sandbox {
+            if line.contains("unprotected")
+                || line.contains("unlimited")
+                || line.starts_with("not sandboxed")
+            {
+                println!("sandbox (what this machine allows): {line}");
+            }
+        }
     }
 }
 

@@ -1,0 +1,177 @@
+//! The sandbox of a submission's official build. Code is not run at build time (the lab's
+//! manifest allows no build script or procedural macro of the student's), but the compiler
+//! reads what the code names: `include_str!`, `include_bytes!`, `#[path]` and `env!` could
+//! embed any file or variable of the grading machine in the binary, and a panic would carry it
+//! into the student's feedback. So the build reads only the system's folders, the toolchain,
+//! the registry, the grader's own crate and the staged crate, writes only the staged crate,
+//! the build folder and the registry, and sees only the environment a build needs.
+
+use super::SandboxError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Leaves out of `cmd`'s environment every variable [`keeps_variable`] does not keep.
+pub fn clean_environment(cmd: &mut Command) {
+    let kept: Vec<_> = std::env::vars_os()
+        .filter(|(k, _)| k.to_str().is_some_and(super::keeps_variable))
+        .collect();
+    cmd.env_clear().envs(kept);
+}
+
+/// The folders of the Rust toolchain and of cargo's registry: read, and (the registry)
+/// written when a crate is downloaded.
+fn toolchain_folders() -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".cargo")));
+    let rustup_home = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".rustup")));
+    let mut readable = Vec::new();
+    let mut writable = Vec::new();
+    if let Some(cargo) = &cargo_home {
+        // Not the whole of it: it may hold a registry token.
+        for name in ["bin", "env", "config.toml", "config"] {
+            readable.push(cargo.join(name));
+        }
+        for name in [
+            ".package-cache",
+            ".package-cache-mutate",
+            ".global-cache",
+            ".crates.toml",
+            ".crates2.json",
+        ] {
+            let path = cargo.join(name);
+            if name.starts_with(".package") || name == ".global-cache" {
+                // Cargo's locks: made now so that the rule can name them.
+                let _ = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path);
+            }
+            writable.push(path);
+        }
+        for name in ["registry", "git"] {
+            let _ = std::fs::create_dir_all(cargo.join(name));
+            writable.push(cargo.join(name));
+        }
+    }
+    readable.extend(rustup_home);
+    // Wherever the cargo and rustc in use live (a system install, a CI's toolchain folder).
+    for program in [std::env::var_os("CARGO"), std::env::var_os("RUSTC")]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(dir) = std::fs::canonicalize(&program)
+            .ok()
+            .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
+        {
+            readable.push(dir);
+        }
+    }
+    (readable, writable)
+}
+
+/// Confines the build `cmd` will start: it may read the system's folders, the toolchain, the
+/// grader's crate (`grader_dir`, and what it embeds from its repository) and `stage`, and
+/// write `stage`, `target` and the registry. Nothing happens when the sandbox is off or this
+/// kernel has no Landlock (the report says so).
+pub fn confine(
+    cmd: &mut Command,
+    stage: &Path,
+    target: &Path,
+    grader_dir: &Path,
+) -> Result<(), SandboxError> {
+    clean_environment(cmd);
+    let protections = super::available();
+    if !protections.filesystem {
+        return Ok(());
+    }
+    let (mut readable, mut writable) = toolchain_folders();
+    readable.extend(super::SYSTEM_READABLE.iter().map(PathBuf::from));
+    readable.push(grader_dir.to_path_buf());
+    if let Some(root) = grader_dir.parent() {
+        // What the grader's crate embeds: the rubrics, the labs' manifests and harnesses; not
+        // the solutions' sources.
+        readable.extend(["Cargo.toml", "Cargo.lock", "assignments"].map(|p| root.join(p)));
+        if let Ok(labs) = std::fs::read_dir(root.join("solutions")) {
+            for lab in labs.flatten() {
+                readable.push(lab.path().join("Cargo.toml"));
+                readable.push(lab.path().join("tests"));
+            }
+        }
+    }
+    // Cargo reads the configuration of every folder above the one it builds in.
+    for folder in stage.ancestors() {
+        readable.push(folder.join(".cargo").join("config.toml"));
+        readable.push(folder.join(".cargo").join("config"));
+    }
+    let _ = std::fs::create_dir_all(target);
+    let tmp = target.join("tmp");
+    let _ = std::fs::create_dir_all(&tmp);
+    cmd.env("TMPDIR", &tmp);
+    writable.extend([stage.to_path_buf(), target.to_path_buf()]);
+    writable.extend(super::SYSTEM_WRITABLE.iter().map(PathBuf::from));
+    readable.retain(|p| p.exists());
+    writable.retain(|p| p.exists());
+    restrict_child(cmd, &readable, &writable, protections)
+}
+
+#[cfg(target_os = "linux")]
+fn restrict_child(
+    cmd: &mut Command,
+    readable: &[PathBuf],
+    writable: &[PathBuf],
+    protections: super::Protections,
+) -> Result<(), SandboxError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    // Downloads of the lab's crates are allowed: only what the compiler reads is confined.
+    let files_only = super::Protections {
+        network: false,
+        ..protections
+    };
+    let ruleset = super::files::ruleset(readable, writable, files_only)?;
+    let fd: Option<std::os::fd::OwnedFd> = ruleset.into();
+    let fd = fd.ok_or_else(|| SandboxError("Landlock gave no ruleset".into()))?;
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl and the
+    // landlock_restrict_self system call (async-signal-safe); the ruleset's descriptor is owned
+    // by the closure, so it stays open until then.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn restrict_child(
+    _: &mut Command,
+    _: &[PathBuf],
+    _: &[PathBuf],
+    _: super::Protections,
+) -> Result<(), SandboxError> {
+    Ok(())
+}
+
+/// The compiler's error when the build tried to read a file outside what it may read, as a
+/// hint for the student (`None` for any other error).
+pub fn outside_read(error: &str) -> Option<String> {
+    let line = error
+        .lines()
+        .find(|l| l.contains("couldn't read") && l.contains("os error 13"))?;
+    let path = line.split('`').nth(1).unwrap_or("a file");
+    Some(format!(
+        "the code reads `{path}` at compile time, outside the crate: official grading builds \
+         in a sandbox that reads only the crate's own files, so `include_str!`, \
+         `include_bytes!` and `#[path]` may name files inside `src/` only"
+    ))
+}

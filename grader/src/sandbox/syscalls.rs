@@ -1,0 +1,93 @@
+//! The seccomp part of a worker's sandbox: system calls a graded function never needs and
+//! that would reach past Landlock's rules fail with "permission denied". Sockets (a Unix
+//! socket reaches local services such as an SSH agent; UDP is not covered by Landlock),
+//! the kernel's keyrings, io_uring (whose operations bypass these filters), new sessions
+//! and process groups (a child that leaves the worker's group would outlive it), tracing
+//! other processes, and namespaces and mounts.
+
+use super::SandboxError;
+
+/// Whether this kernel and architecture can take the filter.
+#[cfg(target_os = "linux")]
+pub fn supported() -> bool {
+    // SAFETY: PR_GET_SECCOMP only reads this thread's mode (fails with EINVAL without seccomp).
+    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP) };
+    mode >= 0 && arch().is_some()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn supported() -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
+fn arch() -> Option<seccompiler::TargetArch> {
+    seccompiler::TargetArch::try_from(std::env::consts::ARCH).ok()
+}
+
+/// Applies the filter to this thread and all it starts (the worker applies it before it
+/// starts any thread, as with Landlock). `unix_sockets`
+/// keeps `socket(AF_UNIX, …)` open (for a real GPU's driver).
+#[cfg(target_os = "linux")]
+pub fn restrict(unix_sockets: bool) -> Result<(), SandboxError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    };
+    fn fail(e: impl std::fmt::Display) -> SandboxError {
+        SandboxError(format!("seccomp: {e}"))
+    }
+    let arch = arch().ok_or_else(|| SandboxError("seccomp: unknown architecture".into()))?;
+    let always = Vec::new;
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = [
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_setsid,
+        libc::SYS_setpgid,
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+    ]
+    .into_iter()
+    .map(|n| (n, always()))
+    .collect();
+    let sockets = if unix_sockets {
+        let other_family = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(fail)?;
+        vec![SeccompRule::new(vec![other_family]).map_err(fail)?]
+    } else {
+        always()
+    };
+    rules.insert(libc::SYS_socket, sockets);
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(fail)?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(fail)?;
+    seccompiler::apply_filter(&program).map_err(fail)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn restrict(_: bool) -> Result<(), SandboxError> {
+    Err(SandboxError("seccomp exists only on Linux".into()))
+}
