@@ -105,7 +105,7 @@ impl Death {
                 25 => format!(
                     "wrote more than {} MiB to one file (or printed that much) and was stopped \
                      (SIGXFSZ): look for output inside a loop",
-                    WORKER_FILE_LIMIT >> 20
+                    crate::sandbox::limits::FILE_SIZE >> 20
                 ),
                 s => format!("was killed by signal {s}"),
             },
@@ -125,9 +125,6 @@ impl Death {
         }
     }
 }
-
-/// The largest file a worker may write.
-pub const WORKER_FILE_LIMIT: u64 = crate::sandbox::limits::FILE_SIZE;
 
 thread_local! {
     /// Output the workers this thread ran printed past what is kept (see [`capture`]).
@@ -380,7 +377,6 @@ impl Session {
     pub fn kill(mut self) {
         kill(self.pid, Signal::Kill);
         while self.next_stop().is_some() {}
-        crate::sandbox::limits::end_group(self.pid);
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }

@@ -93,11 +93,7 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     let order: WorkOrder =
         serde_json::from_str(&text).map_err(|e| WorkerError::Order(e.to_string()))?;
     install_panic_hook();
-    let sandboxed = match &order.sandbox {
-        Some(spec) => crate::sandbox::apply(spec),
-        None => Ok(()),
-    };
-    if let Err(e) = sandboxed {
+    if let Some(Err(e)) = order.sandbox.as_ref().map(crate::sandbox::apply) {
         // Nothing of the student's runs unsandboxed: the supervisor hears why instead.
         return write_report(&order, Outcome::SandboxFailed(e.to_string()));
     }

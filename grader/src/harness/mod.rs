@@ -320,13 +320,12 @@ impl LibtestLines {
             report.execution_time
         );
         // Where this machine could not apply part of the sandbox, say which part.
-        if let Some(line) = &report.sandbox {
-            if line.contains("unprotected")
-                || line.contains("unlimited")
-                || line.starts_with("not sandboxed")
-            {
-                println!("sandbox (what this machine allows): {line}");
-            }
+        if let Some(line) = report
+            .sandbox
+            .as_ref()
+            .filter(|_| !crate::sandbox::available().complete())
+        {
+            println!("sandbox (what this machine allows): {line}");
         }
     }
 }

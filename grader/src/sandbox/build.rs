@@ -35,21 +35,13 @@ fn toolchain_folders() -> (Vec<PathBuf>, Vec<PathBuf>) {
         for name in ["bin", "env", "config.toml", "config"] {
             readable.push(cargo.join(name));
         }
-        for name in [
-            ".package-cache",
-            ".package-cache-mutate",
-            ".global-cache",
-            ".crates.toml",
-            ".crates2.json",
-        ] {
+        // Cargo's locks and download tracker: made now so that the rules can name them.
+        for name in [".package-cache", ".package-cache-mutate", ".global-cache"] {
             let path = cargo.join(name);
-            if name.starts_with(".package") || name == ".global-cache" {
-                // Cargo's locks: made now so that the rule can name them.
-                let _ = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path);
-            }
+            let _ = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path);
             writable.push(path);
         }
         for name in ["registry", "git"] {

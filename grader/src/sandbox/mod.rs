@@ -62,7 +62,21 @@ pub struct Protections {
 impl Protections {
     /// Whether anything at all is applied.
     pub fn any(&self) -> bool {
-        self.filesystem || self.network || self.signals || self.syscalls || self.processes
+        self.filesystem
+            || self.network
+            || self.signals
+            || self.syscalls
+            || self.processes
+            || self.own_network
+    }
+
+    /// Whether every part is applied (the network closed one way or the other).
+    pub fn complete(&self) -> bool {
+        self.filesystem
+            && self.signals
+            && self.syscalls
+            && self.processes
+            && (self.own_network || self.network)
     }
 
     /// One line for reports: "filesystem: landlock (…); syscalls: seccomp (…); …".

@@ -26,8 +26,8 @@ fn arch() -> Option<seccompiler::TargetArch> {
 }
 
 /// Applies the filter to this thread and all it starts (the worker applies it before it
-/// starts any thread, as with Landlock). `unix_sockets`
-/// keeps `socket(AF_UNIX, …)` open (for a real GPU's driver).
+/// starts any thread, as with Landlock). `unix_sockets` keeps `socket(AF_UNIX, …)` open (for
+/// a real GPU's driver).
 #[cfg(target_os = "linux")]
 pub fn restrict(unix_sockets: bool) -> Result<(), SandboxError> {
     use seccompiler::{
