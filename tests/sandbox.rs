@@ -138,8 +138,8 @@ fn processes_with(marker: &str) -> usize {
 fn a_submission_that_forks_without_end_is_held_and_leaves_nothing_behind() {
     let (_root, instructor, home) = folders();
     // A few that try to leave its process group first, then as many as it can get (up to
-    // 700: where the process limit cannot hold, as for a grader run as root, the test stops
-    // the bomb itself rather than the machine's other tests).
+    // 700: where the process limit cannot hold, on a machine without user namespaces, the
+    // test stops the bomb itself rather than the machine's other tests).
     let g = grade_hostile(
         "    for _ in 0..3 { let _ = std::process::Command::new(\"setsid\").args([\"sleep\", \"987.5\"]).spawn(); }\n    let mut kids = Vec::new();\n    while kids.len() < 700 {\n        match std::process::Command::new(\"sleep\").arg(\"987.25\").spawn() {\n            Ok(k) => kids.push(k),\n            Err(e) => panic!(\"fork refused after {} processes: {e}\", kids.len()),\n        }\n    }\n    panic!(\"{} processes started\", kids.len());",
         &instructor,
@@ -157,6 +157,21 @@ fn a_submission_that_forks_without_end_is_held_and_leaves_nothing_behind() {
         "every process it started ended"
     );
     assert_eq!(processes_with("987.5"), 0, "none left its process group");
+}
+
+#[test]
+fn a_submission_cannot_become_root_again_to_escape_the_process_limit() {
+    let (_root, instructor, home) = folders();
+    // Under a grader run as root, a worker is root only inside its own user namespace, where
+    // root's own uid is mapped to 1: becoming uid 1 would make it root again outside.
+    let g = grade_hostile(
+        r#"    let out = std::process::Command::new("python3").args(["-c", "import os\ntry:\n    os.setresuid(1, 1, 1)\n    print('became uid 1')\nexcept OSError as e:\n    print('refused:', e.strerror)"]).output().expect("python3 runs");
+    panic!("{}", String::from_utf8_lossy(&out.stdout).trim());"#,
+        &instructor,
+        &home,
+    );
+    only_naive_lost(&g, "refused: Operation not permitted");
+    assert!(g.stdout.contains("processes: ≤ 512"), "{}", g.stdout);
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! the worker's first instruction): its own process group, its own user namespace (where the
 //! process limit counts only its own processes) and network namespace where the kernel allows
 //! them, and limits on memory, CPU time and file size. It also dies with the supervisor.
+//!
+//! The kernel never holds root to a process limit, so a worker of a grader run as root is not
+//! root: in its own user namespace it is mapped to a uid no account uses (see [`RootMap`]).
 
 use super::{Protections, SandboxError};
 use std::process::Command;
@@ -45,11 +48,19 @@ impl Limits {
 /// Whether workers can have their own user namespace with a process limit of their own
 /// (Linux 5.14+: before, the limit counted every process of the user; never for root, whom the
 /// kernel exempts), and their own network namespace. Each is tried once in a throw-away child.
+///
+/// As root, each worker gets a uid of its own (so the count is its own on any kernel), and
+/// the probe tries exactly what a worker's start does.
 pub fn namespaces() -> (bool, bool) {
-    let user = cfg!(target_os = "linux") && kernel_at_least(5, 14) && can_unshare(NEW_USER);
-    let network = user && can_unshare(NEW_USER | NEW_NET);
-    // The kernel never holds root to the process limit, in any namespace.
-    (user && !as_root(), network)
+    if !cfg!(target_os = "linux") {
+        return (false, false);
+    }
+    if as_root() {
+        let user = RootMap::usable() && can_unshare(NEW_USER, true);
+        return (user, user && can_unshare(NEW_USER | NEW_NET, true));
+    }
+    let user = kernel_at_least(5, 14) && can_unshare(NEW_USER, false);
+    (user, user && can_unshare(NEW_USER | NEW_NET, false))
 }
 
 #[cfg(target_os = "linux")]
@@ -62,13 +73,18 @@ const NEW_USER: libc::c_int = 0;
 const NEW_NET: libc::c_int = 0;
 
 #[cfg(target_os = "linux")]
-fn can_unshare(flags: libc::c_int) -> bool {
-    // SAFETY: the child calls only unshare and _exit (async-signal-safe) and ends at once;
-    // the parent waits for that child only.
+fn can_unshare(flags: libc::c_int, as_root: bool) -> bool {
+    let map = as_root.then(RootMap::next);
+    // SAFETY: the child calls only async-signal-safe functions (those of `enter`, which
+    // allocates nothing) and ends at once; the parent waits for that child only.
     unsafe {
         let pid = libc::fork();
         if pid == 0 {
-            libc::_exit(if libc::unshare(flags) == 0 { 0 } else { 1 });
+            let entered = match &map {
+                Some(map) => map.enter(flags).is_ok(),
+                None => libc::unshare(flags) == 0,
+            };
+            libc::_exit(if entered { 0 } else { 1 });
         }
         if pid < 0 {
             return false;
@@ -84,8 +100,146 @@ fn can_unshare(flags: libc::c_int) -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn can_unshare(_: libc::c_int) -> bool {
+fn can_unshare(_: libc::c_int, _: bool) -> bool {
     false
+}
+
+/// The first of the uids given to workers of a grader run as root; [`RootMap::RANGE`] of them
+/// from there, beyond any account's or a container's usual range.
+const WORKER_UIDS: u32 = 1 << 30;
+
+/// How a worker of a grader run as root leaves root behind: it enters a new user namespace in
+/// which it is root, mapped outside to a uid of its own that no account uses, so the kernel
+/// holds it to the process limit, and it cannot signal, trace or read the memory of any
+/// process it did not start. Root's own uid is mapped too (as uid 1 inside), so what root's
+/// files allow root still holds for it (its program, the GPU libraries in root's home, its
+/// scratch folder): Landlock decides which of them it may touch. The seccomp filter then
+/// refuses every change of uid, so it cannot become that uid 1.
+///
+/// A namespace's maps can only be written from outside it, so a helper process, started
+/// before the namespace, writes them and ends.
+#[cfg(target_os = "linux")]
+struct RootMap {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+#[cfg(target_os = "linux")]
+impl RootMap {
+    /// How many uids the workers of root-run graders use, from [`WORKER_UIDS`].
+    const RANGE: u32 = 1 << 28;
+
+    /// A map for the next worker: its own uid (the grader's process id and a count).
+    fn next() -> RootMap {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & 0xFFF;
+        let uid = WORKER_UIDS + ((std::process::id() & 0xFFFF) << 12) + n;
+        RootMap {
+            uid_map: format!("0 {uid} 1\n1 0 1\n").into_bytes(),
+            gid_map: b"0 0 1\n".to_vec(),
+        }
+    }
+
+    /// Whether this machine's own uid map has the workers' uids (a container may not).
+    fn usable() -> bool {
+        let map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
+        map.lines().any(|line| {
+            let n: Vec<u64> = line
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            let (first, end) = (u64::from(WORKER_UIDS), u64::from(WORKER_UIDS + Self::RANGE));
+            n.len() == 3 && n[0] <= first && end <= n[0] + n[2]
+        })
+    }
+
+    /// Enters a new user namespace (and the other namespaces of `flags`) as described above.
+    ///
+    /// # Safety
+    /// Runs between fork and exec: only async-signal-safe calls, nothing allocated.
+    unsafe fn enter(&self, flags: libc::c_int) -> std::io::Result<()> {
+        let last = std::io::Error::last_os_error;
+        let mut pipe = [0; 2];
+        if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(last());
+        }
+        let helper = libc::fork();
+        if helper < 0 {
+            let e = last();
+            libc::close(pipe[0]);
+            libc::close(pipe[1]);
+            return Err(e);
+        }
+        if helper == 0 {
+            libc::close(pipe[1]);
+            let mut go = 0u8;
+            let parent = libc::getppid();
+            let written = libc::read(pipe[0], (&raw mut go).cast(), 1) == 1
+                && write_map(parent, b"uid_map", &self.uid_map)
+                && write_map(parent, b"gid_map", &self.gid_map);
+            libc::_exit(if written { 0 } else { 1 });
+        }
+        libc::close(pipe[0]);
+        let unshared = libc::unshare(flags) == 0;
+        let unshare_error = last();
+        if unshared {
+            libc::write(pipe[1], b"x".as_ptr().cast(), 1);
+        }
+        // Closed without a byte, the helper's read ends and it writes nothing.
+        libc::close(pipe[1]);
+        let mut status = 0;
+        while libc::waitpid(helper, &mut status, 0) == -1 {
+            if last().raw_os_error() != Some(libc::EINTR) {
+                return Err(last());
+            }
+        }
+        if !unshared {
+            return Err(unshare_error);
+        }
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+        }
+        if libc::setresgid(0, 0, 0) != 0 || libc::setresuid(0, 0, 0) != 0 {
+            return Err(last());
+        }
+        Ok(())
+    }
+}
+
+/// Writes `map` to `/proc/<pid>/<file>`, between fork and exec (no allocation).
+#[cfg(target_os = "linux")]
+unsafe fn write_map(pid: libc::pid_t, file: &[u8], map: &[u8]) -> bool {
+    let mut path = [0u8; 64];
+    let mut len = 0;
+    let mut push = |bytes: &[u8]| {
+        for &b in bytes {
+            if len < path.len() - 1 {
+                path[len] = b;
+                len += 1;
+            }
+        }
+    };
+    push(b"/proc/");
+    let mut digits = [0u8; 12];
+    let (mut n, mut d) = (pid.unsigned_abs(), digits.len());
+    loop {
+        d -= 1;
+        digits[d] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    push(&digits[d..]);
+    push(b"/");
+    push(file);
+    let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
+    }
+    let written = libc::write(fd, map.as_ptr().cast(), map.len()) == map.len() as isize;
+    libc::close(fd);
+    written
 }
 
 /// Whether the grader runs as root.
@@ -123,8 +277,11 @@ pub fn install(cmd: &mut Command, limits: Limits) {
     if p.own_network {
         flags |= NEW_NET;
     }
-    // SAFETY: the closure runs in the forked child before exec and calls only unshare,
-    // setrlimit, prctl, getppid and _exit, which are async-signal-safe; it allocates nothing.
+    #[cfg(target_os = "linux")]
+    let root_map = (flags & NEW_USER != 0 && as_root()).then(RootMap::next);
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // async-signal-safe functions (unshare, setrlimit, prctl, getppid, _exit, and those of
+    // `RootMap::enter`); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             let set = |resource, soft: u64, hard: u64| {
@@ -141,12 +298,17 @@ pub fn install(cmd: &mut Command, limits: Limits) {
             set(libc::RLIMIT_FSIZE, FILE_SIZE, FILE_SIZE)?;
             #[cfg(target_os = "linux")]
             {
+                match &root_map {
+                    Some(map) => map.enter(flags)?,
+                    None if flags != 0 && libc::unshare(flags) != 0 => {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    None => {}
+                }
+                // After the change of user, which would clear it.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::getppid() != supervisor {
                     libc::_exit(1);
-                }
-                if flags != 0 && libc::unshare(flags) != 0 {
-                    return Err(std::io::Error::last_os_error());
                 }
                 if p.processes {
                     set(libc::RLIMIT_NPROC, PROCESSES, PROCESSES)?;

@@ -102,8 +102,7 @@ impl Protections {
         let processes = if self.processes {
             format!("≤ {}", limits::PROCESSES)
         } else if limits::as_root() {
-            "unlimited (the kernel does not limit root's: run the grader as an ordinary user)"
-                .into()
+            "unlimited (no user namespace for the workers of a grader run as root)".into()
         } else {
             "unlimited (no user namespace)".into()
         };

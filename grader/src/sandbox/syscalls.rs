@@ -3,7 +3,7 @@
 //! socket reaches local services such as an SSH agent; UDP is not covered by Landlock),
 //! the kernel's keyrings, io_uring (whose operations bypass these filters), new sessions
 //! and process groups (a child that leaves the worker's group would outlive it), tracing
-//! other processes, and namespaces and mounts.
+//! other processes, namespaces and mounts, and changes of user or group.
 
 use super::SandboxError;
 
@@ -59,6 +59,16 @@ pub fn restrict(unix_sockets: bool) -> Result<(), SandboxError> {
         libc::SYS_bpf,
         libc::SYS_perf_event_open,
         libc::SYS_userfaultfd,
+        // A worker of a grader run as root could become root again (see `limits::RootMap`).
+        libc::SYS_setuid,
+        libc::SYS_setreuid,
+        libc::SYS_setresuid,
+        libc::SYS_setfsuid,
+        libc::SYS_setgid,
+        libc::SYS_setregid,
+        libc::SYS_setresgid,
+        libc::SYS_setfsgid,
+        libc::SYS_setgroups,
     ]
     .into_iter()
     .map(|n| (n, always()))
