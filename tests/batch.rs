@@ -1,8 +1,9 @@
-//! End-to-end: `grader batch` grades a class of 21 submissions made outside this checkout
+//! End-to-end: `grader batch` grades a class of 23 submissions made outside this checkout
 //! (solutions, the template, an independent solution, faulty copies, one that does not
-//! compile, one that hangs, one whose student replaced the grade test, one with `#[no_mangle]`, one that is not a
-//! crate), writes the gradebook, the feedback and results.json, resumes after being killed,
-//! and runs as a Slurm array whose tasks are executed here without Slurm.
+//! compile, one that hangs, one whose student replaced the grade test, one with `#[no_mangle]`,
+//! one that is not a crate, two hostile ones that attack the grader, the other submissions
+//! and the machine), writes the gradebook, the feedback and results.json, resumes after being
+//! killed, and runs as a Slurm array whose tasks are executed here without Slurm.
 
 use gpu_labs_e2e::{edited_copy, grader_bin, solution, workspace};
 use serde_json::Value;
@@ -211,6 +212,30 @@ fn make_class(dir: &Path) -> Vec<Student> {
         "use rayon::prelude::*;",
         "use rayon::prelude::*;\n    #[unsafe(no_mangle)]\n    extern \"C\" fn clock_gettime() -> i32 { 0 }",
     )]);
+    // Hostile: tries to rewrite the gradebook and another student's feedback, to plant files
+    // in the emulator's shared caches, and to kill the grader; reports what it managed.
+    let naive = "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n";
+    let class = dir.parent().unwrap_or(dir).display().to_string();
+    let cache = workspace()
+        .join("target/grader-cache")
+        .display()
+        .to_string();
+    let victor = VICTOR.replace("CLASS", &class).replace("CACHE", &cache);
+    submission(
+        dir,
+        "victor",
+        &sol,
+        lib,
+        &[(naive, &format!("{naive}{victor}"))],
+    );
+    // Hostile: starts processes without end.
+    submission(
+        dir,
+        "walter",
+        &sol,
+        lib,
+        &[(naive, &format!("{naive}{WALTER}"))],
+    );
     let s = |name, lost, status, says| Student {
         name,
         lost,
@@ -263,6 +288,8 @@ fn make_class(dir: &Path) -> Vec<Student> {
         s("rupert", &["naive_correct"], "graded", "panicked"),
         s("sybil", &[], "graded", "Score: 25/25"),
         s("trent", &["fast_correct"], "graded", "fast_correct"),
+        s("victor", &["naive_correct"], "graded", "victor did: []"),
+        s("walter", &["naive_correct"], "graded", "fork refused after"),
         s(
             "ursula",
             ALL,
@@ -271,6 +298,34 @@ fn make_class(dir: &Path) -> Vec<Student> {
         ),
     ]
 }
+
+/// What the hostile `victor` runs first in `matmul_naive`, with CLASS (the instructor's
+/// folder) and CACHE (the grader's build and emulator cache) put in: the paths are known to it,
+/// as a student who guessed them would know them.
+const VICTOR: &str = r#"    let mut did: Vec<&str> = Vec::new();
+    let class = std::path::Path::new("CLASS");
+    let cache = std::path::Path::new("CACHE");
+    if std::fs::write(class.join("grades.csv"), "victor,100\n").is_ok() { did.push("rewrote the gradebook"); }
+    let alice = class.join("feedback/alice");
+    if std::fs::create_dir_all(&alice).is_ok() && std::fs::write(alice.join("feedback.md"), "Score: 0/25").is_ok() { did.push("rewrote alice's feedback"); }
+    let poison = cache.join("kernels/0123456789abcdef0123456789abcdef");
+    if std::fs::create_dir_all(&poison).is_ok() && std::fs::write(poison.join("kernels.so"), "x").is_ok() { did.push("planted a kernel in the shared cache"); }
+    if std::fs::write(cache.join("emulator/planted"), "x").is_ok() { did.push("planted a file beside the emulator"); }
+    let parent = std::os::unix::process::parent_id();
+    if std::process::Command::new("kill").args(["-9", &parent.to_string()]).status().map(|s| s.success()).unwrap_or(false) { did.push("killed the grader"); }
+    panic!("victor did: {did:?}");
+"#;
+
+/// What the hostile `walter` runs first in `matmul_naive`.
+const WALTER: &str = r#"    let mut kids = Vec::new();
+    while kids.len() < 700 {
+        match std::process::Command::new("sleep").arg("654.25").spawn() {
+            Ok(k) => kids.push(k),
+            Err(e) => panic!("fork refused after {} processes: {e}", kids.len()),
+        }
+    }
+    panic!("{} processes started", kids.len());
+"#;
 
 /// Runs the grader with this workspace's shared build cache.
 fn grader(args: &[&str], cwd: &Path) -> Output {
@@ -373,7 +428,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
         .expect("temp dir");
     let subs = class.path().join("submissions");
     let students = make_class(&subs);
-    assert_eq!(students.len(), 21);
+    assert_eq!(students.len(), 23);
     let feedback = class.path().join("feedback");
     let csv = class.path().join("grades.csv");
     let args = |extra: &[&str]| {
@@ -451,7 +506,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     eprintln!(
         "resumed batch of {} took {:.0} s:\n{stdout}",
-        21 - done_before.len(),
+        23 - done_before.len(),
         started.elapsed().as_secs_f64()
     );
     for (path, text) in &done_before {
@@ -462,18 +517,33 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
             path.display()
         );
     }
-    assert!(stdout.contains("21 submissions:"), "{stdout}");
+    assert!(stdout.contains("23 submissions:"), "{stdout}");
     assert!(
         stdout.contains("1 did not compile") || stdout.contains("2 did not compile"),
         "{stdout}"
     );
 
     let book = gradebook(&csv);
-    assert_eq!(book.len(), 21, "one row per student");
+    assert_eq!(book.len(), 23, "one row per student");
     for student in &students {
         check_student(student, &book[student.name], &feedback);
     }
     assert_eq!(book["alice"]["seed"], "2024");
+    // The hostile ones changed nothing outside their own scratch folders and left nothing.
+    let cache = workspace().join("target").join("grader-cache");
+    assert!(!cache
+        .join("kernels/0123456789abcdef0123456789abcdef")
+        .exists());
+    assert!(!cache.join("emulator/planted").exists());
+    let sleeping = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("654.25"))
+        })
+        .count();
+    assert_eq!(sleeping, 0, "every process walter started ended");
     assert!(book["alice"]["graded_at"].ends_with('Z'));
 
     // Unchanged: nothing is graded again; a changed submission is.
@@ -489,7 +559,7 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
     let again_out = String::from_utf8_lossy(&again.stdout);
     // dan changed; quentin, who could not be graded, is always tried again.
     assert!(
-        again_out.contains("2 graded now, 19 unchanged"),
+        again_out.contains("2 graded now, 21 unchanged"),
         "{again_out}"
     );
     let book = gradebook(&csv);
@@ -603,5 +673,5 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
 #[ignore = "makes the class for a measurement by hand: GPU_LABS_CLASS_DIR=DIR cargo test --test batch -- --ignored"]
 fn write_the_class_for_a_measurement() {
     let dir = std::env::var_os("GPU_LABS_CLASS_DIR").expect("GPU_LABS_CLASS_DIR names a folder");
-    assert_eq!(make_class(Path::new(&dir)).len(), 21);
+    assert_eq!(make_class(Path::new(&dir)).len(), 23);
 }

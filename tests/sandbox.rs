@@ -282,3 +282,35 @@ fn grading_unsandboxed_is_said_in_the_report() {
     assert_eq!(g.code, Some(0), "{}", g.stderr);
     assert!(g.stdout.contains("sandbox: not sandboxed"), "{}", g.stdout);
 }
+
+#[test]
+fn a_submissions_compiled_code_does_not_stay_where_the_next_build_can_read_it() {
+    let (_root, instructor, _home) = folders();
+    let started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
+    let g = grade_from(&instructor, &solution(), &["--gpu", "off"], &[]);
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    // The next submission's build may read the shared target folder (its dependencies are
+    // there), so `include_bytes!` of a file left there would carry this one's code away.
+    let target = gpu_labs_e2e::workspace().join("target/grader-cache/target/debug");
+    let mut left = Vec::new();
+    for folder in ["deps", "incremental", "."] {
+        for entry in std::fs::read_dir(target.join(folder))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let fresh = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= started);
+            if fresh && (name.contains("matmul_lab") || name.starts_with("grade-")) {
+                left.push(name);
+            }
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "left in the shared target folder: {left:?}"
+    );
+}

@@ -48,6 +48,10 @@ pub const CDYLIB: &str = "libgpu_labs_cuda_emulator.so";
 /// Environment variable set (to `1`) in children that run on the emulator.
 pub const MARKER: &str = "GPU_LABS_EMULATOR";
 
+/// The variable naming the folder where the emulator caches compiled kernels (each worker gets
+/// its own, in its scratch folder).
+pub const KERNEL_CACHE: &str = "GPU_LABS_EMULATOR_CACHE";
+
 /// Environment variable naming a prebuilt emulator library.
 pub const LIB_OVERRIDE: &str = "GPU_LABS_EMULATOR_LIB";
 
@@ -429,9 +433,9 @@ impl Emulator {
             ("LD_LIBRARY_PATH".into(), path),
             (MARKER.into(), "1".into()),
         ];
-        if std::env::var_os("GPU_LABS_EMULATOR_CACHE").is_none() {
+        if std::env::var_os(KERNEL_CACHE).is_none() {
             env.push((
-                "GPU_LABS_EMULATOR_CACHE".into(),
+                KERNEL_CACHE.into(),
                 self.kernel_cache.clone().into_os_string(),
             ));
         }

@@ -337,6 +337,22 @@ fn output_within(
     }))
 }
 
+/// Files removed when it is dropped, on every way out of a build.
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for file in &self.0 {
+            let _ = std::fs::remove_file(file);
+            // And the dependency list cargo wrote beside it (`libx-hash.rlib`: `x-hash.d`).
+            if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
+                let stem = stem.strip_prefix("lib").unwrap_or(stem);
+                let _ = std::fs::remove_file(file.with_file_name(format!("{stem}.d")));
+            }
+        }
+    }
+}
+
 /// Copies `from` into `to` recursively (files only, no `target/`).
 fn copy_tree(from: &Path, to: &Path) -> Result<(), StageError> {
     let io = |what, path: &Path| {
@@ -411,10 +427,9 @@ pub fn build(
         ])
         .arg("--manifest-path")
         .arg(&manifest)
-        .current_dir(&stage)
-        .env("CARGO_TARGET_DIR", cache.join("target"))
-        .env_remove("RUSTFLAGS");
-    // What the compiler may read: the staged crate, the toolchain, the registry, the grader.
+        .current_dir(&stage);
+    // What the compiler may read: the staged crate, the toolchain, the registry, the grader;
+    // and only the variables a build needs (so this comes before the build's own).
     crate::sandbox::build::confine(
         &mut command,
         &stage,
@@ -422,6 +437,12 @@ pub fn build(
         Path::new(GRADER_DIR),
     )
     .map_err(|e| StageError::Sandbox(e.to_string()))?;
+    command
+        .env("CARGO_TARGET_DIR", cache.join("target"))
+        // No incremental state: it would keep this submission's code in the shared target
+        // folder, where the next submission's build could read it.
+        .env("CARGO_INCREMENTAL", "0")
+        .env_remove("RUSTFLAGS");
     let Some(output) = output_within(command, BUILD_LIMIT).map_err(|source| StageError::Cargo {
         program: cargo.clone(),
         source,
@@ -437,6 +458,7 @@ pub fn build(
     let stdout = String::from_utf8_lossy(&output.stdout);
     let mut first_error = None;
     let mut binary = None;
+    let mut own_artifacts = Vec::new();
     for line in stdout.lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -447,12 +469,22 @@ pub fn build(
             {
                 first_error = msg["message"]["rendered"].as_str().map(str::to_string);
             }
-            Some("compiler-artifact") if msg["target"]["name"] == "grade" => {
-                binary = msg["executable"].as_str().map(PathBuf::from);
+            Some("compiler-artifact") => {
+                if msg["target"]["name"] == "grade" {
+                    binary = msg["executable"].as_str().map(PathBuf::from);
+                }
+                if msg["manifest_path"].as_str().map(Path::new) == Some(manifest.as_path()) {
+                    let files = msg["filenames"].as_array().into_iter().flatten();
+                    own_artifacts.extend(files.filter_map(|f| f.as_str()).map(PathBuf::from));
+                }
             }
             _ => {}
         }
     }
+    // What was compiled from this submission leaves the shared target folder (the harness
+    // binary is copied out first): the next submission's build may read that folder, and
+    // `include_bytes!` of this one's compiled code would carry it into its feedback.
+    let remove_own = RemoveOnDrop(own_artifacts);
     if !output.status.success() || binary.is_none() {
         if let Some(error) = first_error {
             // An error in the submission points into its src/ or the harness that calls it;
@@ -477,6 +509,7 @@ pub fn build(
     let built = binary.unwrap_or_default();
     let copied = run_dir.join("grade-harness");
     std::fs::copy(&built, &copied).map_err(io("cannot copy", &built))?;
+    drop(remove_own);
     drop(lock);
     Ok(Build::Built {
         binary: copied,

@@ -3,6 +3,7 @@
 //! the checks can judge. Student code never runs in the supervisor's process.
 
 use crate::capture::Capture;
+use crate::emulate::KERNEL_CACHE;
 use crate::protocol::{Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::rubric::Item;
 use crate::stopwatch::region::Region;
@@ -222,6 +223,10 @@ impl Session {
         for (k, v) in &command.env {
             cmd.env(k, v);
         }
+        // The emulator compiles kernels into this worker's own cache: a shared cache that
+        // one submission's code could write would let it swap the kernels another runs (the
+        // grader's own included). The cost: each item compiles its kernels again.
+        cmd.env(KERNEL_CACHE, scratch.path().join("kernels"));
         crate::sandbox::limits::install(
             &mut cmd,
             crate::sandbox::limits::Limits::for_worker(order.backend, item.timeout_secs),

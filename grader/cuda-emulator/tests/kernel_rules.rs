@@ -123,16 +123,18 @@ emulated!(kernel_cannot_place_code_in_a_section, {
 });
 
 emulated!(
-    forged_module_text_cannot_load_a_refused_object,
+    forged_module_text_cannot_load_an_object_nvrtc_did_not_produce,
     {
-        // An object that calls a host function, built outside NVRTC, named by a module text.
+        // An object built outside NVRTC that imports nothing (so the symbol check alone would
+        // pass it: its code could still make system calls or rewrite the emulator's state),
+        // named by a module text.
         let dir = common::profile_dir().join(format!("forged-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cpp = dir.join("evil.cpp");
         let so = dir.join("evil.so");
         std::fs::write(
             &cpp,
-            "#include <cstdlib>\nextern \"C\" const char* home() { return getenv(\"HOME\"); }\n\
+            "extern \"C\" int k() { return 7; }\n\
              extern \"C\" const unsigned __gl_module_abi = 3;\n",
         )
         .unwrap();
@@ -144,7 +146,7 @@ emulated!(
             .unwrap();
         assert!(st.success());
         let text = format!(
-            "// gpu-labs CPU emulator module: not PTX\n// so: {}\n// kernels: \n// globals: \n",
+            "// gpu-labs CPU emulator module: not PTX\n// so: {}\n// kernels: k\n// globals: \n",
             so.display()
         );
         let ctx = CudaContext::new(0).unwrap();
@@ -161,7 +163,7 @@ emulated!(
             "the child did not run the test"
         );
         assert!(
-            stderr.contains("cannot load module") && stderr.contains("`getenv`"),
+            stderr.contains("NVRTC did not produce") && stdout.contains("INVALID_PTX"),
             "{stderr}"
         );
     }

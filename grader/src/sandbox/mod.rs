@@ -6,7 +6,7 @@
 //! - the worker then applies the rest to itself, first thing, before any student code can run
 //!   (a lab may not contain code that runs before `main`): Landlock lets it read only the
 //!   system's folders, its own program, its working folder and the GPU libraries, and write
-//!   only its scratch folder (and the emulator's kernel cache); no signal to a process outside
+//!   only its scratch folder (which holds its own kernel cache); no signal to a process outside
 //!   its sandbox; no TCP ([`files`]); a seccomp filter refuses sockets, the kernel's keyrings,
 //!   io_uring, new sessions and process groups, tracing and namespaces ([`syscalls`]).
 //!
@@ -261,7 +261,8 @@ pub fn available() -> Protections {
 
 /// What a worker for `backend` may touch: read the system's folders (programs, libraries,
 /// headers, the C++ compiler), its program's, its working folder, the folders of the libraries
-/// on its `LD_LIBRARY_PATH`; write its scratch folder, the kernel cache, the GPU's device files.
+/// on its `LD_LIBRARY_PATH`; write its scratch folder (which holds its kernel cache) and the
+/// GPU's device files.
 pub fn spec_for(
     scratch: &Path,
     program: &Path,
@@ -303,13 +304,10 @@ pub fn spec_for(
             readable.push(dir);
         }
     }
+    // The emulator's kernel cache is the scratch folder's too (see `supervisor`): a cache
+    // one worker could write is one it could poison for the next.
     let mut writable = vec![scratch.to_path_buf()];
     writable.extend(SYSTEM_WRITABLE.iter().map(PathBuf::from));
-    let kernels = var("GPU_LABS_EMULATOR_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::emulate::cache_dir().join("kernels"));
-    let _ = std::fs::create_dir_all(&kernels);
-    writable.push(kernels);
     writable.extend(gpu_device_files());
     readable.sort();
     readable.dedup();

@@ -180,6 +180,14 @@ unsafe fn load_text(pm: *mut CUmodule, text: &str) -> CUresult {
         );
         return INVALID_PTX;
     };
+    if !compile::produced_here(&so) {
+        eprintln!(
+            "gpu-labs emulator: cuModuleLoadData: the module names {}, which this process's NVRTC \
+             did not produce; load the text nvrtcGetPTX returned, unchanged",
+            so.display()
+        );
+        return INVALID_PTX;
+    }
     let mut m = match Module::load(&so) {
         Ok(m) => m,
         Err(e) => return e,

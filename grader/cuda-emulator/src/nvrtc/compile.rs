@@ -252,6 +252,7 @@ pub fn compile(
             let _ = std::fs::remove_file(&so);
             return Err(refused);
         }
+        produced(&so);
         return Ok(Compiled {
             so,
             kernels,
@@ -299,12 +300,30 @@ pub fn compile(
     let _ = std::fs::remove_file(&cpp);
     std::fs::write(dir.join("kernels.cpp"), &tu).ok();
     std::fs::rename(&tmp_so, &so).map_err(|e| format!("cannot write {}: {e}", so.display()))?;
+    produced(&so);
     Ok(Compiled {
         so,
         kernels,
         globals,
         log,
     })
+}
+
+/// The objects this process's NVRTC produced: the only ones `cuModuleLoadData` loads, so a
+/// module text that names any other file (one the submission wrote, say) loads nothing.
+static PRODUCED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn produced(so: &Path) {
+    if let Ok(mut all) = PRODUCED.lock() {
+        if !all.iter().any(|p| p == so) {
+            all.push(so.to_path_buf());
+        }
+    }
+}
+
+/// Whether `so` is an object this process's NVRTC produced (compiled or found in its cache).
+pub fn produced_here(so: &Path) -> bool {
+    PRODUCED.lock().is_ok_and(|all| all.iter().any(|p| p == so))
 }
 
 /// The text handed back as "PTX": identifies the compiled artifact for `cuModuleLoadData`.
