@@ -314,3 +314,21 @@ fn a_submissions_compiled_code_does_not_stay_where_the_next_build_can_read_it() 
         "left in the shared target folder: {left:?}"
     );
 }
+
+#[test]
+fn a_submission_that_fills_the_disk_with_many_files_is_stopped() {
+    let (root, instructor, home) = folders();
+    let free_before = free_space(root.path());
+    // Each file stays under the file-size limit; together they would fill the disk.
+    let g = grade_hostile(
+        "    use std::io::Write;\n    let chunk = vec![7u8; 64 << 20];\n    for i in 0..64 {\n        let mut f = std::fs::File::create(std::env::temp_dir().join(format!(\"fill-{i}\"))).expect(\"create\");\n        for _ in 0..8 { f.write_all(&chunk).expect(\"write\"); }\n    }\n    panic!(\"wrote 32 GiB\");",
+        &instructor,
+        &home,
+    );
+    only_naive_lost(&g, "wrote more than 2 GiB");
+    let used = free_before.saturating_sub(free_space(root.path()));
+    assert!(
+        used < 1 << 30,
+        "its files are gone ({used} bytes still used)"
+    );
+}

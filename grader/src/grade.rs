@@ -192,11 +192,17 @@ pub fn grade(
         on_event(Event::BuildingEmulator);
     }
     let (backend, backend_label) = crate::gpu::backend_for(options.gpu)?;
+    // This submission's compiled kernels, shared by its items and by no other submission.
+    let kernels = tempfile::Builder::new()
+        .prefix("grader-kernels-")
+        .tempdir()
+        .map_err(GradeError::Scratch)?;
     let ctx = GradeContext {
         command: WorkerCommand {
             program,
             cwd,
             env: Vec::new(),
+            kernel_cache: Some(kernels.path().to_path_buf()),
         },
         seed: options.seed,
         source_dir: Some(source_dir),

@@ -25,6 +25,10 @@ pub struct WorkerCommand {
     pub cwd: Option<PathBuf>,
     /// Extra environment for the child.
     pub env: Vec<(OsString, OsString)>,
+    /// Where this grading's workers cache the kernels the emulator compiles: one folder per
+    /// submission, which no other submission's worker can reach (`None`: each worker's own
+    /// scratch folder).
+    pub kernel_cache: Option<PathBuf>,
 }
 
 /// What became of a worker.
@@ -61,6 +65,8 @@ pub enum DeathCause {
     Exited(i32),
     /// The result file was not written by the worker: something forged it.
     Tampered,
+    /// Wrote more to its scratch folder than a worker may (in bytes or in files).
+    WroteTooMuch,
 }
 
 /// The supervisor could not run the worker at all (never the student's fault).
@@ -119,6 +125,12 @@ impl Death {
             DeathCause::Tampered => "wrote the grader's result file itself, which is tampering \
                  with grading: the item scores 0"
                 .to_string(),
+            DeathCause::WroteTooMuch => format!(
+                "wrote more than {} GiB (or more than {} files) to disk and was stopped: a \
+                 graded function has no reason to write files; look for a write inside a loop",
+                crate::sandbox::limits::SCRATCH_BYTES >> 30,
+                crate::sandbox::limits::SCRATCH_FILES
+            ),
             DeathCause::Exited(code) => format!(
                 "ended the program (exit code {code}) before the grader got its result: do not \
                  call `std::process::exit` in lab code"
@@ -159,6 +171,9 @@ pub struct Stop {
     pub checkpoint: Option<Checkpoint>,
 }
 
+/// How often the watchdog looks at a running worker's scratch folder.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
 /// One worker process, from start to report: the supervisor waits for its stops at
 /// checkpoints (reading its own clock), hands over work through the shared region while it is
 /// stopped, and lets it continue. A watchdog kills it at the item's timeout.
@@ -170,6 +185,7 @@ pub struct Session {
     stderr: Option<Capture>,
     timeout_secs: f64,
     timed_out: Arc<AtomicBool>,
+    wrote_too_much: Arc<AtomicBool>,
     ended: Option<i32>,
     stopped: bool,
     cancel: Option<std::sync::mpsc::Sender<()>>,
@@ -195,13 +211,23 @@ impl Session {
         let region = Region::create(&region_path, words)
             .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
         order.stopwatch = Some(region_path);
-        order.sandbox = Some(crate::sandbox::spec_for(
+        let mut spec = crate::sandbox::spec_for(
             scratch.path(),
             &command.program,
             command.cwd.as_deref(),
             &command.env,
             order.backend,
-        ));
+        );
+        let kernel_cache = command
+            .kernel_cache
+            .clone()
+            .unwrap_or_else(|| scratch.path().join("kernels"));
+        if std::fs::create_dir_all(&kernel_cache).is_ok()
+            && !kernel_cache.starts_with(scratch.path())
+        {
+            spec.writable.push(kernel_cache.clone());
+        }
+        order.sandbox = Some(spec);
 
         let mut cmd = Command::new(&command.program);
         // Only the variables a worker needs: nothing of the instructor's reaches student code.
@@ -223,10 +249,10 @@ impl Session {
         for (k, v) in &command.env {
             cmd.env(k, v);
         }
-        // The emulator compiles kernels into this worker's own cache: a shared cache that
-        // one submission's code could write would let it swap the kernels another runs (the
-        // grader's own included). The cost: each item compiles its kernels again.
-        cmd.env(KERNEL_CACHE, scratch.path().join("kernels"));
+        // The emulator compiles kernels into this submission's own cache: a shared cache
+        // that one submission's code could write would let it swap the kernels another runs.
+        // (The grader's own kernel is never taken from a cache: see `gpu::busy`.)
+        cmd.env(KERNEL_CACHE, &kernel_cache);
         crate::sandbox::limits::install(
             &mut cmd,
             crate::sandbox::limits::Limits::for_worker(order.backend, item.timeout_secs),
@@ -247,13 +273,30 @@ impl Session {
         let stderr = child.stderr.take().map(Capture::start);
         let pid = child.id() as i32;
         let timed_out = Arc::new(AtomicBool::new(false));
+        let wrote_too_much = Arc::new(AtomicBool::new(false));
         let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
         let limit = Duration::from_secs_f64(item.timeout_secs);
-        let flag = Arc::clone(&timed_out);
+        let flags = (Arc::clone(&timed_out), Arc::clone(&wrote_too_much));
+        let watched = [scratch.path().to_path_buf(), kernel_cache];
+        // The watchdog: the timeout, and the scratch folder's size (a file-size limit alone
+        // lets a worker fill the disk with many files).
         std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(limit) {
-                flag.store(true, Ordering::SeqCst);
+            let started = Instant::now();
+            loop {
+                let left = limit.saturating_sub(started.elapsed());
+                match cancelled.recv_timeout(left.min(WATCH_EVERY)) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+                if started.elapsed() >= limit {
+                    flags.0.store(true, Ordering::SeqCst);
+                } else if crate::sandbox::limits::written_over(&watched) {
+                    flags.1.store(true, Ordering::SeqCst);
+                } else {
+                    continue;
+                }
                 kill(pid, Signal::Kill);
+                return;
             }
         });
         Ok(Session {
@@ -264,6 +307,7 @@ impl Session {
             stderr,
             timeout_secs: item.timeout_secs,
             timed_out,
+            wrote_too_much,
             ended: None,
             stopped: false,
             cancel: Some(cancel),
@@ -343,6 +387,12 @@ impl Session {
         if self.timed_out.load(Ordering::SeqCst) {
             return Ok(WorkerRun::Died(Death {
                 cause: DeathCause::TimedOut(self.timeout_secs),
+                output_tail,
+            }));
+        }
+        if self.wrote_too_much.load(Ordering::SeqCst) {
+            return Ok(WorkerRun::Died(Death {
+                cause: DeathCause::WroteTooMuch,
                 output_tail,
             }));
         }

@@ -42,6 +42,7 @@ impl GradeContext {
                 program: PathBuf::new(),
                 cwd: None,
                 env: Vec::new(),
+                kernel_cache: None,
             },
             seed: 0,
             source_dir: None,

@@ -28,7 +28,10 @@ type GpuResult<T> = Result<T, String>;
 impl Busy {
     /// Compiles and loads the kernel on `stream`'s device and measures its speed.
     pub fn new(stream: &Arc<CudaStream>) -> GpuResult<Self> {
-        let ptx = cudarc::nvrtc::compile_ptx(BUSY_KERNEL).map_err(|e| e.to_string())?;
+        // A source no other process can predict, so the emulator compiles it here, before any
+        // student code runs, and never takes it from a cache a submission could have written.
+        let source = format!("{BUSY_KERNEL}// {:016x}\n", crate::protocol::fresh_nonce());
+        let ptx = cudarc::nvrtc::compile_ptx(source).map_err(|e| e.to_string())?;
         let module = stream
             .context()
             .load_module(ptx)

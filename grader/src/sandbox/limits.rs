@@ -21,6 +21,41 @@ pub const PROCESSES: u64 = 512;
 /// batch.
 pub const FILE_SIZE: u64 = 1 << 30;
 
+/// What a worker may write to its scratch folder in all (each file is also held to
+/// [`FILE_SIZE`]).
+pub const SCRATCH_BYTES: u64 = 2 << 30;
+
+/// How many files and folders a worker may make in its scratch folder.
+pub const SCRATCH_FILES: u64 = 100_000;
+
+/// Whether the folders a worker may write (`dirs`) hold more than it may write:
+/// [`SCRATCH_BYTES`] of disk blocks or [`SCRATCH_FILES`] entries. The supervisor's watchdog
+/// asks while it runs.
+pub fn written_over(dirs: &[std::path::PathBuf]) -> bool {
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt;
+    let (mut bytes, mut files) = (0u64, 0u64);
+    let mut folders = dirs.to_vec();
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            files += 1;
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                folders.push(entry.path());
+            }
+            #[cfg(unix)]
+            let used = meta.blocks() * 512;
+            #[cfg(not(unix))]
+            let used = meta.len();
+            bytes += used;
+            if bytes > SCRATCH_BYTES || files > SCRATCH_FILES {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// What one worker is held to.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -49,8 +84,8 @@ impl Limits {
 /// (Linux 5.14+: before, the limit counted every process of the user; never for root, whom the
 /// kernel exempts), and their own network namespace. Each is tried once in a throw-away child.
 ///
-/// As root, each worker gets a uid of its own (so the count is its own on any kernel), and
-/// the probe tries exactly what a worker's start does.
+/// As root, workers run as a uid no account uses, each in a user namespace of its own (where
+/// the count is its own), and the probe tries exactly what a worker's start does.
 pub fn namespaces() -> (bool, bool) {
     if !cfg!(target_os = "linux") {
         return (false, false);
@@ -109,9 +144,10 @@ fn can_unshare(_: libc::c_int, _: bool) -> bool {
 const WORKER_UIDS: u32 = 1 << 30;
 
 /// How a worker of a grader run as root leaves root behind: it enters a new user namespace in
-/// which it is root, mapped outside to a uid of its own that no account uses, so the kernel
-/// holds it to the process limit, and it cannot signal, trace or read the memory of any
-/// process it did not start. Root's own uid is mapped too (as uid 1 inside), so what root's
+/// which it is root, mapped outside to a uid that no account uses, so the kernel
+/// holds it to the process limit, and it cannot signal, trace or read the memory of the
+/// grader or any process of another user (the other workers are held off by Landlock's scopes
+/// and the seccomp filter, as for a grader run by an ordinary user). Root's own uid is mapped too (as uid 1 inside), so what root's
 /// files allow root still holds for it (its program, the GPU libraries in root's home, its
 /// scratch folder): Landlock decides which of them it may touch. The seccomp filter then
 /// refuses every change of uid, so it cannot become that uid 1.
@@ -129,11 +165,11 @@ impl RootMap {
     /// How many uids the workers of root-run graders use, from [`WORKER_UIDS`].
     const RANGE: u32 = 1 << 28;
 
-    /// A map for the next worker: its own uid (the grader's process id and a count).
+    /// A map for the next worker: the uid of this grader's workers (from its process id).
+    /// Each worker has its own namespace, so the process limit still counts each on its own,
+    /// while the kernels one item compiled stay readable to the next item's worker.
     fn next() -> RootMap {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & 0xFFF;
-        let uid = WORKER_UIDS + ((std::process::id() & 0xFFFF) << 12) + n;
+        let uid = WORKER_UIDS + (std::process::id() % Self::RANGE);
         RootMap {
             uid_map: format!("0 {uid} 1\n1 0 1\n").into_bytes(),
             gid_map: b"0 0 1\n".to_vec(),

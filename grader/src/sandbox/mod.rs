@@ -109,7 +109,8 @@ impl Protections {
         format!(
             "filesystem: {}; syscalls: {}; signals: {}; network: {network}; processes: \
              {processes}; memory ≤ {} GiB (CPU and emulated GPU items); CPU time bounded; core \
-             dumps off, open files ≤ {OPEN_FILES}, files ≤ {} GiB, output kept ≤ {} MiB",
+             dumps off, open files ≤ {OPEN_FILES}, files ≤ {} GiB each and {} GiB in all, output \
+             kept ≤ {} MiB",
             or_unprotected(self.filesystem, "landlock (own scratch folder only)"),
             or_unprotected(
                 self.syscalls,
@@ -118,6 +119,7 @@ impl Protections {
             or_unprotected(self.signals, "none outside the sandbox"),
             limits::MEMORY >> 30,
             limits::FILE_SIZE >> 30,
+            limits::SCRATCH_BYTES >> 30,
             crate::capture::KEPT >> 20,
         )
     }
@@ -211,7 +213,7 @@ pub const SYSTEM_READABLE: &[&str] = &[
 ];
 
 /// What workers and builds may write of the system.
-pub const SYSTEM_WRITABLE: &[&str] = &["/dev/null", "/dev/shm"];
+pub const SYSTEM_WRITABLE: &[&str] = &["/dev/null"];
 
 /// A worker's own `/proc` entries (it makes its rules itself, so `self` is itself).
 const WORKER_PROC: &[&str] = &[
@@ -308,7 +310,11 @@ pub fn spec_for(
     // one worker could write is one it could poison for the next.
     let mut writable = vec![scratch.to_path_buf()];
     writable.extend(SYSTEM_WRITABLE.iter().map(PathBuf::from));
-    writable.extend(gpu_device_files());
+    if backend == crate::protocol::Backend::Real {
+        // The driver's shared memory; elsewhere a file there would outlive the worker, in RAM.
+        writable.push(PathBuf::from("/dev/shm"));
+        writable.extend(gpu_device_files());
+    }
     readable.sort();
     readable.dedup();
     readable.retain(|p| p.exists());
