@@ -2,6 +2,7 @@
 //! kind of item may exercise, and the harness (`tests/grade.rs`) its crate is graded with.
 
 pub mod matmul;
+pub mod training;
 
 use crate::rubric::ItemKind;
 
