@@ -90,6 +90,7 @@ pub fn namespaces() -> (bool, bool) {
     if !cfg!(target_os = "linux") {
         return (false, false);
     }
+    #[cfg(target_os = "linux")]
     if as_root() {
         let user = RootMap::usable() && can_unshare(NEW_USER, true);
         return (user, user && can_unshare(NEW_USER | NEW_NET, true));
