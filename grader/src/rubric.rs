@@ -106,6 +106,59 @@ impl ItemKind {
     }
 }
 
+/// The keys every item takes, whatever its kind.
+const COMMON_KEYS: &[&str] = &[
+    "id",
+    "title",
+    "kind",
+    "function",
+    "points",
+    "timeout_secs",
+    "forbid",
+    "require",
+];
+
+impl ItemKind {
+    /// Every kind, in the order the README lists them.
+    pub const ALL: [ItemKind; 8] = [
+        ItemKind::Matmul,
+        ItemKind::CpuTimer,
+        ItemKind::CpuSpeedup,
+        ItemKind::GpuMatmul,
+        ItemKind::GpuTimer,
+        ItemKind::GpuSpeedup,
+        ItemKind::DeviceSelect,
+        ItemKind::Benchmark,
+    ];
+
+    /// How a rubric spells it (`gpu-matmul`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ItemKind::Matmul => "matmul",
+            ItemKind::CpuTimer => "cpu-timer",
+            ItemKind::CpuSpeedup => "cpu-speedup",
+            ItemKind::GpuMatmul => "gpu-matmul",
+            ItemKind::GpuTimer => "gpu-timer",
+            ItemKind::GpuSpeedup => "gpu-speedup",
+            ItemKind::DeviceSelect => "device-select",
+            ItemKind::Benchmark => "benchmark",
+        }
+    }
+
+    /// The keys only items of this kind take, beside the common ones: a key of another kind
+    /// would be ignored, so a rubric that has one is refused.
+    pub fn own_keys(self) -> &'static [&'static str] {
+        match self {
+            ItemKind::Matmul | ItemKind::GpuMatmul => &["cases", "tolerance", "hint"],
+            ItemKind::CpuTimer => &["work_ms"],
+            ItemKind::CpuSpeedup => &["size", "samples", "max_samples", "tiers"],
+            ItemKind::GpuSpeedup => &["size", "samples", "max_samples", "tiers", "policy"],
+            ItemKind::GpuTimer | ItemKind::Benchmark => &["size", "samples"],
+            ItemKind::DeviceSelect => &[],
+        }
+    }
+}
+
 /// What a GPU speedup item scores where no real GPU can measure it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -299,6 +352,47 @@ fn validate(a: &Assignment, text: &str) -> Result<(), RubricError> {
             message: "the rubric has no [[item]]".into(),
         });
     }
+    // Each item's keys as written, with where they are, to refuse a key of another kind.
+    #[derive(Deserialize)]
+    struct Written {
+        #[serde(default)]
+        item: Vec<std::collections::BTreeMap<Spanned<String>, toml::Value>>,
+    }
+    let written = toml::from_str::<Written>(text)
+        .map(|w| w.item)
+        .unwrap_or_default();
+    for (item, keys) in a.items.iter().zip(&written) {
+        for key in keys.keys() {
+            let name = key.get_ref().as_str();
+            if COMMON_KEYS.contains(&name) || item.kind.own_keys().contains(&name) {
+                continue;
+            }
+            let owners: Vec<&str> = ItemKind::ALL
+                .iter()
+                .filter(|k| k.own_keys().contains(&name))
+                .map(|k| k.label())
+                .collect();
+            let Some(&static_key) = ItemKind::ALL
+                .iter()
+                .flat_map(|k| k.own_keys())
+                .find(|k| **k == name)
+            else {
+                continue;
+            };
+            return Err(RubricError::Invalid {
+                file: a.source.clone(),
+                line: line_col(text, key.span().start).0,
+                item: item.id().to_string(),
+                key: static_key,
+                message: format!(
+                    "`{name}` is a key of {} items; this item is `{}`, which does not read it: \
+                     remove the key, or change the item's kind",
+                    owners.join(" and "),
+                    item.kind.label()
+                ),
+            });
+        }
+    }
     for (n, item) in a.items.iter().enumerate() {
         let fail = |key: &'static str, message: String| RubricError::Invalid {
             file: a.source.clone(),
@@ -435,6 +529,35 @@ mod tests {
         let a = embedded("matmul").expect("embedded rubric parses");
         assert_eq!(a.assignment.lab_crate, "matmul-lab");
         assert!(a.max_score() > 0.0);
+    }
+
+    #[test]
+    fn a_key_of_another_kind_names_its_kinds_the_file_and_the_line() {
+        let text = embedded_text().replacen(
+            "kind = \"cpu-timer\"",
+            "kind = \"cpu-timer\"\ntolerance = 2.0",
+            1,
+        );
+        assert_ne!(text, embedded_text(), "the rubric has a cpu-timer item");
+        let err = parse(&text, Path::new("x/assignment.toml")).expect_err("refused");
+        let msg = err.to_string();
+        let line: usize = msg
+            .split(':')
+            .nth(1)
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(0);
+        assert_eq!(
+            text.lines().nth(line.saturating_sub(1)),
+            Some("tolerance = 2.0"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(
+                "`tolerance` is a key of matmul and gpu-matmul items; this item is \
+                          `cpu-timer`"
+            ),
+            "{msg}"
+        );
     }
 
     #[test]
