@@ -23,14 +23,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The library names cudarc tries (see `cudarc::get_lib_name_candidates`), all linked to the
-/// emulator so that whichever name is found first, one shared object (one state) serves all.
 /// The variable naming the real-machine conditions the emulator is asked to show (a
 /// comma-separated list): `no-nvrtc`, `no-cublas` (those libraries are left out of a worker's
 /// library path), `old-driver` (module loads fail as with a driver older than NVRTC). For
 /// tests of how the grader copes with the machines students have.
 pub const CONDITIONS: &str = "GPU_LABS_EMULATOR_CONDITIONS";
 
+/// The library names cudarc tries (see `cudarc::get_lib_name_candidates`), all linked to the
+/// emulator so that whichever name is found first, one shared object (one state) serves all.
 pub const LIB_NAMES: &[&str] = &[
     "libcuda.so",
     "libcuda.so.1",
@@ -48,8 +48,8 @@ pub const CDYLIB: &str = "libgpu_labs_cuda_emulator.so";
 /// Environment variable set (to `1`) in children that run on the emulator.
 pub const MARKER: &str = "GPU_LABS_EMULATOR";
 
-/// The variable naming the folder where the emulator caches compiled kernels (each worker gets
-/// its own, in its scratch folder).
+/// The variable naming the folder where the emulator caches compiled kernels (a grader's
+/// workers get one per submission: see `supervisor::WorkerCommand::kernel_cache`).
 pub const KERNEL_CACHE: &str = "GPU_LABS_EMULATOR_CACHE";
 
 /// Environment variable naming a prebuilt emulator library.

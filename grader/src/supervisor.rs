@@ -12,8 +12,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How to start a worker: the lab's test binary and its environment.
@@ -183,9 +182,8 @@ pub struct Session {
     order: WorkOrder,
     stdout: Option<Capture>,
     stderr: Option<Capture>,
-    timeout_secs: f64,
-    timed_out: Arc<AtomicBool>,
-    wrote_too_much: Arc<AtomicBool>,
+    /// Why the watchdog killed it, when it did.
+    killed_for: Arc<OnceLock<DeathCause>>,
     ended: Option<i32>,
     stopped: bool,
     cancel: Option<std::sync::mpsc::Sender<()>>,
@@ -231,12 +229,8 @@ impl Session {
 
         let mut cmd = Command::new(&command.program);
         // Only the variables a worker needs: nothing of the instructor's reaches student code.
-        let kept: Vec<_> = std::env::vars_os()
-            .filter(|(k, _)| k.to_str().is_some_and(crate::sandbox::keeps_variable))
-            .collect();
+        crate::sandbox::clean_environment(&mut cmd);
         cmd.arg(WORKER_FLAG)
-            .env_clear()
-            .envs(kept)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -272,11 +266,11 @@ impl Session {
         let stdout = child.stdout.take().map(Capture::start);
         let stderr = child.stderr.take().map(Capture::start);
         let pid = child.id() as i32;
-        let timed_out = Arc::new(AtomicBool::new(false));
-        let wrote_too_much = Arc::new(AtomicBool::new(false));
+        let killed_for = Arc::new(OnceLock::new());
         let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
         let limit = Duration::from_secs_f64(item.timeout_secs);
-        let flags = (Arc::clone(&timed_out), Arc::clone(&wrote_too_much));
+        let timeout_secs = item.timeout_secs;
+        let why = Arc::clone(&killed_for);
         let watched = [scratch.path().to_path_buf(), kernel_cache];
         // The watchdog: the timeout, and the scratch folder's size (a file-size limit alone
         // lets a worker fill the disk with many files).
@@ -288,13 +282,14 @@ impl Session {
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                     _ => return,
                 }
-                if started.elapsed() >= limit {
-                    flags.0.store(true, Ordering::SeqCst);
+                let cause = if started.elapsed() >= limit {
+                    DeathCause::TimedOut(timeout_secs)
                 } else if crate::sandbox::limits::written_over(&watched) {
-                    flags.1.store(true, Ordering::SeqCst);
+                    DeathCause::WroteTooMuch
                 } else {
                     continue;
-                }
+                };
+                let _ = why.set(cause);
                 kill(pid, Signal::Kill);
                 return;
             }
@@ -305,9 +300,7 @@ impl Session {
             order,
             stdout,
             stderr,
-            timeout_secs: item.timeout_secs,
-            timed_out,
-            wrote_too_much,
+            killed_for,
             ended: None,
             stopped: false,
             cancel: Some(cancel),
@@ -384,15 +377,9 @@ impl Session {
         let stderr = take(self.stderr.take());
         let stdout = take(self.stdout.take());
         let output_tail = tail_of(&stderr, &stdout);
-        if self.timed_out.load(Ordering::SeqCst) {
+        if let Some(cause) = self.killed_for.get() {
             return Ok(WorkerRun::Died(Death {
-                cause: DeathCause::TimedOut(self.timeout_secs),
-                output_tail,
-            }));
-        }
-        if self.wrote_too_much.load(Ordering::SeqCst) {
-            return Ok(WorkerRun::Died(Death {
-                cause: DeathCause::WroteTooMuch,
+                cause: cause.clone(),
                 output_tail,
             }));
         }

@@ -9,7 +9,7 @@ use crate::rubric::{Item, SkipPolicy};
 use crate::supervisor::SupervisorError;
 
 /// A verdict for a GPU item that was not run, and whether it counts toward the maximum.
-pub(crate) fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
+fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     let mut result = ItemResult::failed(
         item,
         format!("skipped: {reason}"),
@@ -22,13 +22,16 @@ pub(crate) fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     result
 }
 
-/// An item the grader could not grade because its own use of the GPU failed before any
-/// student code ran (a machine problem, never the student's): left out of the maximum, with
-/// the reason for whoever runs the grader.
-pub fn not_graded_here(item: &Item, why: &str) -> ItemResult {
+/// An item the grader could not grade because something of its own failed before any student
+/// code ran (its use of the GPU, the sandbox: a machine problem, never the student's): left
+/// out of the maximum, with what the grader `could_not` do, for whoever runs it.
+pub fn not_graded_here(item: &Item, could_not: &str) -> ItemResult {
     skipped(
         item,
-        &format!("the grader could not use the GPU on this machine ({why}); this is not a problem in your code: tell whoever runs the grader"),
+        &format!(
+            "the grader {could_not}; this is not a problem in your code: tell whoever runs the \
+             grader"
+        ),
         false,
     )
 }

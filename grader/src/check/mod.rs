@@ -129,30 +129,28 @@ pub fn not_compiled(
     let missing = not_in_lab
         .iter()
         .find(|name| error.contains(&format!("`{name}`")) || error.contains(&format!("{name}::")));
-    let hint = if let Some(name) = missing {
-        format!(
-            "\nHint: `{name}` is not one of this lab's dependencies. Official grading builds \
-             with the lab's own Cargo.toml, so your code cannot use it there: remove it from \
-             Cargo.toml and write the code with what the lab provides."
-        )
-    } else if let Some(why) = crate::sandbox::build::outside_read(error) {
-        format!("\nHint: {why}.")
-    } else if error.contains("tests/grade.rs") {
-        "\nHint: the error is in the grader's harness, which calls your functions by the names \
-         and types the template gives them: keep each `pub fn` name and signature exactly as in \
-         the template."
-            .to_string()
-    } else {
-        String::new()
-    };
-    let reason = match (missing, crate::sandbox::build::outside_read(error)) {
-        (Some(name), _) => {
-            format!("does not compile: `{name}` is not one of this lab's dependencies")
-        }
-        (None, Some(_)) => {
-            "does not compile: it reads a file outside the crate at compile time".to_string()
-        }
-        (None, None) => format!("does not compile: {first_line}"),
+    let outside = crate::sandbox::build::outside_read(error);
+    let (reason, hint) = match (missing, outside) {
+        (Some(name), _) => (
+            format!("does not compile: `{name}` is not one of this lab's dependencies"),
+            format!(
+                "\nHint: `{name}` is not one of this lab's dependencies. Official grading builds \
+                 with the lab's own Cargo.toml, so your code cannot use it there: remove it \
+                 from Cargo.toml and write the code with what the lab provides."
+            ),
+        ),
+        (None, Some(why)) => (
+            "does not compile: it reads a file outside the crate at compile time".to_string(),
+            format!("\nHint: {why}."),
+        ),
+        (None, None) if error.contains("tests/grade.rs") => (
+            format!("does not compile: {first_line}"),
+            "\nHint: the error is in the grader's harness, which calls your functions by the \
+             names and types the template gives them: keep each `pub fn` name and signature \
+             exactly as in the template."
+                .to_string(),
+        ),
+        (None, None) => (format!("does not compile: {first_line}"), String::new()),
     };
     every_item_failed(
         assignment,
@@ -293,18 +291,17 @@ pub(crate) fn judge_run(
         WorkerRun::Reported {
             outcome: Outcome::GpuUnavailable(why),
             ..
-        } => Ok(Err(gpu::not_graded_here(item, &why))),
+        } => Ok(Err(gpu::not_graded_here(
+            item,
+            &format!("could not use the GPU on this machine ({why})"),
+        ))),
         // No student code ran: the item is not graded, and the reason says whose it is.
         WorkerRun::Reported {
             outcome: Outcome::SandboxFailed(why),
             ..
-        } => Ok(Err(gpu::skipped(
+        } => Ok(Err(gpu::not_graded_here(
             item,
-            &format!(
-                "the grader could not sandbox your code on this machine ({why}), so it did not \
-                 run it; this is not a problem in your code: tell whoever runs the grader"
-            ),
-            false,
+            &format!("could not sandbox your code on this machine ({why}), so it did not run it"),
         ))),
         WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {

@@ -195,7 +195,9 @@ pub fn worker_env(found: &Found, cache: &Path) -> std::io::Result<Vec<(OsString,
         .iter()
         .flat_map(|(_, p)| p.as_os_str().as_encoded_bytes().iter().copied().chain([0]))
         .collect();
-    let dir = cache.join(format!("cuda-libs-{:016x}", fnv1a(&key)));
+    let mut hash = crate::fingerprint::Fnv::default();
+    hash.write(&key);
+    let dir = cache.join(format!("cuda-libs-{:016x}", hash.finish()));
     std::fs::create_dir_all(&dir)?;
     for (library, path) in &found.paths {
         let link = dir.join(library.link_name());
@@ -216,13 +218,6 @@ pub fn worker_env(found: &Found, cache: &Path) -> std::io::Result<Vec<(OsString,
     let joined = std::env::join_paths(dirs)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     Ok(vec![("LD_LIBRARY_PATH".into(), joined)])
-}
-
-/// A stable 64-bit hash for folder names.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -10,14 +10,6 @@ use super::SandboxError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Leaves out of `cmd`'s environment every variable [`keeps_variable`] does not keep.
-pub fn clean_environment(cmd: &mut Command) {
-    let kept: Vec<_> = std::env::vars_os()
-        .filter(|(k, _)| k.to_str().is_some_and(super::keeps_variable))
-        .collect();
-    cmd.env_clear().envs(kept);
-}
-
 /// The folders of the Rust toolchain and of cargo's registry: read, and (the registry)
 /// written when a crate is downloaded.
 fn toolchain_folders() -> (Vec<PathBuf>, Vec<PathBuf>) {
@@ -75,7 +67,7 @@ pub fn confine(
     target: &Path,
     grader_dir: &Path,
 ) -> Result<(), SandboxError> {
-    clean_environment(cmd);
+    super::clean_environment(cmd);
     let protections = super::available();
     if !protections.filesystem {
         return Ok(());

@@ -122,17 +122,22 @@ fn can_unshare(flags: libc::c_int, as_root: bool) -> bool {
             };
             libc::_exit(if entered { 0 } else { 1 });
         }
-        if pid < 0 {
-            return false;
-        }
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, 0) == -1 {
-            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                return false;
-            }
-        }
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        pid > 0 && exited_cleanly(pid).unwrap_or(false)
     }
+}
+
+/// Waits for the child `pid` and says whether it exited with status 0. Async-signal-safe, so
+/// it may run between fork and exec.
+#[cfg(target_os = "linux")]
+unsafe fn exited_cleanly(pid: libc::pid_t) -> std::io::Result<bool> {
+    let mut status = 0;
+    while libc::waitpid(pid, &mut status, 0) == -1 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -224,16 +229,11 @@ impl RootMap {
         }
         // Closed without a byte, the helper's read ends and it writes nothing.
         libc::close(pipe[1]);
-        let mut status = 0;
-        while libc::waitpid(helper, &mut status, 0) == -1 {
-            if last().raw_os_error() != Some(libc::EINTR) {
-                return Err(last());
-            }
-        }
+        let mapped = exited_cleanly(helper)?;
         if !unshared {
             return Err(unshare_error);
         }
-        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        if !mapped {
             return Err(std::io::Error::from_raw_os_error(libc::EPERM));
         }
         if libc::setresgid(0, 0, 0) != 0 || libc::setresuid(0, 0, 0) != 0 {

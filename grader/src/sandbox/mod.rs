@@ -125,6 +125,15 @@ impl Protections {
     }
 }
 
+/// Leaves out of `cmd`'s environment every variable [`keeps_variable`] does not keep: what a
+/// worker or a build of a submission starts with.
+pub fn clean_environment(cmd: &mut std::process::Command) {
+    let kept: Vec<_> = std::env::vars_os()
+        .filter(|(k, _)| k.to_str().is_some_and(keeps_variable))
+        .collect();
+    cmd.env_clear().envs(kept);
+}
+
 /// Whether an environment variable is one a worker or a build needs (the toolchain's, the
 /// GPU's, the locale, a proxy for downloads); the rest (tokens, keys, anything else of the
 /// instructor's) is left out, so that neither `env!` at build time nor a graded function can
