@@ -254,8 +254,7 @@ fn the_workflow_has_classrooms_shape_and_reports_every_step() {
         .items
         .iter()
         .filter(|i| {
-            i.kind == grader::rubric::ItemKind::GpuSpeedup
-                && i.policy == grader::rubric::SkipPolicy::Skip
+            i.spec.needs() == grader::rubric::Needs::RealGpu(grader::rubric::SkipPolicy::Skip)
         })
         .map(|i| i.points)
         .sum();

@@ -9,7 +9,7 @@
 //! `harness::classroom`). The build steps run with that same environment: anything else
 //! (`CARGO_INCREMENTAL=0` from the toolchain step) would make the first grader step rebuild.
 
-use crate::rubric::{Assignment, Item, ItemKind, SkipPolicy};
+use crate::rubric::{Assignment, Item, Needs, SkipPolicy};
 use std::fmt::Write;
 
 /// Why a rubric cannot become a Classroom workflow.
@@ -72,7 +72,7 @@ pub struct Step {
 pub fn steps(assignment: &Assignment) -> Vec<Step> {
     let mut steps = Vec::new();
     for item in &assignment.items {
-        if item.kind == ItemKind::GpuSpeedup && item.policy == SkipPolicy::Skip {
+        if needs_real_gpu_skipped(item) {
             continue;
         }
         let timeout_minutes = (item.timeout_secs / 60.0).ceil() as u64 + 1;
@@ -80,7 +80,7 @@ pub fn steps(assignment: &Assignment) -> Vec<Step> {
             "cargo test --quiet --test grade -- --classroom-step {}",
             item.id()
         );
-        if item.tiers.is_empty() {
+        if item.spec.tiers().is_empty() {
             steps.push(Step {
                 item: item.id().to_string(),
                 id: item.id().to_string(),
@@ -109,11 +109,17 @@ pub fn steps(assignment: &Assignment) -> Vec<Step> {
 
 /// An item's tiers by increasing points (each tier's points are the item's total there).
 fn tiers_by_points(item: &Item) -> Vec<crate::rubric::Tier> {
-    let mut tiers = item.tiers.clone();
+    let mut tiers = item.spec.tiers().to_vec();
     tiers.sort_by(|a, b| a.points.total_cmp(&b.points));
     tiers.dedup_by(|a, b| a.points == b.points);
     tiers.retain(|t| t.points > 0.0);
     tiers
+}
+
+/// Whether the item needs a real GPU and is left out of the maximum without one (runners have
+/// none).
+fn needs_real_gpu_skipped(item: &Item) -> bool {
+    item.spec.needs() == Needs::RealGpu(SkipPolicy::Skip)
 }
 
 /// YAML's double-quoted scalar.
@@ -142,7 +148,7 @@ pub fn workflow(assignment: &Assignment) -> Result<String, ClassroomError> {
     let skipped: Vec<&str> = assignment
         .items
         .iter()
-        .filter(|i| i.kind == ItemKind::GpuSpeedup && i.policy == SkipPolicy::Skip)
+        .filter(|i| needs_real_gpu_skipped(i))
         .map(|i| i.id())
         .collect();
     if !skipped.is_empty() {
@@ -259,7 +265,7 @@ mod tests {
         let counted: f64 = assignment
             .items
             .iter()
-            .filter(|i| i.kind != ItemKind::GpuSpeedup)
+            .filter(|i| !matches!(i.spec.needs(), Needs::RealGpu(_)))
             .map(|i| i.points)
             .sum();
         assert_eq!(total, counted);
@@ -281,13 +287,13 @@ mod tests {
 
     #[test]
     fn a_step_worth_a_fraction_of_a_point_is_refused() {
-        let mut assignment = crate::rubric::embedded("matmul").unwrap();
-        let item = assignment
-            .items
-            .iter_mut()
-            .find(|i| !i.tiers.is_empty())
-            .unwrap();
-        item.tiers[0].points = 0.5;
+        let text = crate::rubric::embedded("matmul").unwrap().text.replacen(
+            "{ speedup = 2.0, points = 1 }",
+            "{ speedup = 2.0, points = 0.5 }",
+            1,
+        );
+        let assignment =
+            crate::rubric::parse(&text, std::path::Path::new("assignment.toml")).unwrap();
         let message = workflow(&assignment).unwrap_err().to_string();
         assert!(
             message.contains("item `fast_speedup`")

@@ -3,7 +3,7 @@
 //! into place at the end, so nothing the student prints (stdout, stderr) can pass for a result,
 //! and a worker that dies half-way leaves no result at all.
 
-use crate::rubric::{Item, ItemKind};
+use crate::rubric::Item;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -16,20 +16,15 @@ pub const WORKER_FLAG: &str = "--grader-worker";
 pub struct WorkOrder {
     /// The rubric item's id (also salts the inputs).
     pub item: String,
-    /// What kind of check the outputs feed.
-    pub kind: ItemKind,
+    /// The item's kind, as the rubric names it (its lab reads [`WorkOrder::task`] by it).
+    pub kind: String,
     /// The student function to call.
     pub function: String,
     /// The run's seed.
     pub seed: u64,
-    /// `matmul`: the shapes to multiply.
-    pub cases: Vec<[usize; 3]>,
-    /// `cpu-timer`: the durations of work to hand the timer.
-    pub work_ms: Vec<u64>,
-    /// `cpu-speedup`: the timed shape.
-    pub size: Option<[usize; 3]>,
-    /// `cpu-speedup`: how many timed samples of each side.
-    pub samples: usize,
+    /// The lab's part of the order: the item's own keys, as its lab wrote them
+    /// ([`crate::rubric::KindSpec::task`]).
+    pub task: serde_json::Value,
     /// Which round of samples this is (speedups sample in rounds): each round and each sample
     /// gets inputs of its own, so a result cannot be remembered from an earlier run.
     pub round: usize,
@@ -73,17 +68,25 @@ impl Backend {
 }
 
 impl WorkOrder {
+    /// The lab's part of the order read as `T` (the lab's kind type); an order its lab cannot
+    /// read is a grader mismatch.
+    pub fn task<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        serde_json::from_value(self.task.clone()).map_err(|e| {
+            format!(
+                "item `{}`: the order's `{}` task is unreadable: {e}",
+                self.item, self.kind
+            )
+        })
+    }
+
     /// The order for `item` with `seed`, reporting to `report_path`.
     pub fn for_item(item: &Item, seed: u64, report_path: &Path) -> Self {
         WorkOrder {
             item: item.id().to_string(),
-            kind: item.kind,
+            kind: item.kind.clone(),
             function: item.function.clone(),
             seed,
-            cases: item.cases.clone(),
-            work_ms: item.work_ms.clone(),
-            size: item.size,
-            samples: item.samples,
+            task: item.spec.task(),
             round: 0,
             backend: Backend::NoGpu,
             nonce: 0,
@@ -135,6 +138,8 @@ pub enum Outcome {
     Timed,
     /// Student code panicked (`todo!()` included) during case `case`.
     Panicked(PanicInfo),
+    /// What a lab's own kinds send back, in the lab's own terms (read by the lab's judge).
+    Lab(serde_json::Value),
 }
 
 /// A panic caught in the worker.

@@ -6,13 +6,6 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// The rubrics shipped with this grader, embedded so that grading needs no files on disk and
-/// a student cannot edit the rubric their `cargo test` uses.
-const EMBEDDED: &[(&str, &str)] = &[(
-    "matmul",
-    include_str!("../../assignments/matmul/assignment.toml"),
-)];
-
 /// Why a rubric could not be used. Every variant names the file; parse and validation errors
 /// name the line and the key.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +31,7 @@ pub enum RubricError {
         file: PathBuf,
         line: usize,
         item: String,
-        key: &'static str,
+        key: String,
         message: String,
     },
     /// No embedded rubric has that name.
@@ -47,17 +40,16 @@ pub enum RubricError {
 }
 
 /// A whole rubric: which lab it grades and its items, in order.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct Assignment {
     /// Which lab, and how its crate is named.
     pub assignment: AssignmentInfo,
     /// The rubric items, in the order they are graded and reported.
-    #[serde(rename = "item")]
     pub items: Vec<Item>,
     /// Where the rubric came from, for error messages and reports.
-    #[serde(skip)]
     pub source: PathBuf,
+    /// The rubric's text, which decides (with the submission) whether a grade is still valid.
+    pub text: String,
 }
 
 /// The `[assignment]` table.
@@ -72,42 +64,57 @@ pub struct AssignmentInfo {
     pub lab_crate: String,
 }
 
-/// What an item checks. Each kind has its own keys (see [`Item`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ItemKind {
-    /// A matrix product checked against an f64 reference on several shapes.
-    Matmul,
-    /// A timing function checked against the grader's own clock.
-    CpuTimer,
-    /// A speedup over the grader's naive baseline, measured by the grader.
-    CpuSpeedup,
-    /// A matrix product computed on the GPU, checked like `matmul` and required to run on the
-    /// device.
-    GpuMatmul,
-    /// A GPU timing function, checked against the grader's device events (synchronization).
-    GpuTimer,
-    /// A GPU product's speedup over the CPU, measured by the grader; needs a real GPU.
-    GpuSpeedup,
-    /// Device selection: the GPU when there is one, the CPU otherwise, never a panic.
-    DeviceSelect,
-    /// The lab activity: CPU and GPU times measured and returned.
-    Benchmark,
+/// What a lab's item kind does for the engine: everything the engine needs to know about an
+/// item beyond its common keys, answered by the lab that owns the kind (see
+/// [`crate::labs`]). The engine never names a kind; it asks the item's spec.
+pub trait KindSpec: std::fmt::Debug + Send + Sync {
+    /// Whether the item belongs to the GPU track: its worker sees the GPU (every other item
+    /// runs with the GPU hidden) and its report says where GPU code ran.
+    fn gpu_track(&self) -> bool;
+    /// Whether the item measures speed: it then takes the machine to itself while it runs.
+    fn measures_speed(&self) -> bool {
+        false
+    }
+    /// What the item needs from the machine to be graded at all.
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+    /// The speed tiers, for speed items.
+    fn tiers(&self) -> &[Tier] {
+        &[]
+    }
+    /// How feedback names input case `case` (" on case 2 of 6 (A is 3×4, B is 4×5)"), where
+    /// the kind has cases.
+    fn describe_case(&self, _case: usize) -> Option<String> {
+        None
+    }
+    /// The lab's part of the item's work order, read back by the lab's worker.
+    fn task(&self) -> serde_json::Value;
+    /// Grades the item: runs its workers and judges what they send back.
+    fn grade(
+        &self,
+        ctx: &crate::check::GradeContext,
+        item: &Item,
+    ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError>;
 }
 
-impl ItemKind {
-    /// Whether items of this kind belong to the GPU track, whose reports say where GPU code
-    /// ran (a real GPU, the emulator, or nowhere).
-    pub fn is_gpu_track(self) -> bool {
-        !matches!(
-            self,
-            ItemKind::Matmul | ItemKind::CpuTimer | ItemKind::CpuSpeedup
-        )
-    }
+/// What an item needs from the machine to be graded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing: it runs anywhere.
+    Nothing,
+    /// A GPU, real or emulated (with `--gpu off` it is left out of the maximum).
+    Gpu,
+    /// A real GPU (a speed on the emulator says nothing); the policy says what it scores
+    /// elsewhere.
+    RealGpu(SkipPolicy),
 }
+
+/// An item's kind-specific part, shared by every copy of the item.
+pub type ItemSpec = std::sync::Arc<dyn KindSpec>;
 
 /// The keys every item takes, whatever its kind.
-const COMMON_KEYS: &[&str] = &[
+pub const COMMON_KEYS: &[&str] = &[
     "id",
     "title",
     "kind",
@@ -117,47 +124,6 @@ const COMMON_KEYS: &[&str] = &[
     "forbid",
     "require",
 ];
-
-impl ItemKind {
-    /// Every kind, in the order the README lists them.
-    pub const ALL: [ItemKind; 8] = [
-        ItemKind::Matmul,
-        ItemKind::CpuTimer,
-        ItemKind::CpuSpeedup,
-        ItemKind::GpuMatmul,
-        ItemKind::GpuTimer,
-        ItemKind::GpuSpeedup,
-        ItemKind::DeviceSelect,
-        ItemKind::Benchmark,
-    ];
-
-    /// How a rubric spells it (`gpu-matmul`).
-    pub fn label(self) -> &'static str {
-        match self {
-            ItemKind::Matmul => "matmul",
-            ItemKind::CpuTimer => "cpu-timer",
-            ItemKind::CpuSpeedup => "cpu-speedup",
-            ItemKind::GpuMatmul => "gpu-matmul",
-            ItemKind::GpuTimer => "gpu-timer",
-            ItemKind::GpuSpeedup => "gpu-speedup",
-            ItemKind::DeviceSelect => "device-select",
-            ItemKind::Benchmark => "benchmark",
-        }
-    }
-
-    /// The keys only items of this kind take, beside the common ones: a key of another kind
-    /// would be ignored, so a rubric that has one is refused.
-    pub fn own_keys(self) -> &'static [&'static str] {
-        match self {
-            ItemKind::Matmul | ItemKind::GpuMatmul => &["cases", "tolerance", "hint"],
-            ItemKind::CpuTimer => &["work_ms"],
-            ItemKind::CpuSpeedup => &["size", "samples", "max_samples", "tiers"],
-            ItemKind::GpuSpeedup => &["size", "samples", "max_samples", "tiers", "policy"],
-            ItemKind::GpuTimer | ItemKind::Benchmark => &["size", "samples"],
-            ItemKind::DeviceSelect => &[],
-        }
-    }
-}
 
 /// What a GPU speedup item scores where no real GPU can measure it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -170,56 +136,54 @@ pub enum SkipPolicy {
     Zero,
 }
 
-/// One `[[item]]`: an id, points, and the keys of its kind.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One `[[item]]`: the keys every item has, and its kind's own keys as its lab read them.
+#[derive(Debug, Clone)]
 pub struct Item {
     /// Short stable id, used to filter (`cargo test --test grade -- fast_correct`).
-    pub id: Spanned<String>,
+    pub id: String,
     /// What the student sees as the item's name.
     pub title: String,
-    /// Which check runs.
-    pub kind: ItemKind,
+    /// Which check runs (`matmul`, `gpu-timer`, …): a kind of the rubric's lab.
+    pub kind: String,
     /// The student function the item exercises.
     pub function: String,
     /// The most the item can earn.
     pub points: f64,
     /// Wall-clock limit for the item's worker process.
-    #[serde(default = "default_timeout")]
     pub timeout_secs: f64,
     /// Identifiers the function (and everything it calls in the crate) must not use.
-    #[serde(default)]
     pub forbid: Vec<String>,
     /// Text the submission's sources must contain (e.g. `__syncthreads` for a tiled kernel).
-    #[serde(default)]
     pub require: Vec<String>,
-    /// `matmul`: the hint shown under a wrong result when no diagnosis fits (the instructor's
-    /// word on what usually goes wrong in this function).
+    /// The kind's own keys, read and checked by the lab.
+    pub spec: ItemSpec,
+}
+
+/// An `[[item]]` as written: the common keys, and the rest for the item's lab to read.
+#[derive(Debug, Clone, Deserialize)]
+struct WrittenItem {
+    id: String,
+    title: String,
+    kind: String,
+    function: String,
+    points: f64,
+    #[serde(default = "default_timeout")]
+    timeout_secs: f64,
     #[serde(default)]
-    pub hint: Option<String>,
-    /// `gpu-speedup`: what the item scores when no real GPU can measure it.
+    forbid: Vec<String>,
     #[serde(default)]
-    pub policy: SkipPolicy,
-    /// `matmul`: the shapes `[m, k, n]` to multiply, m×k · k×n.
-    #[serde(default)]
-    pub cases: Vec<[usize; 3]>,
-    /// `matmul`: c in |C − C_ref| ≤ c·K·eps32·(|A|·|B|)ij.
-    #[serde(default = "default_tolerance")]
-    pub tolerance: f64,
-    /// `cpu-timer`: how long each piece of work handed to the timer runs, in milliseconds.
-    #[serde(default)]
-    pub work_ms: Vec<u64>,
-    /// `cpu-speedup`: the shape `[m, k, n]` timed.
-    pub size: Option<[usize; 3]>,
-    /// `cpu-speedup`: timed samples of each side in the first round (at least 5).
-    #[serde(default = "default_samples")]
-    pub samples: usize,
-    /// `cpu-speedup`: the most samples taken when the speedup sits near a tier edge.
-    #[serde(default = "default_max_samples")]
-    pub max_samples: usize,
-    /// `cpu-speedup`: the points earned at each speedup; the highest tier reached counts.
-    #[serde(default)]
-    pub tiers: Vec<Tier>,
+    require: Vec<String>,
+    #[serde(flatten)]
+    keys: toml::Table,
+}
+
+/// The whole file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenAssignment {
+    assignment: AssignmentInfo,
+    #[serde(rename = "item", default)]
+    items: Vec<WrittenItem>,
 }
 
 /// A speedup tier: reach `speedup`× the baseline and earn `points`.
@@ -235,20 +199,11 @@ pub struct Tier {
 fn default_timeout() -> f64 {
     60.0
 }
-fn default_tolerance() -> f64 {
-    2.0
-}
-fn default_samples() -> usize {
-    5
-}
-fn default_max_samples() -> usize {
-    25
-}
 
 impl Item {
     /// The item's id as a plain string.
     pub fn id(&self) -> &str {
-        self.id.get_ref()
+        &self.id
     }
 }
 
@@ -264,17 +219,17 @@ impl Assignment {
     }
 }
 
-/// The names of the embedded rubrics.
+/// The names of the embedded rubrics (one per lab, embedded so that grading needs no files
+/// on disk and a student cannot edit the rubric their `cargo test` uses).
 pub fn known_names() -> Vec<&'static str> {
-    EMBEDDED.iter().map(|(n, _)| *n).collect()
+    crate::labs::names()
 }
 
 /// Loads the embedded rubric of a lab by name (`matmul`).
 pub fn embedded(name: &str) -> Result<Assignment, RubricError> {
-    let (_, text) = EMBEDDED
-        .iter()
-        .find(|(n, _)| *n == name)
-        .ok_or_else(|| RubricError::Unknown(name.to_string()))?;
+    let text = crate::labs::find(name)
+        .ok_or_else(|| RubricError::Unknown(name.to_string()))?
+        .rubric;
     parse(
         text,
         Path::new(&format!("assignments/{name}/assignment.toml")),
@@ -305,7 +260,7 @@ pub fn resolve(spec: &str) -> Result<Assignment, RubricError> {
 
 /// Parses and validates rubric text; `file` is only used in messages.
 pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
-    let mut assignment: Assignment = toml::from_str(text).map_err(|e| {
+    let syntax_error = |e: toml::de::Error| {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
         let (line, column) = line_col(text, offset);
         RubricError::Parse {
@@ -315,95 +270,121 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
             message: e.message().trim().to_string(),
             snippet: text.lines().nth(line - 1).unwrap_or("").trim().to_string(),
         }
-    })?;
-    assignment.source = file.to_path_buf();
-    validate(&assignment, text)?;
-    Ok(assignment)
-}
-
-/// 1-based line and column of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-    (line, column)
-}
-
-/// Checks what serde cannot: required keys per kind, sane numbers, unique ids, known
-/// functions.
-fn validate(a: &Assignment, text: &str) -> Result<(), RubricError> {
-    let lab = crate::labs::find(&a.assignment.name).ok_or_else(|| RubricError::Invalid {
-        file: a.source.clone(),
-        line: 1,
-        item: "[assignment]".into(),
-        key: "name",
-        message: format!(
-            "no lab named `{}` in this grader (known: {})",
-            a.assignment.name,
-            crate::labs::names().join(", ")
-        ),
-    })?;
-    if a.items.is_empty() {
-        return Err(RubricError::Invalid {
-            file: a.source.clone(),
-            line: 1,
-            item: "-".into(),
-            key: "item",
-            message: "the rubric has no [[item]]".into(),
-        });
-    }
-    // Each item's keys as written, with where they are, to refuse a key of another kind.
+    };
+    // First each item's keys as written, with where they are: a key the item's kind does not
+    // read is refused before anything else, with its line.
     #[derive(Deserialize)]
-    struct Written {
+    struct Keys {
         #[serde(default)]
-        item: Vec<std::collections::BTreeMap<Spanned<String>, toml::Value>>,
+        assignment: toml::Table,
+        #[serde(default)]
+        item: Vec<std::collections::BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
     }
-    let written = toml::from_str::<Written>(text)
-        .map(|w| w.item)
-        .unwrap_or_default();
-    for (item, keys) in a.items.iter().zip(&written) {
-        for key in keys.keys() {
+    let keys: Keys = toml::from_str(text).map_err(syntax_error)?;
+    let invalid = |line: usize, item: &str, key: &str, message: String| RubricError::Invalid {
+        file: file.to_path_buf(),
+        line,
+        item: item.to_string(),
+        key: key.to_string(),
+        message,
+    };
+    let name = keys.assignment.get("name").and_then(|v| v.as_str());
+    let lab = match name.and_then(crate::labs::find) {
+        Some(lab) => lab,
+        None => {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("name"))
+                .map_or(1, |i| i + 1);
+            return Err(invalid(
+                line,
+                "[assignment]",
+                "name",
+                format!(
+                    "no lab named `{}` in this grader (known: {})",
+                    name.unwrap_or(""),
+                    crate::labs::names().join(", ")
+                ),
+            ));
+        }
+    };
+    for written in &keys.item {
+        let line_of = |key: &Spanned<String>| line_col(text, key.span().start).0;
+        let value_of = |name: &str| {
+            written
+                .iter()
+                .find(|(k, _)| k.get_ref() == name)
+                .map(|(k, v)| (line_of(k), v.get_ref()))
+        };
+        let id = value_of("id").and_then(|(_, v)| v.as_str()).unwrap_or("?");
+        let Some((kind_line, kind)) = value_of("kind") else {
+            continue; // serde says the key is missing, with the item's line
+        };
+        let Some(kind_info) = kind.as_str().and_then(|k| lab.kind(k)) else {
+            return Err(invalid(
+                kind_line,
+                id,
+                "kind",
+                format!(
+                    "lab `{}` has no item kind {kind} (its kinds: {})",
+                    lab.name,
+                    lab.kinds
+                        .iter()
+                        .map(|k| k.label)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        for key in written.keys() {
             let name = key.get_ref().as_str();
-            if COMMON_KEYS.contains(&name) || item.kind.own_keys().contains(&name) {
+            if COMMON_KEYS.contains(&name) || kind_info.keys.contains(&name) {
                 continue;
             }
-            let owners: Vec<&str> = ItemKind::ALL
+            let owners: Vec<&str> = lab
+                .kinds
                 .iter()
-                .filter(|k| k.own_keys().contains(&name))
-                .map(|k| k.label())
+                .filter(|k| k.keys.contains(&name))
+                .map(|k| k.label)
                 .collect();
-            let Some(&static_key) = ItemKind::ALL
-                .iter()
-                .flat_map(|k| k.own_keys())
-                .find(|k| **k == name)
-            else {
-                continue;
-            };
-            return Err(RubricError::Invalid {
-                file: a.source.clone(),
-                line: line_col(text, key.span().start).0,
-                item: item.id().to_string(),
-                key: static_key,
-                message: format!(
+            let message = if owners.is_empty() {
+                let mut known: Vec<&str> = COMMON_KEYS.to_vec();
+                known.extend(kind_info.keys);
+                format!(
+                    "unknown key `{name}`; a `{}` item takes {}",
+                    kind_info.label,
+                    known.join(", ")
+                )
+            } else {
+                format!(
                     "`{name}` is a key of {} items; this item is `{}`, which does not read it: \
                      remove the key, or change the item's kind",
                     owners.join(" and "),
-                    item.kind.label()
-                ),
-            });
+                    kind_info.label
+                )
+            };
+            return Err(invalid(line_of(key), id, name, message));
         }
     }
-    for (n, item) in a.items.iter().enumerate() {
-        let fail = |key: &'static str, message: String| RubricError::Invalid {
-            file: a.source.clone(),
-            line: line_col(text, item.id.span().start).0,
-            item: item.id().to_string(),
-            key,
-            message,
+    let written: WrittenAssignment = toml::from_str(text).map_err(syntax_error)?;
+    if written.items.is_empty() {
+        return Err(invalid(1, "-", "item", "the rubric has no [[item]]".into()));
+    }
+    let mut items: Vec<Item> = Vec::with_capacity(written.items.len());
+    for (n, w) in written.items.into_iter().enumerate() {
+        let line_of = |key: &str| {
+            keys.item
+                .get(n)
+                .and_then(|m| m.keys().find(|k| k.get_ref() == key))
+                .map(|k| line_col(text, k.span().start).0)
         };
-        let id = item.id();
-        if id.is_empty()
-            || !id
+        let id_line = line_of("id").unwrap_or(1);
+        let fail = |key: &str, message: String| {
+            invalid(line_of(key).unwrap_or(id_line), &w.id, key, message)
+        };
+        if w.id.is_empty()
+            || !w
+                .id
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
@@ -412,112 +393,102 @@ fn validate(a: &Assignment, text: &str) -> Result<(), RubricError> {
                 "ids use letters, digits, `_` and `-` only".into(),
             ));
         }
-        if a.items[..n].iter().any(|other| other.id() == id) {
+        if items.iter().any(|other| other.id == w.id) {
             return Err(fail("id", "this id is used by an earlier item".into()));
         }
-        if !(item.points.is_finite() && item.points >= 0.0) {
+        if !(w.points.is_finite() && w.points >= 0.0) {
             return Err(fail("points", "points must be a number ≥ 0".into()));
         }
-        if !(item.timeout_secs.is_finite() && item.timeout_secs > 0.0) {
+        if !(w.timeout_secs.is_finite() && w.timeout_secs > 0.0) {
             return Err(fail(
                 "timeout_secs",
                 "the timeout must be > 0 seconds".into(),
             ));
         }
-        let allowed = lab.functions_for(item.kind);
-        if !allowed.contains(&item.function.as_str()) {
+        let kind = lab.kind(&w.kind).ok_or_else(|| {
+            fail(
+                "kind",
+                format!("lab `{}` has no item kind `{}`", lab.name, w.kind),
+            )
+        })?;
+        if !kind.functions.contains(&w.function.as_str()) {
             return Err(fail(
                 "function",
                 format!(
-                    "a `{:?}` item of lab `{}` can exercise {}, not `{}`",
-                    item.kind,
+                    "a `{}` item of lab `{}` can exercise {}, not `{}`",
+                    kind.label,
                     lab.name,
-                    allowed.join(" or "),
-                    item.function
+                    kind.functions.join(" or "),
+                    w.function
                 ),
             ));
         }
-        match item.kind {
-            ItemKind::DeviceSelect => {}
-            ItemKind::Matmul | ItemKind::GpuMatmul => {
-                if item.cases.is_empty() {
-                    return Err(fail("cases", "list at least one [m, k, n] shape".into()));
-                }
-                if let Some(c) = item
-                    .cases
-                    .iter()
-                    .find(|c| c.iter().any(|&d| d == 0 || d > 4096))
-                {
-                    return Err(fail(
-                        "cases",
-                        format!("every dimension must be 1..=4096, got {c:?}"),
-                    ));
-                }
-                if !(item.tolerance.is_finite() && item.tolerance > 0.0) {
-                    return Err(fail("tolerance", "the tolerance must be > 0".into()));
-                }
-            }
-            ItemKind::CpuTimer => {
-                if item.work_ms.is_empty() || item.work_ms.iter().any(|&w| w == 0 || w > 10_000) {
-                    return Err(fail(
-                        "work_ms",
-                        "list one or more durations of 1..=10000 ms".into(),
-                    ));
-                }
-            }
-            ItemKind::GpuTimer | ItemKind::Benchmark => {
-                if !matches!(item.size, Some(s) if s.iter().all(|&d| d > 0 && d <= 4096)) {
-                    return Err(fail(
-                        "size",
-                        "give the shape as [m, k, n], each 1..=4096".into(),
-                    ));
-                }
-            }
-            ItemKind::CpuSpeedup | ItemKind::GpuSpeedup => {
-                match item.size {
-                    Some(s) if s.iter().all(|&d| d > 0 && d <= 4096) => {}
-                    _ => {
-                        return Err(fail(
-                            "size",
-                            "give the timed shape as [m, k, n], each 1..=4096".into(),
-                        ))
-                    }
-                }
-                if item.samples < 5 {
-                    return Err(fail("samples", "take at least 5 samples".into()));
-                }
-                if item.max_samples < item.samples {
-                    return Err(fail("max_samples", "must be ≥ samples".into()));
-                }
-                if item.tiers.is_empty() {
-                    return Err(fail("tiers", "list at least one tier".into()));
-                }
-                for pair in item.tiers.windows(2) {
-                    if pair[1].speedup <= pair[0].speedup || pair[1].points < pair[0].points {
-                        return Err(fail(
-                            "tiers",
-                            "tiers must go up in speedup and must not go down in points".into(),
-                        ));
-                    }
-                }
-                if item.tiers.iter().any(|t| {
-                    t.speedup.is_nan()
-                        || t.speedup <= 0.0
-                        || t.points > item.points
-                        || t.points < 0.0
-                }) {
-                    return Err(fail(
-                        "tiers",
-                        format!(
-                            "every tier needs a speedup > 0 and points within 0..={}",
-                            item.points
-                        ),
-                    ));
-                }
-            }
+        let spec = (lab.read_item)(kind.label, w.keys, w.points)
+            .map_err(|KeyError { key, message }| fail(key, message))?;
+        items.push(Item {
+            id: w.id,
+            title: w.title,
+            kind: kind.label.to_string(),
+            function: w.function,
+            points: w.points,
+            timeout_secs: w.timeout_secs,
+            forbid: w.forbid,
+            require: w.require,
+            spec,
+        });
+    }
+    Ok(Assignment {
+        assignment: written.assignment,
+        items,
+        source: file.to_path_buf(),
+        text: text.to_string(),
+    })
+}
+
+/// What is wrong with one of an item's own keys, as its lab reports it.
+#[derive(Debug, Clone)]
+pub struct KeyError {
+    /// The key.
+    pub key: &'static str,
+    /// What is wrong, in the instructor's terms.
+    pub message: String,
+}
+
+impl KeyError {
+    /// `key` is wrong because `message`.
+    pub fn new(key: &'static str, message: impl Into<String>) -> Self {
+        KeyError {
+            key,
+            message: message.into(),
         }
     }
-    Ok(())
+}
+
+/// Reads a kind's own keys (`own` lists them) into its lab's type `T`, with its defaults; a
+/// wrong value names the key.
+pub fn read_keys<T: serde::de::DeserializeOwned>(
+    keys: toml::Table,
+    own: &'static [&'static str],
+) -> Result<T, KeyError> {
+    toml::Value::Table(keys)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            let message = e.message().trim().to_string();
+            let key = own
+                .iter()
+                .copied()
+                .find(|k| message.contains(&format!("`{k}`")))
+                .unwrap_or("item");
+            KeyError { key, message }
+        })
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, column)
 }
 
 #[cfg(test)]
@@ -607,6 +578,6 @@ mod tests {
     }
 
     fn embedded_text() -> String {
-        EMBEDDED[0].1.to_string()
+        crate::labs::matmul::LAB.rubric.to_string()
     }
 }

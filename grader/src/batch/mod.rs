@@ -105,7 +105,7 @@ pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
 /// grader's version and the GPU mode.
 fn fingerprint(submission: &Path, options: &BatchOptions) -> String {
     let files = crate::fingerprint::tree(submission).unwrap_or_else(|e| format!("unreadable {e}"));
-    let rubric = serde_json::to_string(&options.assignment).unwrap_or_default();
+    let rubric = &options.assignment.text;
     let context = format!(
         "{files}|{rubric}|{}|{:?}",
         env!("CARGO_PKG_VERSION"),

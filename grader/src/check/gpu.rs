@@ -5,7 +5,7 @@ use super::{matmul, outcome_with_env, speedup, unexpected, unpack, GradeContext}
 use crate::inputs;
 use crate::protocol::{Backend, Outcome};
 use crate::report::{ItemResult, Status};
-use crate::rubric::{Item, SkipPolicy};
+use crate::rubric::{Item, Needs, SkipPolicy};
 use crate::supervisor::SupervisorError;
 
 /// A verdict for a GPU item that was not run, and whether it counts toward the maximum.
@@ -39,15 +39,14 @@ pub fn not_graded_here(item: &Item, could_not: &str) -> ItemResult {
 /// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the
 /// maximum), and GPU speedups anywhere but on a real GPU (the rubric's policy decides).
 pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
-    use crate::rubric::ItemKind::{GpuMatmul, GpuSpeedup, GpuTimer};
-    match (item.kind, ctx.backend) {
-        (GpuMatmul | GpuTimer | GpuSpeedup, Backend::NoGpu) => {
+    match (item.spec.needs(), ctx.backend) {
+        (Needs::Gpu | Needs::RealGpu(_), Backend::NoGpu) => {
             Some(skipped(item, &ctx.backend_label, false))
         }
-        (GpuSpeedup, Backend::Emulated) => Some(skipped(
+        (Needs::RealGpu(policy), Backend::Emulated) => Some(skipped(
             item,
             "needs a real GPU (an emulator's speed says nothing about a GPU's)",
-            item.policy == SkipPolicy::Zero,
+            policy == SkipPolicy::Zero,
         )),
         _ => None,
     }
@@ -74,17 +73,7 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
     } else {
         "read the error above: it names the CUDA call that failed"
     };
-    let case_text = item
-        .cases
-        .get(case)
-        .map(|[m, k, n]| {
-            format!(
-                " on case {} of {} (A is {m}×{k}, B is {k}×{n})",
-                case + 1,
-                item.cases.len()
-            )
-        })
-        .unwrap_or_default();
+    let case_text = item.spec.describe_case(case).unwrap_or_default();
     let mut details = format!("`{}` returned an error{case_text}: {error}", item.function);
     if !notes.is_empty() {
         details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
@@ -223,9 +212,13 @@ fn timed_product_right(
 }
 
 /// GPU speedups, on a real GPU (elsewhere [`skipped_on_backend`] decides).
-pub fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let size = item.size.unwrap_or([0, 0, 0]);
-    let sampled = match super::sample_speedup(ctx, item)? {
+pub fn grade_speedup(
+    ctx: &GradeContext,
+    item: &Item,
+    spec: &super::speedup::Speed,
+) -> Result<ItemResult, SupervisorError> {
+    let size = spec.size;
+    let sampled = match super::sample_speedup(ctx, item, spec)? {
         Ok(sampled) => sampled,
         Err(failed) => return Ok(failed),
     };

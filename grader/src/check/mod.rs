@@ -8,9 +8,9 @@ pub mod timed;
 pub mod timer;
 
 use crate::inputs;
-use crate::protocol::{Backend, DeviceWork, Outcome, PanicInfo, WorkOrder};
+use crate::protocol::{Backend, Outcome, PanicInfo, WorkOrder};
 use crate::report::ItemResult;
-use crate::rubric::{Item, ItemKind};
+use crate::rubric::Item;
 use crate::source_scan;
 use crate::supervisor::{run_worker, SupervisorError, WorkerCommand, WorkerRun};
 use std::ffi::OsString;
@@ -54,9 +54,9 @@ impl GradeContext {
     /// The work order for `item` with this run's seed and, for GPU-track items, the backend.
     /// CPU-track items run with every GPU hidden, so a "CPU" function cannot hand its work to
     /// a GPU (on a machine with one, that would pass for a CPU speedup).
-    fn order(&self, item: &Item) -> WorkOrder {
+    pub fn order(&self, item: &Item) -> WorkOrder {
         let mut order = WorkOrder::for_item(item, self.seed, &PathBuf::new());
-        order.backend = if item.kind.is_gpu_track() {
+        order.backend = if item.spec.gpu_track() {
             self.backend
         } else {
             Backend::NoGpu
@@ -76,33 +76,20 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     if let Some(missing) = missing_requirement(ctx, item) {
         return Ok(missing);
     }
-    let _turn = timing_turn(item.kind);
-    let mut result = match item.kind {
-        ItemKind::Matmul | ItemKind::GpuMatmul => grade_products(ctx, item),
-        ItemKind::CpuTimer => grade_timer(ctx, item),
-        ItemKind::CpuSpeedup => grade_speedup(ctx, item),
-        ItemKind::GpuTimer => gpu::grade_timer(ctx, item),
-        ItemKind::GpuSpeedup => gpu::grade_speedup(ctx, item),
-        ItemKind::DeviceSelect => gpu::grade_device_select(ctx, item),
-        ItemKind::Benchmark => gpu::grade_benchmark(ctx, item),
-    }?;
-    if item.kind.is_gpu_track() {
+    let _turn = machine_turn(item.spec.measures_speed());
+    let mut result = item.spec.grade(ctx, item)?;
+    if item.spec.gpu_track() {
         result.mode = Some(ctx.backend_label.clone());
     }
     Ok(result)
 }
 
-/// Items that time code take the machine to themselves: across every grader on this machine
-/// (parallel test runners such as nextest, several instructors' `grader grade`, a batch's
-/// jobs), a speed item holds an exclusive lock and every other item a shared one, so nothing
-/// else runs while a speedup is measured.
-fn timing_turn(kind: ItemKind) -> Option<std::fs::File> {
-    machine_turn(matches!(kind, ItemKind::CpuSpeedup | ItemKind::GpuSpeedup))
-}
-
 /// A turn on this machine's timing lock: exclusive for work that measures speed, shared for
-/// everything else that loads the CPU (other items, building a submission). Without a lock
-/// file (an unwritable cache) the work simply runs.
+/// everything else that loads the CPU (other items, building a submission). Items that time
+/// code take the machine to themselves this way: across every grader on this machine
+/// (parallel test runners such as nextest, several instructors' `grader grade`, a batch's
+/// jobs), nothing else runs while a speedup is measured. Without a lock file (an unwritable
+/// cache) the work simply runs.
 pub fn machine_turn(exclusive: bool) -> Option<std::fs::File> {
     let dir = crate::stage::default_cache_dir();
     std::fs::create_dir_all(&dir).ok()?;
@@ -253,7 +240,7 @@ fn missing_requirement(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
 }
 
 /// Runs one worker; a death or a panic becomes the item's failure (`Err(result)`).
-fn outcome_of(
+pub fn outcome_of(
     ctx: &GradeContext,
     item: &Item,
     order: &WorkOrder,
@@ -330,7 +317,7 @@ fn short(sentence: &str) -> String {
 }
 
 /// The feedback for a panic, with `todo!()` read as "not implemented yet".
-fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
+pub fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
     let at = p
         .location
         .as_deref()
@@ -352,21 +339,14 @@ fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
     }
     let case = p
         .case
-        .and_then(|c| item.cases.get(c).map(|s| (c, s)))
-        .map(|(c, [m, k, n])| {
-            format!(
-                " on case {} of {} (A is {m}×{k}, B is {k}×{n})",
-                c + 1,
-                item.cases.len()
-            )
-        })
+        .and_then(|c| item.spec.describe_case(c))
         .unwrap_or_default();
     let hint = if p.message.contains("out of bounds") {
         " Hint: an index went past the end of an array; check each loop's upper bound against \
          a.nrows(), a.ncols() and b.ncols()."
     } else if p.message.contains("overflow") {
         " Hint: an integer overflowed; check index arithmetic."
-    } else if !item.kind.is_gpu_track() && mentions_cuda(&p.message) {
+    } else if !item.spec.gpu_track() && mentions_cuda(&p.message) {
         " Hint: CPU items run with no GPU visible, so this function must compute on the CPU \
          (the GPU functions are graded by items of their own)."
     } else {
@@ -404,218 +384,6 @@ fn mentions_cuda(message: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
-/// A readable description of a product case.
-fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
-    format!("case {} of {total} (A is {m}×{k}, B is {k}×{n})", index + 1)
-}
-
-/// `matmul` items: every case's product checked against the reference. The feedback shows
-/// the first wrong case in detail, which cases were right, and a pattern across cases when
-/// one fits (right only when a size is a multiple of a block).
-fn grade_products(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let order = ctx.order(item);
-    let (outputs, panic, error, device_work, notes) = match outcome_of(ctx, item, &order)? {
-        Err(failed) => return Ok(failed),
-        Ok((
-            Outcome::Products {
-                outputs,
-                panic,
-                error,
-                device_work,
-            },
-            notes,
-        )) => (outputs, panic, error, device_work, notes),
-        Ok((other, _)) => return Err(unexpected(item, &other)),
-    };
-    let stopped = panic.is_some() || error.is_some();
-    if outputs.len() > item.cases.len() || (!stopped && outputs.len() != item.cases.len()) {
-        return Err(SupervisorError::BadReport {
-            item: item.id().to_string(),
-            message: format!("{} products for {} cases", outputs.len(), item.cases.len()),
-        });
-    }
-    let total = item.cases.len();
-    let mut right = Vec::new();
-    let mut first_wrong: Option<(usize, matmul::Mismatch)> = None;
-    for (index, (shape, product)) in item.cases.iter().zip(&outputs).enumerate() {
-        let (a, b) = inputs::operands(ctx.seed, item.id(), index, *shape);
-        let got = unpack(item, product)?;
-        match matmul::compare(&a, &b, &got, item.tolerance) {
-            Ok(_) => right.push(index),
-            Err(mismatch) => {
-                first_wrong.get_or_insert((index, mismatch));
-            }
-        }
-    }
-    let shape_text = |[m, k, n]: [usize; 3]| format!("{m}×{k}·{k}×{n}");
-    let Some((index, mismatch)) = first_wrong else {
-        if let Some(p) = panic {
-            return Ok(panic_result(item, &p));
-        }
-        if let Some(e) = error {
-            return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
-        }
-        if let Some(DeviceWork {
-            launches: 0,
-            blas_calls: 0,
-            ..
-        }) = device_work
-        {
-            return Ok(ItemResult::failed(
-                item,
-                "no work on the GPU: no kernel launch, no cuBLAS call".into(),
-                format!(
-                    "`{}` returned right results but launched no kernel and made no cuBLAS call: \
-                     it computed on the CPU. Do the multiplication on the GPU (launch your kernel \
-                     on the stream, or call cuBLAS).",
-                    item.function
-                ),
-            ));
-        }
-        if let Some(DeviceWork {
-            not_from_device: Some(n),
-            ..
-        }) = device_work
-        {
-            return Ok(gpu::not_from_device(item, &n));
-        }
-        let shapes: Vec<String> = item.cases.iter().map(|s| shape_text(*s)).collect();
-        return Ok(ItemResult::passed(
-            item,
-            format!("all {total} cases right"),
-            format!(
-                "`{}` is right on all {total} cases: {}.",
-                item.function,
-                shapes.join(", ")
-            ),
-        ));
-    };
-    let case = describe_case(index, total, item.cases[index]);
-    let mut details = format!(
-        "`{}` is wrong on {case}: {}.",
-        item.function, mismatch.summary
-    );
-    if !notes.is_empty() {
-        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
-    }
-    let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(item.cases[i])).collect();
-    details.push_str(&if right_shapes.is_empty() {
-        "\nIt is wrong on every case that returned.".to_string()
-    } else {
-        format!(
-            "\nRight on {} of {total} cases: {}.",
-            right.len(),
-            right_shapes.join(", ")
-        )
-    });
-    let graded = outputs.len();
-    match size_pattern(&item.cases[..graded], &right) {
-        Some(hint) => details.push_str(&format!("\nHint: {hint}.")),
-        None => {
-            if let Some(hint) = mismatch.hint.or_else(|| item.hint.clone()) {
-                details.push_str(&format!("\nHint: {}.", hint.trim_end_matches('.')));
-            }
-        }
-    }
-    Ok(ItemResult::failed(
-        item,
-        format!("wrong result on {case}"),
-        details,
-    ))
-}
-
-/// When the right cases are exactly those whose m, k or n is a multiple of a block size, says
-/// so: the mark of loops that skip the leftover past the last full block.
-fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
-    if right.is_empty() || right.len() == cases.len() {
-        return None;
-    }
-    let names = ["m (rows of A)", "k (columns of A)", "n (columns of B)"];
-    for block in [8, 16, 32, 64] {
-        for (dim, name) in names.iter().enumerate() {
-            let separates = cases
-                .iter()
-                .enumerate()
-                .all(|(i, c)| right.contains(&i) == c[dim].is_multiple_of(block));
-            if separates {
-                return Some(format!(
-                    "the result is right only when {name} is a multiple of {block}: the rows or \
-                     columns left over after the last full block of {block} are not computed. \
-                     End each block at min(start + {block}, size), or handle the leftover separately"
-                ));
-            }
-        }
-    }
-    None
-}
-
-/// `cpu-timer` items: the supervisor brackets each call and holds the work for a length it
-/// draws itself (see [`timed::timer_samples`]).
-fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let samples = match timed::timer_samples(ctx, item)? {
-        Err(failed) => return Ok(failed),
-        Ok(s) => s,
-    };
-    Ok(match timer::judge(&samples, &item.function) {
-        Ok(line) => ItemResult::passed(
-            item,
-            "times exactly the work".into(),
-            format!("`{}`: {line}.", item.function),
-        ),
-        Err((what, hint)) => {
-            ItemResult::failed(item, what.clone(), format!("{what}.\nHint: {hint}."))
-        }
-    })
-}
-
-/// `cpu-speedup` items: paired samples in rounds until the tier is clear.
-fn grade_speedup(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let size = item.size.unwrap_or([0, 0, 0]);
-    let Sampled {
-        speedup: measured_speedup,
-        tier,
-        points,
-        baseline_ns,
-        candidate_ns,
-        overhead_ns,
-    } = match sample_speedup(ctx, item)? {
-        Ok(sampled) => sampled,
-        Err(failed) => return Ok(failed),
-    };
-    let s = speedup::shown(measured_speedup);
-    let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
-    let measured = format!(
-        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run; timed by the grader from outside your program, less {:.3} ms per run for handing the matrices over)",
-        size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns), overhead_ns as f64 / 1e6
-    );
-    let tiers: Vec<String> = item
-        .tiers
-        .iter()
-        .map(|t| format!("{}× → {}", t.speedup, crate::report::points(t.points)))
-        .collect();
-    let mut result = ItemResult::passed(item, format!("{s}× faster than naive"), String::new());
-    result.set_score(points);
-    result.speedup = Some(measured_speedup);
-    result.details = match tier {
-        Some(t) => format!(
-            "`{}` runs {measured}: tier {} of {} (tiers: {}).",
-            item.function,
-            t + 1,
-            item.tiers.len(),
-            tiers.join(", ")
-        ),
-        None => {
-            result.reason = format!("{s}×: below the first tier ({}×)", item.tiers[0].speedup);
-            format!(
-                "`{}` runs {measured}, below the first tier (tiers: {}). Hint: iterate so the innermost loop walks along rows of B and C (i, k, j order), work on contiguous slices, or split rows across threads.",
-                item.function,
-                tiers.join(", ")
-            )
-        }
-    };
-    Ok(result)
-}
-
 /// The paired samples of a speed item and the tier they decide.
 pub struct Sampled {
     /// Median paired speedup.
@@ -639,10 +407,11 @@ pub struct Sampled {
 pub fn sample_speedup(
     ctx: &GradeContext,
     item: &Item,
+    spec: &speedup::Speed,
 ) -> Result<Result<Sampled, ItemResult>, SupervisorError> {
-    let size = item.size.unwrap_or([0, 0, 0]);
+    let size = spec.size;
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
-    let mut workers = match timed::SpeedWorkers::start(ctx, item)? {
+    let mut workers = match timed::SpeedWorkers::start(ctx, item, size)? {
         Ok(w) => w,
         Err(failed) => return Ok(Err(failed)),
     };
@@ -667,9 +436,9 @@ pub fn sample_speedup(
     }
     let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
     for round in 0.. {
-        let samples = item
+        let samples = spec
             .samples
-            .min(item.max_samples - baseline_ns.len())
+            .min(spec.max_samples - baseline_ns.len())
             .max(1);
         let measured;
         (workers, measured) = match workers.round(ctx, item, round, samples)? {
@@ -686,7 +455,7 @@ pub fn sample_speedup(
             speedup,
             tier,
             points,
-        } = speedup::decide(&ratios, &item.tiers, baseline_ns.len() < item.max_samples)
+        } = speedup::decide(&ratios, &spec.tiers, baseline_ns.len() < spec.max_samples)
         {
             let finished = workers.finish(item)?;
             if finished.status != crate::report::Status::Passed {
@@ -706,7 +475,7 @@ pub fn sample_speedup(
 }
 
 /// A function right on the checked run but wrong on a timed one earns no speed points.
-fn wrong_while_timed(item: &Item, sample: usize) -> ItemResult {
+pub fn wrong_while_timed(item: &Item, sample: usize) -> ItemResult {
     ItemResult::failed(
         item,
         format!("wrong result on timed run {}", sample + 1),
@@ -721,7 +490,7 @@ fn wrong_while_timed(item: &Item, sample: usize) -> ItemResult {
 
 /// Unpacks a matrix a worker sent; a matrix whose data does not fit its shape is a harness
 /// fault, not the student's.
-fn unpack(
+pub fn unpack(
     item: &Item,
     m: &crate::protocol::Matrix,
 ) -> Result<ndarray::Array2<f32>, SupervisorError> {
@@ -732,7 +501,7 @@ fn unpack(
 }
 
 /// A worker answered with the wrong kind of outcome: a grader/harness mismatch.
-fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
+pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
     let kind = match outcome {
         Outcome::Products { .. } => "products",
         Outcome::Timed => "timed runs",
@@ -743,6 +512,7 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
         Outcome::GpuUnavailable(_) => "a GPU set-up failure",
         Outcome::SandboxFailed(_) => "a sandbox failure",
         Outcome::Failed(_) => "an error",
+        Outcome::Lab(_) => "a lab's own outcome",
     };
     SupervisorError::BadReport {
         item: item.id().to_string(),
@@ -752,7 +522,7 @@ fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
 
 #[cfg(test)]
 mod tests {
-    use super::{mentions_cuda, shortened, size_pattern, timing_turn, ItemKind};
+    use super::{machine_turn, mentions_cuda, shortened};
 
     #[test]
     fn a_long_panic_message_is_cut_and_loses_its_final_period() {
@@ -768,13 +538,13 @@ mod tests {
 
     #[test]
     fn a_speed_item_runs_alone_and_others_share() {
-        let shared = timing_turn(ItemKind::Matmul).expect("a lock in the cache dir");
-        let also_shared = timing_turn(ItemKind::GpuMatmul).expect("shared locks coexist");
+        let shared = machine_turn(false).expect("a lock in the cache dir");
+        let also_shared = machine_turn(false).expect("shared locks coexist");
         drop((shared, also_shared));
-        let exclusive = timing_turn(ItemKind::CpuSpeedup).expect("exclusive lock");
+        let exclusive = machine_turn(true).expect("exclusive lock");
         let (tx, rx) = std::sync::mpsc::channel();
         let waiter = std::thread::spawn(move || {
-            let turn = timing_turn(ItemKind::Matmul);
+            let turn = machine_turn(false);
             tx.send(()).ok();
             turn.is_some()
         });
@@ -782,21 +552,5 @@ mod tests {
         assert!(waited.is_err(), "another item ran during a speed item");
         drop(exclusive);
         assert!(waiter.join().expect("waiter"));
-    }
-
-    #[test]
-    fn a_result_right_only_on_multiples_of_a_block_is_named() {
-        let cases = [
-            [1, 1, 1],
-            [128, 128, 128],
-            [129, 65, 97],
-            [200, 33, 17],
-            [48, 7, 13],
-            [40, 64, 64],
-        ];
-        let hint = size_pattern(&cases, &[1, 4]).expect("pattern");
-        assert!(hint.contains("m (rows of A) is a multiple of 16"), "{hint}");
-        assert_eq!(size_pattern(&cases, &[0, 1]), None);
-        assert_eq!(size_pattern(&cases, &[]), None);
     }
 }

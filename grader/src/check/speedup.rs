@@ -3,7 +3,76 @@
 //! the samples' spread reaches across a tier edge, more samples are taken before deciding, so
 //! the same submission graded again gets the same score.
 
-use crate::rubric::Tier;
+use crate::rubric::{SkipPolicy, Tier};
+use serde::{Deserialize, Serialize};
+
+/// A speed item's keys, for any lab whose speed items time a matrix product: the shape timed,
+/// how many paired samples, the tiers, and (for GPU speed) what it scores with no real GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Speed {
+    /// The shape `[m, k, n]` timed.
+    pub size: [usize; 3],
+    /// Timed samples of each side in the first round (at least 5).
+    #[serde(default = "default_samples")]
+    pub samples: usize,
+    /// The most samples taken when the speedup sits near a tier edge.
+    #[serde(default = "default_max_samples")]
+    pub max_samples: usize,
+    /// The points earned at each speedup; the highest tier reached counts.
+    pub tiers: Vec<Tier>,
+    /// What the item scores where no real GPU can measure it (GPU speed items).
+    #[serde(default)]
+    pub policy: SkipPolicy,
+}
+
+fn default_samples() -> usize {
+    5
+}
+fn default_max_samples() -> usize {
+    25
+}
+
+impl Speed {
+    /// Checks the keys for an item worth `points`: the key at fault and why.
+    pub fn check(&self, points: f64) -> Result<(), crate::rubric::KeyError> {
+        use crate::rubric::KeyError;
+        if !self.size.iter().all(|&d| d > 0 && d <= 4096) {
+            return Err(KeyError::new(
+                "size",
+                "give the timed shape as [m, k, n], each 1..=4096",
+            ));
+        }
+        if self.samples < 5 {
+            return Err(KeyError::new("samples", "take at least 5 samples"));
+        }
+        if self.max_samples < self.samples {
+            return Err(KeyError::new("max_samples", "must be ≥ samples"));
+        }
+        if self.tiers.is_empty() {
+            return Err(KeyError::new("tiers", "list at least one tier"));
+        }
+        for pair in self.tiers.windows(2) {
+            if pair[1].speedup <= pair[0].speedup || pair[1].points < pair[0].points {
+                return Err(KeyError::new(
+                    "tiers",
+                    "tiers must go up in speedup and must not go down in points",
+                ));
+            }
+        }
+        if self
+            .tiers
+            .iter()
+            .any(|t| t.speedup.is_nan() || t.speedup <= 0.0 || t.points > points || t.points < 0.0)
+        {
+            return Err(KeyError::new(
+                "tiers",
+                format!("every tier needs a speedup > 0 and points within 0..={points}"),
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// Relative distance from a tier edge inside which the grader samples more.
 const EDGE_MARGIN: f64 = 0.08;

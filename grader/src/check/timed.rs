@@ -123,6 +123,8 @@ pub struct SpeedWorkers {
     pub first_output: Option<Array2<f32>>,
     /// The baseline's time on case 0 (ns).
     first_baseline_ns: u64,
+    /// The shape timed.
+    size: [usize; 3],
 }
 
 /// Paired samples of one round.
@@ -141,8 +143,8 @@ impl SpeedWorkers {
     pub fn start(
         ctx: &GradeContext,
         item: &Item,
+        size: [usize; 3],
     ) -> Result<Result<SpeedWorkers, ItemResult>, SupervisorError> {
-        let size = item.size.unwrap_or([0, 0, 0]);
         let words = words_for(size);
         let order = ctx.order(item);
         let mut yard_order = order.clone();
@@ -186,6 +188,7 @@ impl SpeedWorkers {
             overhead_ns,
             first_output: None,
             first_baseline_ns: 0,
+            size,
         };
         workers.first_baseline_ns = workers.baseline(item, &a, &b)?;
         match run_once(&mut workers.candidate, Command::Run, &a, &b) {
@@ -233,7 +236,7 @@ impl SpeedWorkers {
         round: usize,
         samples: usize,
     ) -> Result<Result<(SpeedWorkers, Round), ItemResult>, SupervisorError> {
-        let size = item.size.unwrap_or([0, 0, 0]);
+        let size = self.size;
         let x = verification_vector(ctx.seed, item.id(), round, size[2]);
         let mut result = Round {
             baseline_ns: Vec::with_capacity(samples),
@@ -316,6 +319,7 @@ const WORK_MIN_SHARE: f64 = 1.0;
 pub fn timer_samples(
     ctx: &GradeContext,
     item: &Item,
+    work_ms: &[u64],
 ) -> Result<Result<Vec<TimerSample>, ItemResult>, SupervisorError> {
     let order = ctx.order(item);
     let mut session = start(ctx, item, &order, 0)?;
@@ -325,7 +329,7 @@ pub fn timer_samples(
     while let Some(stop) = session.next_stop() {
         match stop.checkpoint {
             Some(Checkpoint::CallStart) if call.is_none() => {
-                let asked = order.work_ms.get(samples.len()).copied().unwrap_or(20);
+                let asked = work_ms.get(samples.len()).copied().unwrap_or(20);
                 work = None;
                 call = Some((session.resume(), asked));
             }
@@ -372,7 +376,7 @@ pub fn timer_samples(
     }
     match judge_run(item, session.finish()?)? {
         Err(failed) => Ok(Err(failed)),
-        Ok((Outcome::Timed, _)) if samples.len() == order.work_ms.len() => Ok(Ok(samples)),
+        Ok((Outcome::Timed, _)) if samples.len() == work_ms.len() => Ok(Ok(samples)),
         Ok(_) => Ok(Err(stopped_elsewhere(item))),
     }
 }

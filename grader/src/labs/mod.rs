@@ -1,10 +1,12 @@
-//! The labs this grader knows: what each lab's crate is called, which student functions each
-//! kind of item may exercise, and the harness (`tests/grade.rs`) its crate is graded with.
+//! The labs this grader knows. A lab is one folder here: its item kinds (their keys, the
+//! student functions they may exercise, how they are judged), its worker side and its
+//! feedback. The engine reaches a lab only through [`LabInfo`] and the item specs it reads;
+//! adding a lab is its folder and one line in [`LABS`].
 
 pub mod matmul;
 pub mod training;
 
-use crate::rubric::ItemKind;
+use crate::rubric::{ItemSpec, KeyError};
 
 /// What the grader knows about one lab, independent of any submission.
 #[derive(Debug)]
@@ -13,8 +15,13 @@ pub struct LabInfo {
     pub name: &'static str,
     /// The package name of its crate (`matmul-lab`).
     pub lab_crate: &'static str,
-    /// The student functions each item kind may exercise.
-    pub functions: &'static [(ItemKind, &'static [&'static str])],
+    /// Its item kinds.
+    pub kinds: &'static [KindInfo],
+    /// Reads an item's own keys (those of kind `kind`, an item worth `points`) into its spec,
+    /// or says which key is wrong.
+    pub read_item: fn(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec, KeyError>,
+    /// Its rubric, `assignments/<lab>/assignment.toml`, embedded in the grader.
+    pub rubric: &'static str,
     /// The harness source, `tests/grade.rs`, that official grading puts in every submission.
     pub harness: &'static str,
     /// The lab crate's `Cargo.toml` (the solution's): official builds use its
@@ -22,14 +29,21 @@ pub struct LabInfo {
     pub manifest: &'static str,
 }
 
+/// One kind of rubric item of a lab, as a rubric writes it.
+#[derive(Debug)]
+pub struct KindInfo {
+    /// How a rubric spells it (`gpu-matmul`).
+    pub label: &'static str,
+    /// The keys only items of this kind take, beside the common ones.
+    pub keys: &'static [&'static str],
+    /// The student functions an item of this kind may exercise.
+    pub functions: &'static [&'static str],
+}
+
 impl LabInfo {
-    /// The functions an item of `kind` may exercise in this lab.
-    pub fn functions_for(&self, kind: ItemKind) -> &'static [&'static str] {
-        self.functions
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, f)| *f)
-            .unwrap_or(&[])
+    /// The kind a rubric calls `label`.
+    pub fn kind(&self, label: &str) -> Option<&'static KindInfo> {
+        self.kinds.iter().find(|k| k.label == label)
     }
 
     /// The crate's library name (`matmul_lab`).

@@ -70,15 +70,15 @@ fn open_stream() -> Result<Arc<CudaStream>, String> {
 }
 
 /// Runs a GPU product on every case of the order.
-pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
+pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Outcome {
     let stream = match open_stream() {
         Ok(s) => s,
         Err(e) => return Outcome::GpuUnavailable(e),
     };
     let before = counters::read();
-    let mut outputs = Vec::with_capacity(order.cases.len());
+    let mut outputs = Vec::with_capacity(cases.len());
     let (mut panic, mut error, mut not_from_device) = (None, None, None);
-    for (index, &shape) in order.cases.iter().enumerate() {
+    for (index, &shape) in cases.iter().enumerate() {
         let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
         counters::provenance_window(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
@@ -129,7 +129,12 @@ pub fn products(f: GpuProductFn, order: &WorkOrder) -> Outcome {
 ///
 /// The supervisor also brackets each timed call with checkpoints: a clock the submission
 /// cannot reach bounds what the student's clock may report.
-pub fn timer(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Outcome {
+pub fn timer(
+    f: GpuTimerFn,
+    order: &WorkOrder,
+    size: [usize; 3],
+    checkpoints: &mut Checkpoints,
+) -> Outcome {
     // The grader's own set-up runs before any student code: its failure is the grader's.
     let set_up = open_stream().and_then(|stream| {
         let busy = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Busy::new(&stream)))
@@ -142,7 +147,7 @@ pub fn timer(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) ->
     };
     // From the first student call on, a GPU error is the student's: a faulting kernel leaves
     // the context broken, and the grader's next call is the first to hear of it.
-    timer_samples(f, order, checkpoints, &stream, busy).unwrap_or_else(|e| {
+    timer_samples(f, order, size, checkpoints, &stream, busy).unwrap_or_else(|e| {
         Outcome::Failed(format!(
             "the GPU reported an error after `time_gpu_matmul` ran: {e}. A kernel that reads or \
              writes outside a buffer makes every later GPU call fail; synchronize and check the \
@@ -154,13 +159,14 @@ pub fn timer(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) ->
 fn timer_samples(
     f: GpuTimerFn,
     order: &WorkOrder,
+    size: [usize; 3],
     checkpoints: &mut Checkpoints,
     stream: &Arc<CudaStream>,
     mut busy: Busy,
 ) -> Result<Outcome, String> {
     let err = |e: cudarc::driver::DriverError| e.to_string();
     let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut shape = order.size.ok_or("a GPU timer order needs a size")?;
+    let mut shape = size;
     let call =
         |shape: [usize; 3], a: &CudaSlice<f32>, b: &CudaSlice<f32>, c: &mut CudaSlice<f32>| {
             match guarded(None, || f(stream, a, b, c, shape)) {
@@ -241,8 +247,8 @@ fn timer_samples(
 /// student's call runs, then the grader waits for everything the context has queued and
 /// copies C into a buffer of its own; at [`Checkpoint::Done`] the supervisor stops its clock.
 /// C is then copied into the region for the supervisor to check.
-pub fn speedup(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Outcome {
-    match guarded(None, || speed_runs(f, order, checkpoints)) {
+pub fn speedup(f: GpuTimerFn, size: [usize; 3], checkpoints: &mut Checkpoints) -> Outcome {
+    match guarded(None, || speed_runs(f, size, checkpoints)) {
         Ok(Ok(())) => Outcome::Timed,
         Ok(Err(e)) => Outcome::Failed(e),
         Err(p) => Outcome::Panicked(p),
@@ -251,12 +257,12 @@ pub fn speedup(f: GpuTimerFn, order: &WorkOrder, checkpoints: &mut Checkpoints) 
 
 fn speed_runs(
     f: GpuTimerFn,
-    order: &WorkOrder,
+    size: [usize; 3],
     checkpoints: &mut Checkpoints,
 ) -> Result<(), String> {
     let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
-    let shape = order.size.ok_or("a speedup order needs a size")?;
+    let shape = size;
     let [m, k, n] = shape;
     let mut a_dev = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
     let mut b_dev = stream.alloc_zeros::<f32>(k * n).map_err(err)?;

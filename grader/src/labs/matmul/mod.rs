@@ -3,14 +3,16 @@
 //! in worker mode they run here on inputs derived from the seed.
 
 pub mod gpu;
+pub mod judge;
+pub mod kinds;
 
 use super::LabInfo;
 use crate::inputs;
 use crate::protocol::{Matrix, Outcome, WorkOrder};
-use crate::rubric::ItemKind;
 use crate::stopwatch::region::Field;
 use crate::stopwatch::{Checkpoint, Checkpoints};
 use crate::worker::{guarded, LabWorker};
+use kinds::Kind;
 use ndarray::Array2;
 use std::time::Duration;
 
@@ -18,19 +20,9 @@ use std::time::Duration;
 pub static LAB: LabInfo = LabInfo {
     name: "matmul",
     lab_crate: "matmul-lab",
-    functions: &[
-        (ItemKind::Matmul, &["matmul_naive", "matmul_fast"]),
-        (ItemKind::CpuTimer, &["time_cpu"]),
-        (ItemKind::CpuSpeedup, &["matmul_fast", "matmul_naive"]),
-        (
-            ItemKind::GpuMatmul,
-            &["matmul_gpu", "matmul_gpu_tiled", "matmul_cublas"],
-        ),
-        (ItemKind::GpuTimer, &["time_gpu_matmul"]),
-        (ItemKind::GpuSpeedup, &["time_gpu_matmul"]),
-        (ItemKind::DeviceSelect, &["default_device"]),
-        (ItemKind::Benchmark, &["benchmark"]),
-    ],
+    kinds: kinds::KINDS,
+    read_item: kinds::read_item,
+    rubric: include_str!("../../../../assignments/matmul/assignment.toml"),
     harness: include_str!("../../../../solutions/matmul/tests/grade.rs"),
     manifest: include_str!("../../../../solutions/matmul/Cargo.toml"),
 };
@@ -115,11 +107,11 @@ impl LabWorker for Submission {
     }
 
     fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
-        match order.kind {
-            ItemKind::Matmul => {
+        match order.task::<Kind>()? {
+            Kind::Matmul(spec) => {
                 let f = self.product(&order.function)?;
-                let mut outputs = Vec::with_capacity(order.cases.len());
-                for (index, &shape) in order.cases.iter().enumerate() {
+                let mut outputs = Vec::with_capacity(spec.cases.len());
+                for (index, &shape) in spec.cases.iter().enumerate() {
                     let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
                     match guarded(Some(index), || f(&a, &b)) {
                         Ok(c) => outputs.push(Matrix::from_array(&c)),
@@ -140,15 +132,15 @@ impl LabWorker for Submission {
                     device_work: None,
                 })
             }
-            ItemKind::CpuTimer => {
-                for _ in &order.work_ms {
+            Kind::CpuTimer(spec) => {
+                for _ in &spec.work_ms {
                     if let Err(p) = guarded(None, || time_once(self.time_cpu, checkpoints)) {
                         return Ok(Outcome::Panicked(p));
                     }
                 }
                 Ok(Outcome::Timed)
             }
-            ItemKind::CpuSpeedup => {
+            Kind::CpuSpeedup(_) => {
                 let f = if order.yardstick {
                     baseline_naive
                 } else {
@@ -159,21 +151,32 @@ impl LabWorker for Submission {
                     Err(p) => Ok(Outcome::Panicked(p)),
                 }
             }
-            ItemKind::GpuMatmul => Ok(gpu::products(self.gpu_product(&order.function)?, order)),
-            ItemKind::GpuTimer => Ok(gpu::timer(self.time_gpu_matmul, order, checkpoints)),
-            ItemKind::GpuSpeedup if order.yardstick => Ok(
+            Kind::GpuMatmul(spec) => Ok(gpu::products(
+                self.gpu_product(&order.function)?,
+                order,
+                &spec.cases,
+            )),
+            Kind::GpuTimer(spec) => Ok(gpu::timer(
+                self.time_gpu_matmul,
+                order,
+                spec.size,
+                checkpoints,
+            )),
+            Kind::GpuSpeedup(_) if order.yardstick => Ok(
                 match guarded(None, || checkpoints.serve_products(|a, b| a.dot(b))) {
                     Ok(served) => served.map(|()| Outcome::Timed)?,
                     Err(p) => Outcome::Panicked(p),
                 },
             ),
-            ItemKind::GpuSpeedup => Ok(gpu::speedup(self.time_gpu_matmul, order, checkpoints)),
-            ItemKind::DeviceSelect => Ok(match guarded(None, self.default_device_is_gpu) {
+            Kind::GpuSpeedup(spec) => {
+                Ok(gpu::speedup(self.time_gpu_matmul, spec.size, checkpoints))
+            }
+            Kind::DeviceSelect => Ok(match guarded(None, self.default_device_is_gpu) {
                 Ok(chose_gpu) => Outcome::DeviceChoice { chose_gpu },
                 Err(p) => Outcome::Panicked(p),
             }),
-            ItemKind::Benchmark => {
-                let size = order.size.map(|s| s[0]).unwrap_or(256);
+            Kind::Benchmark(spec) => {
+                let size = spec.size[0];
                 checkpoints.stop(Checkpoint::CallStart);
                 let called = guarded(None, || (self.benchmark)(size));
                 checkpoints.stop(Checkpoint::CallEnd);
