@@ -32,4 +32,4 @@ pub mod supervisor;
 pub mod template;
 pub mod worker;
 
-pub use labs::matmul;
+pub use labs::{matmul, training};

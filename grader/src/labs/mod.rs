@@ -53,7 +53,7 @@ impl LabInfo {
 }
 
 /// Every lab.
-pub static LABS: &[&LabInfo] = &[&matmul::LAB];
+pub static LABS: &[&LabInfo] = &[&matmul::LAB, &training::LAB];
 
 /// Finds a lab by name.
 pub fn find(name: &str) -> Option<&'static LabInfo> {

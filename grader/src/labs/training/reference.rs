@@ -380,10 +380,14 @@ pub enum Optimizer {
 
 impl Optimizer {
     fn step(&mut self, model: &mut TwoLayer) {
-        let mut layers = model.layers_mut();
+        self.step_layers(&mut model.layers_mut());
+    }
+
+    /// One step over these layers.
+    pub fn step_layers(&mut self, layers: &mut [&mut Linear]) {
         match self {
-            Optimizer::Sgd(sgd) => sgd.step(&mut layers),
-            Optimizer::Adam(adam) => adam.step(&mut layers),
+            Optimizer::Sgd(sgd) => sgd.step(layers),
+            Optimizer::Adam(adam) => adam.step(layers),
         }
     }
 }

@@ -1,0 +1,198 @@
+//! The training lab's inputs, derived from the run's seed the same way in the worker (which
+//! hands them to the student) and the supervisor (which computes the references from them).
+
+use super::{data, rng_for, Layer, Layers, Net};
+use ndarray::{Array1, Array2};
+use rand::RngExt;
+
+/// Values uniform in ±`scale`.
+pub fn matrix(
+    seed: u64,
+    item: &str,
+    case: usize,
+    purpose: &str,
+    (rows, cols): (usize, usize),
+    scale: f32,
+) -> Array2<f32> {
+    let mut rng = rng_for(seed, item, case, purpose);
+    Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-scale..=scale))
+}
+
+/// `rows` class labels in `0..classes`.
+pub fn labels(seed: u64, item: &str, case: usize, rows: usize, classes: usize) -> Vec<usize> {
+    let mut rng = rng_for(seed, item, case, "labels");
+    (0..rows).map(|_| rng.random_range(0..classes)).collect()
+}
+
+/// A layer with PyTorch-scaled weights and bias, and (with `grads`) gradients already
+/// accumulated, so a backward pass that overwrites them instead of adding shows.
+pub fn layer(
+    seed: u64,
+    item: &str,
+    case: usize,
+    purpose: &str,
+    (inputs, outputs): (usize, usize),
+    grads: bool,
+) -> Layer {
+    let bound = 1.0 / (inputs as f32).sqrt();
+    let weight = matrix(
+        seed,
+        item,
+        case,
+        &format!("{purpose}.w"),
+        (outputs, inputs),
+        bound,
+    );
+    let bias = matrix(
+        seed,
+        item,
+        case,
+        &format!("{purpose}.b"),
+        (1, outputs),
+        bound,
+    );
+    let (weight_grad, bias_grad) = if grads {
+        (
+            matrix(
+                seed,
+                item,
+                case,
+                &format!("{purpose}.gw"),
+                (outputs, inputs),
+                0.5,
+            ),
+            matrix(
+                seed,
+                item,
+                case,
+                &format!("{purpose}.gb"),
+                (1, outputs),
+                0.5,
+            ),
+        )
+    } else {
+        (
+            Array2::zeros((outputs, inputs)),
+            Array2::zeros((1, outputs)),
+        )
+    };
+    Layer {
+        weight,
+        bias: Array1::from_iter(bias),
+        weight_grad,
+        bias_grad: Array1::from_iter(bias_grad),
+    }
+}
+
+/// The `(inputs, outputs)` of a model's two layers.
+pub fn shapes(net: Net) -> [(usize, usize); 2] {
+    match net {
+        Net::SimpleNn => [(data::TOY_FEATURES, 32), (32, 1)],
+        Net::Mlp => [(data::IMAGE_PIXELS, 128), (128, 10)],
+    }
+}
+
+/// How many classes a model tells apart.
+pub fn classes(net: Net) -> usize {
+    match net {
+        Net::SimpleNn => 2,
+        Net::Mlp => 10,
+    }
+}
+
+/// A model's layers for a case, as the grader sets them (gradients given with `grads`).
+pub fn layers(seed: u64, item: &str, case: usize, net: Net, grads: bool) -> Layers {
+    let [first, second] = shapes(net);
+    [
+        layer(seed, item, case, "layer1", first, grads),
+        layer(seed, item, case, "layer2", second, grads),
+    ]
+}
+
+/// The data a model trains on: the lesson's toy set for `SimpleNN`, synthetic digits for the
+/// MLP; `purpose` tells the training set from the held-out one.
+pub fn dataset(seed: u64, item: &str, net: Net, n: usize, purpose: &str) -> data::Dataset {
+    let seed = crate::fingerprint::of_text(&format!("{seed}/{item}/{purpose}"));
+    match net {
+        Net::SimpleNn => data::toy_set(n, seed),
+        Net::Mlp => data::synthetic_digits(n, seed),
+    }
+}
+
+/// A dataset's inputs in f32, as the student gets them.
+pub fn inputs_f32(set: &data::Dataset) -> Array2<f32> {
+    set.inputs.mapv(|v| v as f32)
+}
+
+/// The inputs of a `loss` item's case: (predictions or logits, 0/1 targets as a matrix, class
+/// labels). Case `cases.len()` holds extreme values: probabilities of exactly 0 and 1, and
+/// logits of ±1000.
+pub fn loss_case(
+    seed: u64,
+    item: &str,
+    case: usize,
+    shape: Option<[usize; 2]>,
+    function: &str,
+) -> (Array2<f32>, Array2<f32>, Vec<usize>) {
+    let binary = function.starts_with("bce");
+    match shape {
+        Some([rows, cols]) => {
+            let raw = matrix(seed, item, case, "values", (rows, cols), 4.0);
+            let labels = labels(
+                seed,
+                item,
+                case,
+                rows * if binary { cols } else { 1 },
+                if binary { 2 } else { cols },
+            );
+            if binary {
+                let p = raw.mapv(|v| 1.0 / (1.0 + (-v).exp()));
+                let y = Array2::from_shape_fn((rows, cols), |(r, c)| labels[r * cols + c] as f32);
+                (p, y, Vec::new())
+            } else {
+                (raw, Array2::zeros((0, 0)), labels)
+            }
+        }
+        None if binary => {
+            let p = Array2::from_shape_vec((5, 1), vec![0.0, 1.0, 1e-30, 0.999_999_9, 0.5])
+                .unwrap_or_default();
+            let y =
+                Array2::from_shape_vec((5, 1), vec![1.0, 0.0, 1.0, 0.0, 1.0]).unwrap_or_default();
+            (p, y, Vec::new())
+        }
+        None => {
+            let logits = Array2::from_shape_vec(
+                (3, 4),
+                vec![
+                    1000.0, -1000.0, 0.0, 500.0, //
+                    -1000.0, -999.0, -998.0, -1000.0, //
+                    88.0, 89.0, 90.0, 0.0,
+                ],
+            )
+            .unwrap_or_default();
+            (logits, Array2::zeros((0, 0)), vec![3, 0, 2])
+        }
+    }
+}
+
+/// The gradients an `optimizer` item hands over at step `step`: one (weight, bias) pair per
+/// layer of the shapes given.
+pub fn step_grads(
+    seed: u64,
+    item: &str,
+    step: usize,
+    shapes: &[(usize, usize)],
+) -> Vec<(Array2<f32>, Array1<f32>)> {
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(l, &(inputs, outputs))| {
+            let w = matrix(seed, item, step, &format!("g{l}.w"), (outputs, inputs), 1.0);
+            let b = matrix(seed, item, step, &format!("g{l}.b"), (1, outputs), 1.0);
+            (w, Array1::from_iter(b))
+        })
+        .collect()
+}
+
+/// The layer shapes of an `optimizer` item (small: the formula is what counts).
+pub const OPTIMIZER_SHAPES: [(usize, usize); 2] = [(5, 4), (4, 3)];

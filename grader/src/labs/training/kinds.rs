@@ -1,0 +1,444 @@
+//! The training lab's item kinds: their keys in `assignment.toml`, the functions each may
+//! exercise, and what a worker sends back for each ([`Sent`]).
+
+use super::{judge, Net, Opt};
+use crate::check::GradeContext;
+use crate::labs::KindInfo;
+use crate::protocol::Matrix;
+use crate::report::ItemResult;
+use crate::rubric::{read_keys, Item, ItemSpec, KeyError, KindSpec};
+use crate::supervisor::SupervisorError;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+const CASE_KEYS: &[&str] = &["cases"];
+const SETUP_KEYS: &[&str] = &["model", "optimizer", "lr", "examples", "batch_size"];
+const TRAIN_KEYS: &[&str] = &[
+    "model",
+    "optimizer",
+    "lr",
+    "examples",
+    "batch_size",
+    "epochs",
+    "held_out",
+    "accuracy",
+];
+
+/// The kinds, as rubrics write them.
+pub static KINDS: &[KindInfo] = &[
+    KindInfo {
+        label: "init",
+        keys: CASE_KEYS,
+        functions: &["Linear::new"],
+    },
+    KindInfo {
+        label: "forward",
+        keys: CASE_KEYS,
+        functions: &["Linear::forward"],
+    },
+    KindInfo {
+        label: "backward",
+        keys: CASE_KEYS,
+        functions: &["Linear::backward"],
+    },
+    KindInfo {
+        label: "elementwise",
+        keys: CASE_KEYS,
+        functions: &["relu", "relu_backward", "sigmoid"],
+    },
+    KindInfo {
+        label: "loss",
+        keys: CASE_KEYS,
+        functions: &[
+            "bce_loss",
+            "bce_grad",
+            "cross_entropy",
+            "cross_entropy_grad",
+        ],
+    },
+    KindInfo {
+        label: "model",
+        keys: CASE_KEYS,
+        functions: &["SimpleNN", "Mlp"],
+    },
+    KindInfo {
+        label: "optimizer",
+        keys: &["lr", "steps"],
+        functions: &["Sgd::step", "Adam::step"],
+    },
+    KindInfo {
+        label: "batches",
+        keys: CASE_KEYS,
+        functions: &["batches"],
+    },
+    KindInfo {
+        label: "epoch",
+        keys: SETUP_KEYS,
+        functions: &["train_epoch"],
+    },
+    KindInfo {
+        label: "accuracy",
+        keys: &["model", "examples"],
+        functions: &["accuracy"],
+    },
+    KindInfo {
+        label: "train",
+        keys: TRAIN_KEYS,
+        functions: &["train"],
+    },
+];
+
+/// One training item's own keys, by kind (also the lab's part of its work order).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Kind {
+    /// `Linear::new`: shapes `[in, out]`; PyTorch's initialisation, reproducible from the seed.
+    Init(Cases<2>),
+    /// `Linear::forward`: shapes `[batch, in, out]`.
+    Forward(Cases<3>),
+    /// `Linear::backward`: shapes `[batch, in, out]`; the input's gradient returned, the
+    /// layer's accumulated.
+    Backward(Cases<3>),
+    /// An activation or its backward: shapes `[rows, cols]`.
+    Elementwise(Cases<2>),
+    /// A loss or its gradient: shapes `[rows, cols]` (one column for BCE); a last case with
+    /// extreme values is always added.
+    Loss(Cases<2>),
+    /// A whole model's forward, loss, backward and zero_grad: batch sizes.
+    Model(Cases<1>),
+    /// An optimizer's steps against its formula.
+    Optimizer(Steps),
+    /// Shuffled minibatches: `[n, batch_size]`.
+    Batches(Cases<2>),
+    /// One epoch from the grader's parameters and batch order.
+    Epoch(Setup),
+    /// `accuracy` of a model the grader sets up.
+    Accuracy(AccuracyKeys),
+    /// Full training to a held-out accuracy.
+    Train(Training),
+}
+
+/// Keys of kinds that run on a list of shapes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cases<const N: usize> {
+    /// The shapes.
+    #[serde(with = "serde_arrays")]
+    pub cases: Vec<[usize; N]>,
+}
+
+/// Serde for `Vec<[usize; N]>` with a const `N` (serde derives arrays only up to fixed sizes
+/// through generics it cannot name).
+mod serde_arrays {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, const N: usize>(
+        cases: &[[usize; N]],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let lists: Vec<Vec<usize>> = cases.iter().map(|c| c.to_vec()).collect();
+        lists.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, const N: usize>(
+        d: D,
+    ) -> Result<Vec<[usize; N]>, D::Error> {
+        let lists = Vec::<Vec<usize>>::deserialize(d)?;
+        lists
+            .into_iter()
+            .map(|l| {
+                <[usize; N]>::try_from(l.as_slice()).map_err(|_| {
+                    serde::de::Error::custom(format!(
+                        "each case is a list of {N} numbers, got {l:?}"
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+/// `optimizer` keys.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Steps {
+    /// The learning rate.
+    pub lr: f32,
+    /// How many steps (each with new gradients).
+    pub steps: usize,
+}
+
+/// `epoch` keys: which model, optimizer and data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// `simple-nn` (on the lesson's toy set) or `mlp` (on synthetic digits).
+    pub model: Net,
+    /// `sgd` or `adam`.
+    pub optimizer: OptName,
+    /// The learning rate.
+    pub lr: f32,
+    /// Training examples.
+    pub examples: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+}
+
+/// `accuracy` keys.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccuracyKeys {
+    /// `simple-nn` or `mlp`.
+    pub model: Net,
+    /// How many examples to score.
+    pub examples: usize,
+}
+
+/// `train` keys.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Training {
+    /// `simple-nn` or `mlp`.
+    pub model: Net,
+    /// `sgd` or `adam`.
+    pub optimizer: OptName,
+    /// The learning rate.
+    pub lr: f32,
+    /// Training examples.
+    pub examples: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+    /// Epochs.
+    pub epochs: usize,
+    /// Held-out examples the supervisor scores the trained model on.
+    pub held_out: usize,
+    /// The held-out accuracy needed (0..=1).
+    pub accuracy: f64,
+}
+
+/// An optimizer as a rubric names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptName {
+    /// SGD.
+    Sgd,
+    /// Adam.
+    Adam,
+}
+
+impl OptName {
+    /// With its learning rate.
+    pub fn with(self, lr: f32) -> Opt {
+        match self {
+            OptName::Sgd => Opt::Sgd(lr),
+            OptName::Adam => Opt::Adam(lr),
+        }
+    }
+}
+
+/// Reads one item's own keys (see [`crate::labs::LabInfo::read_item`]).
+pub fn read_item(kind: &str, keys: toml::Table, _points: f64) -> Result<ItemSpec, KeyError> {
+    let kind = match kind {
+        "init" => Kind::Init(read_keys(keys, CASE_KEYS)?),
+        "forward" => Kind::Forward(read_keys(keys, CASE_KEYS)?),
+        "backward" => Kind::Backward(read_keys(keys, CASE_KEYS)?),
+        "elementwise" => Kind::Elementwise(read_keys(keys, CASE_KEYS)?),
+        "loss" => Kind::Loss(read_keys(keys, CASE_KEYS)?),
+        "model" => Kind::Model(read_keys(keys, CASE_KEYS)?),
+        "optimizer" => Kind::Optimizer(read_keys(keys, &["lr", "steps"])?),
+        "batches" => Kind::Batches(read_keys(keys, CASE_KEYS)?),
+        "epoch" => Kind::Epoch(read_keys(keys, SETUP_KEYS)?),
+        "accuracy" => Kind::Accuracy(read_keys(keys, &["model", "examples"])?),
+        "train" => Kind::Train(read_keys(keys, TRAIN_KEYS)?),
+        other => return Err(KeyError::new("kind", format!("no training kind `{other}`"))),
+    };
+    kind.check()?;
+    Ok(Arc::new(kind))
+}
+
+/// The largest dimension a case may have (an MLP layer is 784 wide).
+const MAX_DIM: usize = 4096;
+
+impl Kind {
+    /// What serde cannot check.
+    fn check(&self) -> Result<(), KeyError> {
+        let dims_ok = |dims: &mut dyn Iterator<Item = usize>| {
+            let dims: Vec<usize> = dims.collect();
+            !dims.is_empty() && dims.iter().all(|&d| d > 0 && d <= MAX_DIM)
+        };
+        let cases_ok = match self {
+            Kind::Init(c) | Kind::Elementwise(c) | Kind::Loss(c) | Kind::Batches(c) => {
+                dims_ok(&mut c.cases.iter().flatten().copied())
+            }
+            Kind::Forward(c) | Kind::Backward(c) => dims_ok(&mut c.cases.iter().flatten().copied()),
+            Kind::Model(c) => dims_ok(&mut c.cases.iter().flatten().copied()),
+            _ => true,
+        };
+        if !cases_ok {
+            return Err(KeyError::new(
+                "cases",
+                format!("list at least one case, every number 1..={MAX_DIM}"),
+            ));
+        }
+        let lr_ok = |lr: f32| lr.is_finite() && lr > 0.0 && lr <= 10.0;
+        match self {
+            Kind::Optimizer(s) if !lr_ok(s.lr) => Err(KeyError::new("lr", "lr must be in (0, 10]")),
+            Kind::Optimizer(s) if s.steps == 0 || s.steps > 1000 => {
+                Err(KeyError::new("steps", "steps must be 1..=1000"))
+            }
+            Kind::Epoch(s) => setup_ok(s.lr, s.examples, s.batch_size),
+            Kind::Train(t) => {
+                setup_ok(t.lr, t.examples, t.batch_size)?;
+                if t.epochs == 0 || t.epochs > 100 {
+                    return Err(KeyError::new("epochs", "epochs must be 1..=100"));
+                }
+                if t.held_out == 0 || t.held_out > 100_000 {
+                    return Err(KeyError::new("held_out", "held_out must be 1..=100000"));
+                }
+                if !(0.0..=1.0).contains(&t.accuracy) {
+                    return Err(KeyError::new("accuracy", "accuracy is a share, 0..=1"));
+                }
+                Ok(())
+            }
+            Kind::Accuracy(a) if a.examples == 0 || a.examples > 100_000 => {
+                Err(KeyError::new("examples", "examples must be 1..=100000"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Checks an epoch's learning rate and sizes.
+fn setup_ok(lr: f32, examples: usize, batch_size: usize) -> Result<(), KeyError> {
+    if !(lr.is_finite() && lr > 0.0 && lr <= 10.0) {
+        return Err(KeyError::new("lr", "lr must be in (0, 10]"));
+    }
+    if examples == 0 || examples > 100_000 {
+        return Err(KeyError::new("examples", "examples must be 1..=100000"));
+    }
+    if batch_size == 0 || batch_size > examples {
+        return Err(KeyError::new(
+            "batch_size",
+            "batch_size must be 1..=examples",
+        ));
+    }
+    Ok(())
+}
+
+impl KindSpec for Kind {
+    fn gpu_track(&self) -> bool {
+        false
+    }
+
+    fn describe_case(&self, case: usize) -> Option<String> {
+        let (total, shape) = match self {
+            Kind::Init(c) => (
+                c.cases.len(),
+                c.cases
+                    .get(case)
+                    .map(|[i, o]| format!("{i} inputs, {o} outputs")),
+            ),
+            Kind::Forward(c) | Kind::Backward(c) => (
+                c.cases.len(),
+                c.cases
+                    .get(case)
+                    .map(|[b, i, o]| format!("a batch of {b}, {i} inputs, {o} outputs")),
+            ),
+            Kind::Elementwise(c) | Kind::Loss(c) => (
+                c.cases.len() + usize::from(matches!(self, Kind::Loss(_))),
+                Some(match c.cases.get(case) {
+                    Some([r, k]) => format!("{r}×{k}"),
+                    None => "extreme values".to_string(),
+                }),
+            ),
+            Kind::Model(c) => (
+                c.cases.len(),
+                c.cases.get(case).map(|[b]| format!("a batch of {b}")),
+            ),
+            Kind::Batches(c) => (
+                c.cases.len(),
+                c.cases
+                    .get(case)
+                    .map(|[n, b]| format!("n = {n}, batch_size = {b}")),
+            ),
+            _ => return None,
+        };
+        Some(format!(" on case {} of {total} ({})", case + 1, shape?))
+    }
+
+    fn task(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn grade(&self, ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+        judge::grade(ctx, item, self)
+    }
+}
+
+/// A layer's four tensors as a worker sends them (biases as one-row matrices).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SentLayer {
+    /// `weight`.
+    pub weight: Matrix,
+    /// `bias`.
+    pub bias: Matrix,
+    /// `weight_grad`.
+    pub weight_grad: Matrix,
+    /// `bias_grad`.
+    pub bias_grad: Matrix,
+}
+
+/// What a training worker sends back, by kind. Cases stop at the first panic, which comes
+/// separately.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Sent {
+    /// `init`: per case, the layer, the layer again from a generator with the same seed, and
+    /// one from another seed.
+    Init(Vec<[SentLayer; 3]>),
+    /// `forward`, `elementwise`, gradient `loss` items: one tensor per case.
+    Tensors(Vec<Matrix>),
+    /// Loss values, one per case (f32 bits).
+    Losses(Vec<u32>),
+    /// `backward`: per case, the input's gradient and the layer after.
+    Backward(Vec<(Matrix, SentLayer)>),
+    /// `model`: per case, the output, the loss, the layers after backward and after zero_grad.
+    Model(Vec<SentPass>),
+    /// `optimizer`: the layers after each step.
+    Steps(Vec<Vec<SentLayer>>),
+    /// `batches`: per case, two epochs from one generator and the first again from a fresh
+    /// generator with the same seed.
+    Batches(Vec<[Vec<Vec<usize>>; 3]>),
+    /// `epoch`: the mean loss, the layers after, and where the loss or a parameter first
+    /// stopped being a number (a batch index) if it did.
+    Epoch {
+        /// The returned mean loss (f32 bits).
+        loss: u32,
+        /// The layers after the epoch.
+        layers: Vec<SentLayer>,
+        /// The first batch after which something was NaN or infinite.
+        first_bad_batch: Option<usize>,
+    },
+    /// `accuracy`: the returned share (f32 bits).
+    Accuracy(u32),
+    /// `train`: each epoch's loss, the same run again, and the layers after the first run.
+    Train {
+        /// Losses (f32 bits).
+        losses: Vec<u32>,
+        /// Losses of the same training repeated with the same seed.
+        again: Vec<u32>,
+        /// The trained layers.
+        layers: Vec<SentLayer>,
+    },
+}
+
+/// `model` output of one case.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SentPass {
+    /// Forward output.
+    pub output: Matrix,
+    /// The loss (f32 bits).
+    pub loss: u32,
+    /// Layers after backward.
+    pub after_backward: Vec<SentLayer>,
+    /// Layers after zero_grad.
+    pub after_zero_grad: Vec<SentLayer>,
+}
