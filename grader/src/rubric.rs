@@ -351,7 +351,7 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
                 let mut known: Vec<&str> = COMMON_KEYS.to_vec();
                 known.extend(kind_info.keys);
                 format!(
-                    "unknown key `{name}`; a `{}` item takes {}",
+                    "unknown key `{name}`; an item of kind `{}` takes {}",
                     kind_info.label,
                     known.join(", ")
                 )
@@ -500,6 +500,24 @@ mod tests {
         let a = embedded("matmul").expect("embedded rubric parses");
         assert_eq!(a.assignment.lab_crate, "matmul-lab");
         assert!(a.max_score() > 0.0);
+    }
+
+    #[test]
+    fn the_embedded_training_rubric_is_valid_and_refuses_a_matmul_key() {
+        let a = embedded("training").expect("embedded rubric parses");
+        assert_eq!(a.assignment.lab_crate, "training-lab");
+        assert_eq!(a.max_score(), 33.0);
+        let text = a.text.replacen(
+            "lr = 0.01\nsteps = 3",
+            "lr = 0.01\nsteps = 3\ntolerance = 2",
+            1,
+        );
+        assert_ne!(text, a.text);
+        let msg = parse(&text, Path::new("t.toml")).unwrap_err().to_string();
+        assert!(
+            msg.contains("unknown key `tolerance`; an item of kind `optimizer` takes"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -1,0 +1,210 @@
+//! End-to-end: `grader grade` on the training lab. The solution and an independently written
+//! correct fixture score full marks, the template scores zero with "not implemented"
+//! everywhere, and faulty copies of the solution lose exactly the items their mistake breaks,
+//! each with the specific diagnosis.
+
+use gpu_labs_e2e::{assert_says, faulty_copy_edits, faulty_copy_of, grade, workspace, Graded};
+use std::path::PathBuf;
+
+fn solution() -> PathBuf {
+    workspace().join("solutions/training")
+}
+
+/// Grades the solution with one piece of `file` replaced; asserts the grading completed.
+fn grade_faulty(file: &str, find: &str, replace: &str) -> Graded {
+    let dir = faulty_copy_of(&solution(), file, find, replace);
+    let graded = grade(dir.path(), &[]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+/// Asserts that every item in `must` is lost and nothing outside `must` and `may` is: `may`
+/// are the items downstream of the mistake whose outcome depends on how much it hurts
+/// training (a wrong ReLU gradient may still learn the toy set).
+fn assert_lost_within(graded: &Graded, must: &[&str], may: &[&str]) {
+    let lost = graded.lost();
+    for id in must {
+        assert!(
+            lost.iter().any(|l| l == id),
+            "{id} should be lost:\n{}",
+            graded.stdout
+        );
+    }
+    for id in &lost {
+        assert!(
+            must.contains(&id.as_str()) || may.contains(&id.as_str()),
+            "{id} should not be lost:\n{}",
+            graded.stdout
+        );
+    }
+}
+
+/// The items that train: a mistake anywhere upstream may cost them.
+const TRAINING: &[&str] = &[
+    "train_epoch",
+    "train_epoch_mlp",
+    "train_toy",
+    "train_digits",
+];
+
+#[test]
+fn the_solution_scores_full_marks_and_the_whole_lab_grades_in_two_minutes() {
+    let started = std::time::Instant::now();
+    let graded = grade(&solution(), &[]);
+    assert_eq!(graded.code, Some(0), "{}", graded.stderr);
+    assert_eq!(
+        graded.json["max_score"].as_f64(),
+        Some(33.0),
+        "{}",
+        graded.stdout
+    );
+    assert_eq!(
+        graded.json["score"], graded.json["max_score"],
+        "{}",
+        graded.stdout
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!("graded the training solution (build included) in {seconds:.1} s");
+    assert!(seconds < 120.0, "grading took {seconds:.0} s");
+}
+
+#[test]
+fn an_independently_written_solution_scores_full_marks() {
+    // tests/fixtures/training_alternative: written apart from the solution (explicit loops,
+    // its own softmax and shuffle), in the template's crate.
+    let dir = tempfile::tempdir().expect("temp dir");
+    gpu_labs_e2e::copy_crate(&workspace().join("templates/training"), dir.path());
+    let src = dir.path().join("src");
+    std::fs::remove_dir_all(&src).expect("template src");
+    copy_dir(
+        &workspace().join("tests/fixtures/training_alternative/src"),
+        &src,
+    );
+    let graded = grade(dir.path(), &[]);
+    assert_eq!(graded.code, Some(0), "{}", graded.stderr);
+    assert_eq!(
+        graded.json["score"].as_f64(),
+        Some(33.0),
+        "{}",
+        graded.stdout
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
+}
+
+#[test]
+fn the_template_scores_zero_and_every_item_says_not_implemented() {
+    let graded = grade(&workspace().join("templates/training"), &[]);
+    assert_eq!(graded.code, Some(0), "{}", graded.stderr);
+    assert_eq!(graded.json["score"].as_f64(), Some(0.0));
+    for test in graded.json["tests"].as_array().expect("tests") {
+        let output = test["output"].as_str().unwrap_or("");
+        assert!(output.contains("not implemented yet"), "{output}");
+        assert!(!output.contains("backtrace"), "{output}");
+    }
+}
+
+#[test]
+fn a_relu_gradient_that_multiplies_by_x_loses_relu_backward() {
+    let g = grade_faulty(
+        "src/layers.rs",
+        "if v > 0.0 { g } else { 0.0 }",
+        "if v > 0.0 { g * v } else { 0.0 }",
+    );
+    let mut may = vec!["simple_nn", "mlp"];
+    may.extend(TRAINING);
+    assert_lost_within(&g, &["relu_backward", "simple_nn", "mlp"], &may);
+    assert_says(&g, "relu_backward", "`output`[");
+    assert_says(&g, "mlp", "the gradient of layer1.weight");
+}
+
+#[test]
+fn a_missing_bias_gradient_is_named() {
+    let g = grade_faulty(
+        "src/layers.rs",
+        "self.bias_grad += &grad_output.sum_axis(Axis(0));",
+        "",
+    );
+    let must = [
+        "linear_backward",
+        "simple_nn",
+        "mlp",
+        "train_epoch",
+        "train_epoch_mlp",
+    ];
+    assert_lost_within(&g, &must, TRAINING);
+    assert_says(&g, "linear_backward", "bias_grad did not change");
+    assert_says(&g, "simple_nn", "layer1.bias");
+}
+
+#[test]
+fn a_sign_flipped_loss_gradient_is_named() {
+    let g = grade_faulty(
+        "src/losses.rs",
+        "        row[label] -= 1.0 / n;\n    }\n    grad",
+        "        row[label] -= 1.0 / n;\n    }\n    -grad",
+    );
+    assert_lost_within(
+        &g,
+        &[
+            "cross_entropy_grad",
+            "mlp",
+            "train_epoch_mlp",
+            "train_digits",
+        ],
+        &[],
+    );
+    assert_says(&g, "cross_entropy_grad", "wrong sign");
+}
+
+#[test]
+fn a_loop_without_zero_grad_is_named() {
+    let g = grade_faulty("src/data_loop.rs", "        model.zero_grad();\n", "");
+    assert_lost_within(&g, &["train_epoch", "train_epoch_mlp"], TRAINING);
+    assert_says(&g, "train_epoch", "never zeroed");
+}
+
+#[test]
+fn adam_without_bias_correction_is_named() {
+    let dir = faulty_copy_edits(
+        &solution(),
+        "src/optim.rs",
+        &[
+            ("let c1 = 1.0 - self.beta1.powi(self.t);", "let c1 = 1.0;"),
+            ("let c2 = 1.0 - self.beta2.powi(self.t);", "let c2 = 1.0;"),
+        ],
+    );
+    let g = grade(dir.path(), &[]);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_lost_within(&g, &["adam", "train_epoch"], &["train_toy"]);
+    assert_says(&g, "adam", "without its bias correction");
+    assert_says(&g, "train_epoch", "without its bias correction");
+}
+
+#[test]
+fn batches_in_order_lose_batches() {
+    let g = grade_faulty(
+        "src/data_loop.rs",
+        "let j = rng.random_range(0..=i);\n        order.swap(i, j);",
+        "let _ = (i, &mut *rng);",
+    );
+    assert_lost_within(&g, &["batches"], &["train_toy", "train_digits"]);
+    assert_says(&g, "batches", "0, 1, 2");
+}
+
+#[test]
+fn an_unstable_softmax_overflows_on_large_logits() {
+    let g = grade_faulty(
+        "src/losses.rs",
+        "let log_sum_exp = max + row.iter().map(|&v| (v - max).exp()).sum::<f32>().ln();",
+        "let log_sum_exp = row.iter().map(|&v| v.exp()).sum::<f32>().ln() + 0.0 * max;",
+    );
+    assert_lost_within(&g, &["cross_entropy"], &["train_epoch_mlp", "train_digits"]);
+    assert_says(&g, "cross_entropy", "log-sum-exp");
+    assert_says(&g, "cross_entropy", "extreme values");
+}
