@@ -77,11 +77,18 @@ fn files_under(root: &Path, dir: &Path, out: &mut Vec<String>) {
 }
 
 #[test]
-fn the_template_is_the_release_of_the_solution() {
+fn every_template_is_the_release_of_its_solution() {
+    for lab in grader::labs::names() {
+        template_is_release(lab);
+    }
+}
+
+/// Checks `templates/<lab>` against what `grader release <lab>` writes.
+fn template_is_release(lab: &str) {
     let source = grader::release::GraderSource::Path("../../grader".into());
-    let released = grader::release::files("matmul", &source).expect("release");
-    let template = workspace().join("templates/matmul");
-    let regenerate = "run `cargo run -p grader -- release matmul --out templates/matmul --grader-path ../../grader --force`";
+    let released = grader::release::files(lab, &source).expect("release");
+    let template = workspace().join("templates").join(lab);
+    let regenerate = format!("run `cargo run -p grader -- release {lab} --out templates/{lab} --grader-path ../../grader --force`");
     for (relative, text) in &released {
         let committed = std::fs::read_to_string(template.join(relative)).unwrap_or_default();
         if committed == *text {
@@ -93,7 +100,7 @@ fn the_template_is_the_release_of_the_solution() {
             .find(|&i| old.get(i) != new.get(i))
             .map_or(old.len(), |i| i + 1);
         panic!(
-            "templates/matmul/{relative} is stale from line {line} (has {:?}, the release has {:?}): {regenerate}",
+            "templates/{lab}/{relative} is stale from line {line} (has {:?}, the release has {:?}): {regenerate}",
             old.get(line.saturating_sub(1)).copied().unwrap_or("(end of file)"),
             new.get(line.saturating_sub(1)).copied().unwrap_or("(end of file)"),
         );
@@ -103,7 +110,7 @@ fn the_template_is_the_release_of_the_solution() {
     for relative in committed {
         assert!(
             released.iter().any(|(path, _)| *path == relative),
-            "templates/matmul/{relative} is not part of the release: delete it, or add it to solutions/matmul and {regenerate}"
+            "templates/{lab}/{relative} is not part of the release: delete it, or add it to solutions/{lab} and {regenerate}"
         );
     }
 }
