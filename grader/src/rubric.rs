@@ -423,8 +423,18 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
                 ),
             ));
         }
-        let spec = (lab.read_item)(kind.label, w.keys, w.points)
-            .map_err(|KeyError { key, message }| fail(key, message))?;
+        let spec = (lab.read_item)(kind.label, w.keys, w.points).map_err(
+            |KeyError { key, message }| {
+                // The line as written, so a wrong value shows itself.
+                let written = line_of(key)
+                    .and_then(|l| text.lines().nth(l - 1))
+                    .map(str::trim);
+                match written {
+                    Some(snippet) => fail(key, format!("{message} (at `{snippet}`)")),
+                    None => fail(key, message),
+                }
+            },
+        )?;
         items.push(Item {
             id: w.id,
             title: w.title,
@@ -470,17 +480,27 @@ pub fn read_keys<T: serde::de::DeserializeOwned>(
     keys: toml::Table,
     own: &'static [&'static str],
 ) -> Result<T, KeyError> {
-    toml::Value::Table(keys)
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            let message = e.message().trim().to_string();
-            let key = own
-                .iter()
-                .copied()
-                .find(|k| message.contains(&format!("`{k}`")))
-                .unwrap_or("item");
-            KeyError { key, message }
-        })
+    let read = |keys: toml::Table| -> Result<T, String> {
+        toml::Value::Table(keys)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().trim().to_string())
+    };
+    read(keys.clone()).map_err(|message| {
+        // A type error does not name its key: it is the key whose removal changes the error.
+        let named = own
+            .iter()
+            .copied()
+            .find(|k| message.contains(&format!("`{k}`")));
+        let key = named
+            .or_else(|| {
+                own.iter().copied().find(|k| {
+                    let mut without = keys.clone();
+                    without.remove(*k).is_some() && read(without).err() != Some(message.clone())
+                })
+            })
+            .unwrap_or("item");
+        KeyError { key, message }
+    })
 }
 
 /// 1-based line and column of a byte offset.
