@@ -66,6 +66,17 @@ pub fn copy_crate(from: &Path, to: &Path) {
     std::fs::write(to.join("Cargo.toml"), manifest).expect("write Cargo.toml");
 }
 
+/// A copy of the lab crate at `from` whose `src/` is replaced by the folder `src` (an
+/// independently written submission kept as a fixture).
+pub fn copy_with_sources(from: &Path, src: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_crate(from, dir.path());
+    let to = dir.path().join("src");
+    std::fs::remove_dir_all(&to).expect("clear src");
+    copy_dir(src, &to);
+    dir
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read dir").flatten() {

@@ -227,15 +227,10 @@ fn the_real_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
 fn an_independent_correct_submission_scores_full_marks() {
     // tests/fixtures/matmul_alternative: written apart from the solution (transposed-B dot
     // products, a 1-D grid, 8×8 tiles, cuBLAS with transposes, catch_unwind for the device).
-    let dir = tempfile::tempdir().expect("temp dir");
-    gpu_labs_e2e::copy_crate(&solution(), dir.path());
-    let src = dir.path().join("src");
-    std::fs::remove_dir_all(&src).expect("clear src");
-    std::fs::create_dir_all(&src).expect("src");
-    let fixture = gpu_labs_e2e::workspace().join("tests/fixtures/matmul_alternative/src");
-    for file in ["lib.rs", "gpu.rs"] {
-        std::fs::copy(fixture.join(file), src.join(file)).expect("copy fixture");
-    }
+    let dir = gpu_labs_e2e::copy_with_sources(
+        &solution(),
+        &gpu_labs_e2e::workspace().join("tests/fixtures/matmul_alternative/src"),
+    );
     let g = grade(dir.path(), &["--gpu", "emulate"]);
     assert_eq!(g.code, Some(0), "{}", g.stderr);
     assert_lost(&g, &[]);

@@ -72,13 +72,9 @@ fn the_solution_scores_full_marks_and_the_whole_lab_grades_in_two_minutes() {
 fn an_independently_written_solution_scores_full_marks() {
     // tests/fixtures/training_alternative: written apart from the solution (explicit loops,
     // its own softmax and shuffle), in the template's crate.
-    let dir = tempfile::tempdir().expect("temp dir");
-    gpu_labs_e2e::copy_crate(&workspace().join("templates/training"), dir.path());
-    let src = dir.path().join("src");
-    std::fs::remove_dir_all(&src).expect("template src");
-    copy_dir(
+    let dir = gpu_labs_e2e::copy_with_sources(
+        &workspace().join("templates/training"),
         &workspace().join("tests/fixtures/training_alternative/src"),
-        &src,
     );
     let graded = grade(dir.path(), &[]);
     assert_eq!(graded.code, Some(0), "{}", graded.stderr);
@@ -88,13 +84,6 @@ fn an_independently_written_solution_scores_full_marks() {
         "{}",
         graded.stdout
     );
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("dir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
-    }
 }
 
 #[test]

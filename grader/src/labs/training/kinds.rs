@@ -127,6 +127,13 @@ pub struct Cases<const N: usize> {
     pub cases: Vec<[usize; N]>,
 }
 
+impl<const N: usize> Cases<N> {
+    /// At least one case, every number within 1..=[`MAX_DIM`].
+    fn valid(&self) -> bool {
+        !self.cases.is_empty() && self.cases.iter().flatten().all(|&d| d > 0 && d <= MAX_DIM)
+    }
+}
+
 /// Serde for `Vec<[usize; N]>` with a const `N` (serde derives arrays only up to fixed sizes
 /// through generics it cannot name).
 mod serde_arrays {
@@ -261,16 +268,10 @@ const MAX_DIM: usize = 4096;
 impl Kind {
     /// What serde cannot check.
     fn check(&self) -> Result<(), KeyError> {
-        let dims_ok = |dims: &mut dyn Iterator<Item = usize>| {
-            let dims: Vec<usize> = dims.collect();
-            !dims.is_empty() && dims.iter().all(|&d| d > 0 && d <= MAX_DIM)
-        };
         let cases_ok = match self {
-            Kind::Init(c) | Kind::Elementwise(c) | Kind::Loss(c) | Kind::Batches(c) => {
-                dims_ok(&mut c.cases.iter().flatten().copied())
-            }
-            Kind::Forward(c) | Kind::Backward(c) => dims_ok(&mut c.cases.iter().flatten().copied()),
-            Kind::Model(c) => dims_ok(&mut c.cases.iter().flatten().copied()),
+            Kind::Init(c) | Kind::Elementwise(c) | Kind::Loss(c) | Kind::Batches(c) => c.valid(),
+            Kind::Forward(c) | Kind::Backward(c) => c.valid(),
+            Kind::Model(c) => c.valid(),
             _ => true,
         };
         if !cases_ok {
@@ -279,7 +280,6 @@ impl Kind {
                 format!("list at least one case, every number 1..={MAX_DIM}"),
             ));
         }
-        let lr_ok = |lr: f32| lr.is_finite() && lr > 0.0 && lr <= 10.0;
         match self {
             Kind::Optimizer(s) if !lr_ok(s.lr) => Err(KeyError::new("lr", "lr must be in (0, 10]")),
             Kind::Optimizer(s) if s.steps == 0 || s.steps > 1000 => {
@@ -307,9 +307,14 @@ impl Kind {
     }
 }
 
+/// Whether a learning rate is one a rubric may give.
+fn lr_ok(lr: f32) -> bool {
+    lr.is_finite() && lr > 0.0 && lr <= 10.0
+}
+
 /// Checks an epoch's learning rate and sizes.
 fn setup_ok(lr: f32, examples: usize, batch_size: usize) -> Result<(), KeyError> {
-    if !(lr.is_finite() && lr > 0.0 && lr <= 10.0) {
+    if !lr_ok(lr) {
         return Err(KeyError::new("lr", "lr must be in (0, 10]"));
     }
     if examples == 0 || examples > 100_000 {
