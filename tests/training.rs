@@ -45,6 +45,7 @@ const TRAINING: &[&str] = &[
     "train_epoch_mlp",
     "train_toy",
     "train_digits",
+    "cpu_fallback",
 ];
 
 #[test]
@@ -54,7 +55,7 @@ fn the_solution_scores_full_marks_and_the_whole_lab_grades_in_two_minutes() {
     assert_eq!(graded.code, Some(0), "{}", graded.stderr);
     assert_eq!(
         graded.json["max_score"].as_f64(),
-        Some(33.0),
+        Some(43.0),
         "{}",
         graded.stdout
     );
@@ -80,7 +81,7 @@ fn an_independently_written_solution_scores_full_marks() {
     assert_eq!(graded.code, Some(0), "{}", graded.stderr);
     assert_eq!(
         graded.json["score"].as_f64(),
-        Some(33.0),
+        Some(43.0),
         "{}",
         graded.stdout
     );
@@ -145,6 +146,7 @@ fn a_sign_flipped_loss_gradient_is_named() {
             "mlp",
             "train_epoch_mlp",
             "train_digits",
+            "cpu_fallback",
         ],
         &[],
     );
@@ -193,7 +195,74 @@ fn an_unstable_softmax_overflows_on_large_logits() {
         "let log_sum_exp = max + row.iter().map(|&v| (v - max).exp()).sum::<f32>().ln();",
         "let log_sum_exp = row.iter().map(|&v| v.exp()).sum::<f32>().ln() + 0.0 * max;",
     );
-    assert_lost_within(&g, &["cross_entropy"], &["train_epoch_mlp", "train_digits"]);
+    assert_lost_within(
+        &g,
+        &["cross_entropy"],
+        &["train_epoch_mlp", "train_digits", "cpu_fallback"],
+    );
     assert_says(&g, "cross_entropy", "log-sum-exp");
     assert_says(&g, "cross_entropy", "extreme values");
+}
+
+#[test]
+fn a_gpu_epoch_timed_without_synchronizing_is_caught() {
+    let g = grade_faulty(
+        "src/gpu.rs",
+        "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n    stream.synchronize()?;\n",
+        "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n",
+    );
+    assert_lost_within(&g, &["time_gpu_epoch"], &[]);
+    assert_says(
+        &g,
+        "time_gpu_epoch",
+        "the clock stopped before the GPU finished",
+    );
+}
+
+#[test]
+fn a_gpu_step_that_computes_on_the_host_is_caught() {
+    // The natural shortcut: parameters and batch down to the host, the CPU model's step
+    // there, the new parameters back up. The results are right; where they were computed is
+    // not.
+    let host_step = r#"        // The step on the host, with the CPU part of the lab.
+        {
+            let x = stream.clone_dtoh(&batch.x)?;
+            let x = Array2::from_shape_vec((rows, inputs), x[..rows * inputs].to_vec())?;
+            let labels: Vec<usize> = stream.clone_dtoh(&batch.labels)?[..rows]
+                .iter()
+                .map(|&l| l as usize)
+                .collect();
+            let (mut l1, mut l2) = (layer1.to_host(stream)?, layer2.to_host(stream)?);
+            let mut rng = <crate::StdRng as crate::SeedableRng>::seed_from_u64(0);
+            let mut model: Box<dyn Model> = match head {
+                Head::Sigmoid => Box::new(crate::SimpleNN::new(inputs, &mut rng)),
+                Head::Softmax => Box::new(crate::Mlp::new(&mut rng)),
+            };
+            {
+                let mut layers = model.layers_mut();
+                std::mem::swap(&mut *layers[0], &mut l1);
+                std::mem::swap(&mut *layers[1], &mut l2);
+            }
+            model.zero_grad();
+            let out = model.forward(&x);
+            let loss = model.loss(&out, &labels);
+            model.backward(&out, &labels);
+            crate::Optimizer::step(&mut Sgd { lr }, &mut model.layers_mut());
+            let layers = model.layers_mut();
+            *layer1 = GpuLinear::to_device(layers[0], stream)?;
+            *layer2 = GpuLinear::to_device(layers[1], stream)?;
+            let sum = stream.clone_dtoh(loss_sum)?[0] + loss;
+            stream.memcpy_htod(&vec![sum], loss_sum)?;
+            return Ok(());
+        }
+        // 1. zero_grad.
+"#;
+    let g = grade_faulty("src/gpu.rs", "        // 1. zero_grad.\n", host_step);
+    assert_lost_within(
+        &g,
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
+        &["time_gpu_epoch"],
+    );
+    assert_says(&g, "gpu_epoch_mlp", "went through the host");
+    assert_says(&g, "gpu_epoch_simple_nn", "went through the host");
 }

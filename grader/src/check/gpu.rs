@@ -131,44 +131,14 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     if brackets.len() != samples.samples.len() {
         return Err(unexpected(item, &Outcome::GpuTimer(samples)));
     }
-    for (s, &outer_ns) in samples.samples.iter().zip(&brackets) {
-        let outer_ms = outer_ns as f64 / 1e6;
-        if s.reported_ms > outer_ms + 0.5 {
-            return Ok(ItemResult::failed(
-                item,
-                "the time reported is longer than the whole call".into(),
-                format!(
-                    "`{}` reported {:.3} ms, but the whole call took {outer_ms:.3} ms by the \
-                     grader's clock outside your program. Report only what your clock measured \
-                     (start it right before the multiplication, read it right after).",
-                    item.function, s.reported_ms
-                ),
-            ));
-        }
-        let measured = format!(
-            "your clock read {:.3} ms; the GPU spent {:.3} ms on your multiplication, after {:.0} ms of work the grader had queued just before the call",
-            s.reported_ms, s.device_ms, samples.queued_ms
-        );
-        if s.reported_ms < 0.5 * s.device_ms {
-            return Ok(ItemResult::failed(
-                item,
-                "the clock stopped before the GPU finished".into(),
-                format!(
-                    "{measured}. The clock stopped before the GPU finished: a launch returns at \
-                     once, so call `stream.synchronize()` after launching and before reading the clock."
-                ),
-            ));
-        }
-        if s.reported_ms > s.device_ms + 0.5 * samples.queued_ms {
-            return Ok(ItemResult::failed(
-                item,
-                "the clock started before earlier GPU work finished".into(),
-                format!(
-                    "{measured}. The clock started before earlier GPU work finished, so it timed \
-                     that work too: call `stream.synchronize()` before starting the clock."
-                ),
-            ));
-        }
+    if let Some(failed) = synchronized(
+        item,
+        &samples.samples,
+        &brackets,
+        samples.queued_ms,
+        "your multiplication",
+    ) {
+        return Ok(failed);
     }
     let s = &samples.samples[samples.samples.len() - 1];
     Ok(ItemResult::passed(
@@ -179,6 +149,61 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
             item.function, s.reported_ms, s.device_ms, size[0], size[1], size[2], samples.queued_ms
         ),
     ))
+}
+
+/// The two sides of the synchronization check on each timed call, with the supervisor's
+/// bracket around it (ns, one per sample): the time reported must fit in the call, cover at
+/// least half the device time of the student's `work` (else the clock stopped before the GPU
+/// finished), and not include half the work the grader queued before the call (else the clock
+/// started before earlier GPU work finished). Shared by every lab's GPU timers. Returns the
+/// failed result, if one side fails.
+pub fn synchronized(
+    item: &Item,
+    samples: &[crate::protocol::GpuTimerSample],
+    brackets: &[u64],
+    queued_ms: f64,
+    work: &str,
+) -> Option<ItemResult> {
+    for (s, &outer_ns) in samples.iter().zip(brackets) {
+        let outer_ms = outer_ns as f64 / 1e6;
+        if s.reported_ms > outer_ms + 0.5 {
+            return Some(ItemResult::failed(
+                item,
+                "the time reported is longer than the whole call".into(),
+                format!(
+                    "`{}` reported {:.3} ms, but the whole call took {outer_ms:.3} ms by the \
+                     grader's clock outside your program. Report only what your clock measured \
+                     (start it right before the work, read it right after).",
+                    item.function, s.reported_ms
+                ),
+            ));
+        }
+        let measured = format!(
+            "your clock read {:.3} ms; the GPU spent {:.3} ms on {work}, after {:.0} ms of work the grader had queued just before the call",
+            s.reported_ms, s.device_ms, queued_ms
+        );
+        if s.reported_ms < 0.5 * s.device_ms {
+            return Some(ItemResult::failed(
+                item,
+                "the clock stopped before the GPU finished".into(),
+                format!(
+                    "{measured}. The clock stopped before the GPU finished: a launch returns at \
+                     once, so call `stream.synchronize()` after launching and before reading the clock."
+                ),
+            ));
+        }
+        if s.reported_ms > s.device_ms + 0.5 * queued_ms {
+            return Some(ItemResult::failed(
+                item,
+                "the clock started before earlier GPU work finished".into(),
+                format!(
+                    "{measured}. The clock started before earlier GPU work finished, so it timed \
+                     that work too: call `stream.synchronize()` before starting the clock."
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// Above this many multiply-adds the timed product is checked with Freivalds' method

@@ -25,6 +25,26 @@ pub struct Busy {
 
 type GpuResult<T> = Result<T, String>;
 
+/// Device work the grader queues before each timed call (ms): long enough that a clock
+/// started before it drains is unmistakable, even with a kernel compiled inside the clock.
+pub const QUEUED_MS: f64 = 1000.0;
+
+/// Device time (ms) the student's timed work must take at least, so that a clock stopped
+/// before the GPU finished reads clearly less than the device did.
+pub const MIN_DEVICE_MS: f64 = 20.0;
+
+/// Timed calls per synchronization check.
+pub const TIMER_SAMPLES: usize = 2;
+
+/// The grader's own set-up for a synchronization check, made before any student code runs (so
+/// its failure is the grader's): a stream for the student and the busy kernel on it.
+pub fn set_up() -> Result<(Arc<CudaStream>, Busy), String> {
+    let stream = crate::gpu::student::open_stream()?;
+    let busy = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Busy::new(&stream)))
+        .map_err(|_| "the grader's busy kernel panicked while loading".to_string())??;
+    Ok((stream, busy))
+}
+
 impl Busy {
     /// Compiles and loads the kernel on `stream`'s device and measures its speed.
     pub fn new(stream: &Arc<CudaStream>) -> GpuResult<Self> {

@@ -18,6 +18,21 @@ pub fn read() -> Option<DeviceWork> {
     }
 }
 
+/// Bytes copied host → device and device → host since the process started, or `None` on a
+/// real GPU.
+pub fn transfers() -> Option<(u64, u64)> {
+    type Transfers = unsafe extern "C" fn(*mut u64, *mut u64);
+    // SAFETY: as in `read`; the symbol has this signature (grader/cuda-emulator/src/counters.rs).
+    unsafe {
+        let lib = libloading::Library::new("libcuda.so").ok()?;
+        let transfers: libloading::Symbol<Transfers> =
+            lib.get(b"gpu_labs_emulator_transfers\0").ok()?;
+        let (mut up, mut down) = (0, 0);
+        transfers(&mut up, &mut down);
+        Some((up, down))
+    }
+}
+
 /// Opens a provenance window on the emulator (forgetting the last one), or closes it; nothing
 /// on a real GPU.
 pub fn provenance_window(open: bool) {

@@ -5,6 +5,7 @@
 pub mod busy;
 pub mod counters;
 pub mod libraries;
+pub mod student;
 pub mod trial;
 
 use crate::protocol::Backend;

@@ -25,6 +25,9 @@
 //! 4. [`optim`]: [`Sgd`] and [`Adam`] (`torch.optim`), behind the [`Optimizer`] trait.
 //! 5. [`data_loop`]: shuffled minibatches ([`batches`], the `DataLoader`), one epoch
 //!    ([`train_epoch`]), [`accuracy`] and the whole loop ([`train`]).
+//! 6. [`gpu`]: the same epoch on the GPU: the model and the data moved there once, batches
+//!    gathered on the device, matrix products with cuBLAS and the rest in your own CUDA C
+//!    kernels ([`gpu::train_epoch_gpu`], [`gpu::train_on`]).
 //!
 //! Every number is an `f32`, and a batch is an `ndarray::Array2<f32>` with one row per example
 //! and one column per feature (batch × features): `x.nrows()` examples, `x.ncols()` features.
@@ -39,6 +42,7 @@
 //@template #![allow(unused_variables, unused_imports, dead_code)]
 
 pub mod data_loop;
+pub mod gpu;
 pub mod layers;
 pub mod losses;
 pub mod models;

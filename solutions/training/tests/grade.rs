@@ -4,8 +4,9 @@
 //! and grades only `adam`. Official grading uses the grader's own copy of this file, so
 //! changing it changes nothing there.
 
-use grader::training::{Layer, Layers, ModelPass, Net, Opt};
+use grader::training::{EpochSetup, Layer, Layers, Marks, ModelPass, Net, Opt};
 use training_lab as lab;
+use training_lab::gpu::{self, GpuResult, Head};
 use training_lab::{Model, Optimizer, SeedableRng, StdRng};
 
 /// The grader's layer as the lab's `Linear`.
@@ -69,6 +70,35 @@ fn optimizer(opt: Opt) -> Box<dyn Optimizer> {
         Opt::Sgd(lr) => Box::new(lab::Sgd { lr }),
         Opt::Adam(lr) => Box::new(lab::Adam::new(lr)),
     }
+}
+
+/// The GPU head of a model: what its output feeds into.
+fn head(net: Net) -> Head {
+    match net {
+        Net::SimpleNn => Head::Sigmoid,
+        Net::Mlp => Head::Softmax,
+    }
+}
+
+/// Runs `f` with the setup's model on the GPU and its data and loader there, between the
+/// grader's marks; then copies the model back: what `f` returned and the layers after.
+fn on_gpu<R>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    s: EpochSetup<'_>,
+    marks: &mut dyn Marks,
+    f: impl FnOnce(&mut gpu::GpuModel, gpu::DeviceDataLoader<'_>, f32) -> GpuResult<R>,
+) -> GpuResult<(R, Layers)> {
+    let mut rng = StdRng::seed_from_u64(0);
+    with_model(s.net, Some(s.layers), &mut rng, |m, _| {
+        let mut model = gpu::GpuModel::to_device(m, head(s.net), stream)?;
+        let data = gpu::to_device(s.x, s.labels, stream)?;
+        let loader = gpu::DeviceDataLoader::new(&data, s.batches)?;
+        marks.before()?;
+        let out = f(&mut model, loader, s.lr)?;
+        marks.after()?;
+        model.to_host(m)?;
+        Ok((out, layers_of(m)))
+    })
 }
 
 fn main() -> std::process::ExitCode {
@@ -146,6 +176,56 @@ fn main() -> std::process::ExitCode {
                 );
                 (losses, layers_of(m))
             })
+        },
+        default_device_is_gpu: || matches!(gpu::default_device(), gpu::Device::Gpu(_)),
+        gpu_round_trip: |stream, net, layers| {
+            with_model(
+                net,
+                Some(layers),
+                &mut StdRng::seed_from_u64(0),
+                |m, rng| {
+                    let model = gpu::GpuModel::to_device(m, head(net), stream)?;
+                    // Back into a fresh model, so nothing of the original can come back.
+                    with_model(net, None, rng, |fresh, _| {
+                        model.to_host(fresh)?;
+                        Ok(layers_of(fresh))
+                    })
+                },
+            )
+        },
+        gpu_batches: |stream, x, labels, batches| {
+            let data = gpu::to_device(x, labels, stream)?;
+            let mut out = Vec::new();
+            for batch in gpu::DeviceDataLoader::new(&data, batches)? {
+                let batch = batch?;
+                let rows = stream.clone_dtoh(&batch.x)?;
+                let rows = ndarray::Array2::from_shape_vec((batch.len, x.ncols()), rows)?;
+                out.push((rows, stream.clone_dtoh(&batch.labels)?));
+            }
+            Ok(out)
+        },
+        gpu_epoch: |stream, s, marks| on_gpu(stream, s, marks, gpu::train_epoch_gpu),
+        time_gpu_epoch: |stream, s, marks| {
+            on_gpu(stream, s, marks, gpu::time_gpu_epoch).map(|(timed, _)| timed)
+        },
+        train_on_cpu: |s| {
+            with_model(
+                s.net,
+                Some(s.layers),
+                &mut StdRng::seed_from_u64(0),
+                |m, _| {
+                    let loss = gpu::train_on(
+                        &gpu::Device::Cpu,
+                        m,
+                        head(s.net),
+                        s.x,
+                        s.labels,
+                        s.batches,
+                        s.lr,
+                    )?;
+                    Ok((loss, layers_of(m)))
+                },
+            )
         },
     })
 }

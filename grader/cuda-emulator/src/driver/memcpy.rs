@@ -50,6 +50,7 @@ fn htod(
     if len > 0 && src.is_null() {
         return Err(INVALID_VALUE);
     }
+    crate::counters::count_upload(len);
     if memory::is_pinned_host(src as usize, len) {
         let copy = copy_op(dst, src as usize, len);
         let d = Addr(dst);
@@ -90,6 +91,7 @@ fn dtoh(
     if len > 0 && dst.is_null() {
         return Err(INVALID_VALUE);
     }
+    crate::counters::count_copy_back(len);
     let pinned = memory::is_pinned_host(dst as usize, len);
     let copy = copy_op(dst as usize, src, len);
     let h = Addr(dst as usize);

@@ -1,21 +1,21 @@
 //! Worker side of the matmul lab's GPU items: the student's cudarc functions run on a stream
 //! the grader opens (on a real GPU or the emulator), on inputs derived from the seed.
 
-use crate::gpu::{busy::Busy, counters};
+use crate::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use crate::gpu::counters;
 use crate::inputs;
 use crate::protocol::{
     DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, WorkOrder,
 };
 use crate::stopwatch::{Checkpoint, Checkpoints, Command};
 use crate::worker::guarded;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream};
 use ndarray::Array2;
-use std::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What the student's GPU functions return.
-pub type GpuResult<T> = Result<T, Box<dyn Error>>;
+use crate::gpu::student::open_stream;
+pub use crate::gpu::student::{describe, GpuResult};
 
 /// A student's GPU matrix product on a stream.
 pub type GpuProductFn = fn(&Arc<CudaStream>, &Array2<f32>, &Array2<f32>) -> GpuResult<Array2<f32>>;
@@ -29,45 +29,11 @@ pub type GpuTimerFn = fn(
     [usize; 3],
 ) -> GpuResult<Duration>;
 
-/// Device work the grader queues before each timed call (ms): long enough that a clock
-/// started before it drains is unmistakable, even with a kernel compiled inside the clock.
-const QUEUED_MS: f64 = 1000.0;
-
-/// Device time (ms) the timed multiplication must take at least, so that a clock stopped
-/// before the GPU finished reads clearly less than the device did.
-const MIN_DEVICE_MS: f64 = 20.0;
-
 /// The largest dimension the synchronization check grows the timed shape to.
 /// 2048³ keeps a student's tiled kernel busy for a millisecond or more even on the fastest
 /// GPUs (hundreds of times a launch's overhead), and its C (16 MB) is the most a worker sends
 /// back.
 const MAX_TIMED_DIM: usize = 2048;
-
-/// Timed calls per synchronization check.
-const TIMER_SAMPLES: usize = 2;
-
-/// A student's GPU error in words: a kernel's compile log as the compiler wrote it, anything
-/// else as the library describes it.
-pub fn describe(e: &(dyn Error + 'static)) -> String {
-    match e.downcast_ref::<cudarc::nvrtc::CompileError>() {
-        Some(cudarc::nvrtc::CompileError::CompileError { log, .. }) => format!(
-            "{}{}",
-            crate::check::gpu::COMPILE_ERROR,
-            log.to_string_lossy().trim_end()
-        ),
-        _ => e.to_string(),
-    }
-}
-
-/// Opens a stream on device 0; cudarc panics when the library is missing, so that is caught.
-fn open_stream() -> Result<Arc<CudaStream>, String> {
-    std::panic::catch_unwind(|| {
-        CudaContext::new(0)
-            .and_then(|ctx| ctx.new_stream())
-            .map_err(|e| e.to_string())
-    })
-    .map_err(|_| "the CUDA library could not be loaded".to_string())?
-}
 
 /// Runs a GPU product on every case of the order.
 pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Outcome {
@@ -136,12 +102,7 @@ pub fn timer(
     checkpoints: &mut Checkpoints,
 ) -> Outcome {
     // The grader's own set-up runs before any student code: its failure is the grader's.
-    let set_up = open_stream().and_then(|stream| {
-        let busy = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Busy::new(&stream)))
-            .map_err(|_| "the grader's busy kernel panicked while loading".to_string())??;
-        Ok((stream, busy))
-    });
-    let (stream, busy) = match set_up {
+    let (stream, busy) = match busy::set_up() {
         Ok(ready) => ready,
         Err(e) => return Outcome::GpuUnavailable(format!("the grader's GPU set-up failed: {e}")),
     };

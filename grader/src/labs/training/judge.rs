@@ -56,6 +56,19 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
                 first_bad_batch,
             },
         ) => judge.epoch(s, f32::from_bits(loss), &layers, first_bad_batch),
+        (
+            Kind::CpuFallback(s),
+            Sent::Epoch {
+                loss,
+                layers,
+                first_bad_batch,
+            },
+        ) => judge.epoch(
+            &s.as_setup(),
+            f32::from_bits(loss),
+            &layers,
+            first_bad_batch,
+        ),
         (Kind::Accuracy(a), Sent::Accuracy(share)) => judge.accuracy(a, f32::from_bits(share)),
         (
             Kind::Train(t),
@@ -67,25 +80,31 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         ) => judge.train(t, &floats(&losses), &floats(&again), &layers),
         _ => return Err(bad(item, "its results do not fit the item's kind")),
     }?;
-    Ok(match verdict {
+    Ok(result(item, verdict))
+}
+
+/// A failed check: the table's one line and the full feedback.
+pub(super) struct Wrong {
+    pub(super) reason: String,
+    pub(super) details: String,
+}
+
+/// A check's verdict: passed (with what it showed), failed, or the grader's own failure.
+pub(super) type Verdict = Result<Result<String, Wrong>, SupervisorError>;
+
+/// The item's result from a verdict.
+pub(super) fn result(item: &Item, verdict: Result<String, Wrong>) -> ItemResult {
+    match verdict {
         Ok(reason) => {
             let details = format!("`{}`: {reason}.", item.function);
             ItemResult::passed(item, reason, details)
         }
         Err(Wrong { reason, details }) => ItemResult::failed(item, reason, details),
-    })
+    }
 }
-
-/// A failed check: the table's one line and the full feedback.
-struct Wrong {
-    reason: String,
-    details: String,
-}
-
-type Verdict = Result<Result<String, Wrong>, SupervisorError>;
 
 /// A failed check whose feedback is `details` and a hint.
-fn wrong(reason: impl Into<String>, details: impl Into<String>, hint: &str) -> Verdict {
+pub(super) fn wrong(reason: impl Into<String>, details: impl Into<String>, hint: &str) -> Verdict {
     let mut details = details.into();
     if !hint.is_empty() {
         details.push_str(&format!("\nHint: {hint}."));
@@ -96,7 +115,8 @@ fn wrong(reason: impl Into<String>, details: impl Into<String>, hint: &str) -> V
     }))
 }
 
-fn bad(item: &Item, message: &str) -> SupervisorError {
+/// The grader's own failure: a worker's report that does not fit the item.
+pub(super) fn bad(item: &Item, message: &str) -> SupervisorError {
     SupervisorError::BadReport {
         item: item.id().to_string(),
         message: message.to_string(),
@@ -156,9 +176,54 @@ struct Got {
     bias_grad: Array2<f32>,
 }
 
-struct Judge<'a> {
-    seed: u64,
-    item: &'a Item,
+/// The reference's view of an `epoch` item: the grader's start, batch order and data.
+pub(super) struct ReferenceEpoch {
+    start: [Layer; 2],
+    order: Vec<Vec<usize>>,
+    set: super::data::Dataset,
+    all: EpochTargets,
+}
+
+impl ReferenceEpoch {
+    /// The epoch the worker ran for item `id` with `s`'s keys.
+    pub(super) fn new(seed: u64, id: &str, s: &Setup) -> ReferenceEpoch {
+        let set = inputs::dataset(seed, id, s.model, s.examples, "train");
+        let order = r::batches(
+            s.examples,
+            s.batch_size,
+            &mut super::rng_for(seed, id, 0, "order"),
+        );
+        ReferenceEpoch {
+            start: inputs::layers(seed, id, 0, s.model, false),
+            order,
+            all: targets(s.model, &set.labels),
+            set,
+        }
+    }
+
+    /// The reference loop (or a typical wrong one) over the epoch: its mean loss and model.
+    pub(super) fn run(&self, s: &Setup, fault: Option<LoopFault>) -> (f64, TwoLayer) {
+        let mut model = reference_model(s.model, &self.start);
+        let mut opt = match s.optimizer.with(s.lr) {
+            super::Opt::Sgd(lr) => Optimizer::Sgd(r::Sgd { lr: f64::from(lr) }),
+            super::Opt::Adam(lr) => Optimizer::Adam(r::Adam::new(f64::from(lr))),
+        };
+        let loss = r::train_epoch(
+            &mut model,
+            &mut opt,
+            &self.set.inputs,
+            &self.all,
+            &self.order,
+            fault,
+        );
+        (loss, model)
+    }
+}
+
+/// Judges one item's results against references from the run's seed.
+pub(super) struct Judge<'a> {
+    pub(super) seed: u64,
+    pub(super) item: &'a Item,
 }
 
 impl Judge<'_> {
@@ -797,25 +862,19 @@ impl Judge<'_> {
         )))
     }
 
-    fn epoch(&self, s: &Setup, loss: f32, sent: &[SentLayer], first_bad: Option<usize>) -> Verdict {
-        let (seed, id) = (self.seed, self.id());
-        let set = inputs::dataset(seed, id, s.model, s.examples, "train");
-        let start = inputs::layers(seed, id, 0, s.model, false);
-        let order = r::batches(
-            s.examples,
-            s.batch_size,
-            &mut super::rng_for(seed, id, 0, "order"),
-        );
-        let all = targets(s.model, &set.labels);
-        let run = |fault: Option<LoopFault>| {
-            let mut model = reference_model(s.model, &start);
-            let mut opt = match s.optimizer.with(s.lr) {
-                super::Opt::Sgd(lr) => Optimizer::Sgd(r::Sgd { lr: f64::from(lr) }),
-                super::Opt::Adam(lr) => Optimizer::Adam(r::Adam::new(f64::from(lr))),
-            };
-            let loss = r::train_epoch(&mut model, &mut opt, &set.inputs, &all, &order, fault);
-            (loss, model)
-        };
+    /// One epoch from the grader's start and batch order against the reference trajectory,
+    /// and, when it leaves it, against each typical wrong loop.
+    pub(super) fn epoch(
+        &self,
+        s: &Setup,
+        loss: f32,
+        sent: &[SentLayer],
+        first_bad: Option<usize>,
+    ) -> Verdict {
+        let function = &self.item.function;
+        let epoch = ReferenceEpoch::new(self.seed, self.id(), s);
+        let (start, order) = (&epoch.start, &epoch.order);
+        let run = |fault: Option<LoopFault>| epoch.run(s, fault);
         if let Some(batch) = first_bad {
             return wrong(
                 format!(
@@ -824,7 +883,7 @@ impl Judge<'_> {
                     order.len()
                 ),
                 format!(
-                    "`train_epoch`: the loss or a parameter stopped being a number after batch \
+                    "`{function}`: the loss or a parameter stopped being a number after batch \
                      {} of {} (the batches before it were fine).",
                     batch + 1,
                     order.len()
@@ -842,7 +901,7 @@ impl Judge<'_> {
         let distance = |model: &TwoLayer| {
             let (mut off, mut moved) = (0.0, 0.0);
             for ((reference, begin), got) in
-                [&model.layer1, &model.layer2].iter().zip(&start).zip(&got)
+                [&model.layer1, &model.layer2].iter().zip(start).zip(&got)
             {
                 let pairs = [
                     (
@@ -897,7 +956,7 @@ impl Judge<'_> {
                 };
                 return wrong(
                     format!("the loop is wrong: {what}"),
-                    format!("`train_epoch` does not follow the reference loop from the grader's start and batch order; it matches a loop in which {what}."),
+                    format!("`{function}` does not follow the reference loop from the grader's start and batch order; it matches a loop in which {what}."),
                     hint,
                 );
             }
@@ -905,7 +964,7 @@ impl Judge<'_> {
         if off <= TRAJECTORY {
             return wrong(
                 "wrong mean loss".to_string(),
-                format!("`train_epoch` trained right, but returned a mean loss of {loss}, expected {expected_loss:.6}."),
+                format!("`{function}` trained right, but returned a mean loss of {loss}, expected {expected_loss:.6}."),
                 "return the mean of the batches' losses (sum them, divide by the number of batches)",
             );
         }
@@ -933,7 +992,7 @@ impl Judge<'_> {
         wrong(
             "parameters leave the reference after one epoch".to_string(),
             format!(
-                "`train_epoch` from the grader's start and batch order ends {:.1}% of the way \
+                "`{function}` from the grader's start and batch order ends {:.1}% of the way \
                  off the reference's parameters.{detail}",
                 off * 100.0
             ),

@@ -1,12 +1,12 @@
 //! The training lab's item kinds: their keys in `assignment.toml`, the functions each may
 //! exercise, and what a worker sends back for each ([`Sent`]).
 
-use super::{judge, Net, Opt};
+use super::{gpu_judge, judge, Net, Opt};
 use crate::check::GradeContext;
 use crate::labs::KindInfo;
 use crate::protocol::Matrix;
 use crate::report::ItemResult;
-use crate::rubric::{read_keys, Item, ItemSpec, KeyError, KindSpec};
+use crate::rubric::{read_keys, Item, ItemSpec, KeyError, KindSpec, Needs};
 use crate::supervisor::SupervisorError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -86,7 +86,40 @@ pub static KINDS: &[KindInfo] = &[
         keys: TRAIN_KEYS,
         functions: &["train"],
     },
+    KindInfo {
+        label: "device-select",
+        keys: &[],
+        functions: &["default_device"],
+    },
+    KindInfo {
+        label: "gpu-transfer",
+        keys: &[],
+        functions: &["GpuModel::to_device"],
+    },
+    KindInfo {
+        label: "gpu-loader",
+        keys: CASE_KEYS,
+        functions: &["DeviceDataLoader"],
+    },
+    KindInfo {
+        label: "gpu-epoch",
+        keys: GPU_KEYS,
+        functions: &["train_epoch_gpu"],
+    },
+    KindInfo {
+        label: "gpu-timer",
+        keys: GPU_KEYS,
+        functions: &["time_gpu_epoch"],
+    },
+    KindInfo {
+        label: "cpu-fallback",
+        keys: GPU_KEYS,
+        functions: &["train_on"],
+    },
 ];
+
+/// Keys of the GPU epoch kinds (SGD: the GPU step's optimizer).
+const GPU_KEYS: &[&str] = &["model", "lr", "examples", "batch_size"];
 
 /// One training item's own keys, by kind (also the lab's part of its work order).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -116,6 +149,46 @@ pub enum Kind {
     Accuracy(AccuracyKeys),
     /// Full training to a held-out accuracy.
     Train(Training),
+    /// `default_device`: the CPU without CUDA or without a GPU, the GPU with one.
+    DeviceSelect,
+    /// `GpuModel::to_device` then `to_host`, for both models: every tensor back bit for bit,
+    /// copied back from the device.
+    GpuTransfer,
+    /// The `DeviceDataLoader` over synthetic digits: `[examples, batch_size]`.
+    GpuLoader(Cases<2>),
+    /// One SGD epoch on the GPU from the grader's parameters and batch order.
+    GpuEpoch(GpuSetup),
+    /// The two-sided synchronization check of `time_gpu_epoch`.
+    GpuTimer(GpuSetup),
+    /// `train_on(&Device::Cpu, ..)`: the same epoch on the CPU, with every GPU hidden.
+    CpuFallback(GpuSetup),
+}
+
+/// Keys of the GPU epoch kinds: which model and data; the optimizer is SGD.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSetup {
+    /// `simple-nn` (on the toy set) or `mlp` (on synthetic digits).
+    pub model: Net,
+    /// SGD's learning rate.
+    pub lr: f32,
+    /// Training examples.
+    pub examples: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+}
+
+impl GpuSetup {
+    /// The same epoch as `epoch` keys name it.
+    pub fn as_setup(&self) -> Setup {
+        Setup {
+            model: self.model,
+            optimizer: OptName::Sgd,
+            lr: self.lr,
+            examples: self.examples,
+            batch_size: self.batch_size,
+        }
+    }
 }
 
 /// Keys of kinds that run on a list of shapes.
@@ -256,6 +329,12 @@ pub fn read_item(kind: &str, keys: toml::Table, _points: f64) -> Result<ItemSpec
         "epoch" => Kind::Epoch(read_keys(keys, SETUP_KEYS)?),
         "accuracy" => Kind::Accuracy(read_keys(keys, &["model", "examples"])?),
         "train" => Kind::Train(read_keys(keys, TRAIN_KEYS)?),
+        "device-select" => Kind::DeviceSelect,
+        "gpu-transfer" => Kind::GpuTransfer,
+        "gpu-loader" => Kind::GpuLoader(read_keys(keys, CASE_KEYS)?),
+        "gpu-epoch" => Kind::GpuEpoch(read_keys(keys, GPU_KEYS)?),
+        "gpu-timer" => Kind::GpuTimer(read_keys(keys, GPU_KEYS)?),
+        "cpu-fallback" => Kind::CpuFallback(read_keys(keys, GPU_KEYS)?),
         other => return Err(KeyError::new("kind", format!("no training kind `{other}`"))),
     };
     kind.check()?;
@@ -269,7 +348,11 @@ impl Kind {
     /// What serde cannot check.
     fn check(&self) -> Result<(), KeyError> {
         let cases_ok = match self {
-            Kind::Init(c) | Kind::Elementwise(c) | Kind::Loss(c) | Kind::Batches(c) => c.valid(),
+            Kind::Init(c)
+            | Kind::Elementwise(c)
+            | Kind::Loss(c)
+            | Kind::Batches(c)
+            | Kind::GpuLoader(c) => c.valid(),
             Kind::Forward(c) | Kind::Backward(c) => c.valid(),
             Kind::Model(c) => c.valid(),
             _ => true,
@@ -286,6 +369,9 @@ impl Kind {
                 Err(KeyError::new("steps", "steps must be 1..=1000"))
             }
             Kind::Epoch(s) => setup_ok(s.lr, s.examples, s.batch_size),
+            Kind::GpuEpoch(s) | Kind::GpuTimer(s) | Kind::CpuFallback(s) => {
+                setup_ok(s.lr, s.examples, s.batch_size)
+            }
             Kind::Train(t) => {
                 setup_ok(t.lr, t.examples, t.batch_size)?;
                 if t.epochs == 0 || t.epochs > 100 {
@@ -331,7 +417,23 @@ fn setup_ok(lr: f32, examples: usize, batch_size: usize) -> Result<(), KeyError>
 
 impl KindSpec for Kind {
     fn gpu_track(&self) -> bool {
-        false
+        matches!(
+            self,
+            Kind::DeviceSelect
+                | Kind::GpuTransfer
+                | Kind::GpuLoader(_)
+                | Kind::GpuEpoch(_)
+                | Kind::GpuTimer(_)
+        )
+    }
+
+    fn needs(&self) -> Needs {
+        match self {
+            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) | Kind::GpuTimer(_) => {
+                Needs::Gpu
+            }
+            _ => Needs::Nothing,
+        }
     }
 
     fn describe_case(&self, case: usize) -> Option<String> {
@@ -365,6 +467,13 @@ impl KindSpec for Kind {
                     .get(case)
                     .map(|[n, b]| format!("n = {n}, batch_size = {b}")),
             ),
+            Kind::GpuLoader(c) => (
+                c.cases.len(),
+                c.cases
+                    .get(case)
+                    .map(|[n, b]| format!("{n} examples, batches of {b}")),
+            ),
+            Kind::GpuTransfer => (2, Some(["SimpleNN", "Mlp"].get(case).copied()?.to_string())),
             _ => return None,
         };
         Some(format!(" on case {} of {total} ({})", case + 1, shape?))
@@ -375,7 +484,14 @@ impl KindSpec for Kind {
     }
 
     fn grade(&self, ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-        judge::grade(ctx, item, self)
+        match self {
+            Kind::DeviceSelect => crate::check::gpu::grade_device_select(ctx, item),
+            Kind::GpuTimer(s) => gpu_judge::timer(ctx, item, s),
+            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) => {
+                gpu_judge::grade(ctx, item, self)
+            }
+            _ => judge::grade(ctx, item, self),
+        }
     }
 }
 
@@ -432,6 +548,57 @@ pub enum Sent {
         again: Vec<u32>,
         /// The trained layers.
         layers: Vec<SentLayer>,
+    },
+}
+
+/// What a GPU epoch did on the device between the grader's marks, where the backend can tell
+/// (the emulator; a real GPU has no counters).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepWork {
+    /// Kernel launches.
+    pub launches: u64,
+    /// cuBLAS computations.
+    pub blas_calls: u64,
+    /// Bytes copied host → device.
+    pub uploaded: u64,
+    /// Bytes copied device → host.
+    pub copied_back: u64,
+    /// Parameters the epoch changed.
+    pub changed: u64,
+    /// Of those, how many values were among the words uploaded from the host in the window.
+    pub changed_uploaded: u64,
+    /// Values returned that never came back from the device in the window.
+    pub not_copied_back: u64,
+}
+
+/// What the GPU kinds send back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum SentGpu {
+    /// `gpu-transfer`: per model, the layers that came back and how many values never came
+    /// back from the device (where the backend can tell).
+    Transfer(Vec<(Vec<SentLayer>, Option<u64>)>),
+    /// `gpu-loader`: per case, each batch copied back (rows, labels).
+    Batches(Vec<Vec<(Matrix, Vec<i32>)>>),
+    /// `gpu-epoch`: the mean loss, the layers after, and the device work.
+    Epoch {
+        /// The mean loss (f32 bits).
+        loss: u32,
+        /// The layers copied back.
+        layers: Vec<SentLayer>,
+        /// The device work, where counted.
+        work: Option<StepWork>,
+    },
+    /// `gpu-timer`: each timed call's samples, its loss (f32 bits), and the examples the epoch
+    /// was grown to.
+    Timer {
+        /// One per timed call.
+        samples: Vec<crate::protocol::GpuTimerSample>,
+        /// The returned mean losses.
+        losses: Vec<u32>,
+        /// The grader's queued work before each call (ms).
+        queued_ms: f64,
+        /// The examples the timed epoch ran on.
+        examples: usize,
     },
 }
 

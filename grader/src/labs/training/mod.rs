@@ -10,6 +10,8 @@
 
 pub mod compare;
 pub mod data;
+pub mod gpu;
+pub mod gpu_judge;
 pub mod inputs;
 pub mod judge;
 pub mod kinds;
@@ -17,10 +19,14 @@ pub mod reference;
 pub mod worker;
 
 use super::LabInfo;
+use crate::gpu::student::GpuResult;
+use cudarc::driver::CudaStream;
 use ndarray::{Array1, Array2};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The grader's knowledge of the training lab.
 pub static LAB: LabInfo = LabInfo {
@@ -95,6 +101,50 @@ pub type EpochFn = fn(Net, Layers, Opt, &Array2<f32>, &[usize], &[Vec<usize>]) -
 /// [`Submission::train`].
 pub type TrainFn = fn(Net, Opt, &Array2<f32>, &[usize], usize, usize, u64) -> (Vec<f32>, Layers);
 
+/// What a GPU epoch starts from, as the grader hands it to the harness: the model, its
+/// layers, SGD's learning rate, the data and the batch order.
+pub struct EpochSetup<'a> {
+    /// Which model (and so which head: sigmoid and BCE, or softmax and cross-entropy).
+    pub net: Net,
+    /// Its starting layers.
+    pub layers: Layers,
+    /// SGD's learning rate.
+    pub lr: f32,
+    /// The inputs, one row per example.
+    pub x: &'a Array2<f32>,
+    /// The labels.
+    pub labels: &'a [usize],
+    /// The batches, in order.
+    pub batches: &'a [Vec<usize>],
+}
+
+/// The grader's marks around the part of a GPU function it watches: the harness calls
+/// `before` once the model and data are on the GPU, right before the student's epoch, and
+/// `after` right after it. The grader counts device work, watches where values come from and
+/// queues its own GPU work there.
+pub trait Marks {
+    /// Right before the watched call.
+    fn before(&mut self) -> Result<(), String>;
+    /// Right after it.
+    fn after(&mut self) -> Result<(), String>;
+}
+
+/// [`Submission::gpu_epoch`].
+pub type GpuEpochFn =
+    fn(&Arc<CudaStream>, EpochSetup<'_>, &mut dyn Marks) -> GpuResult<(f32, Layers)>;
+
+/// [`Submission::time_gpu_epoch`].
+pub type GpuTimerFn =
+    fn(&Arc<CudaStream>, EpochSetup<'_>, &mut dyn Marks) -> GpuResult<(f32, Duration)>;
+
+/// [`Submission::gpu_batches`]: each batch the loader yielded, copied back (rows, labels).
+pub type GpuBatchesFn = fn(
+    &Arc<CudaStream>,
+    &Array2<f32>,
+    &[usize],
+    &[Vec<usize>],
+) -> GpuResult<Vec<(Array2<f32>, Vec<i32>)>>;
+
 /// The student's functions for this lab, as `tests/grade.rs` wires them.
 pub struct Submission {
     /// `Linear::new(inputs, outputs, rng)`.
@@ -136,6 +186,20 @@ pub struct Submission {
     /// `epochs` epochs of batches of `batch_size` with the same generator: each epoch's loss
     /// and the layers after.
     pub train: TrainFn,
+    /// `default_device()` chose the GPU.
+    pub default_device_is_gpu: fn() -> bool,
+    /// `GpuModel::to_device` of a model holding these layers, then `to_host`: the layers that
+    /// came back.
+    pub gpu_round_trip: fn(&Arc<CudaStream>, Net, Layers) -> GpuResult<Layers>,
+    /// The dataset `to_device`, a `DeviceDataLoader` over the batches, each batch copied back.
+    pub gpu_batches: GpuBatchesFn,
+    /// `train_epoch_gpu` between the marks, from the setup's layers: the mean loss and the
+    /// layers copied back.
+    pub gpu_epoch: GpuEpochFn,
+    /// `time_gpu_epoch` between the marks: the mean loss and the time it measured.
+    pub time_gpu_epoch: GpuTimerFn,
+    /// `train_on(&Device::Cpu, ..)`: the mean loss and the layers after.
+    pub train_on_cpu: fn(EpochSetup<'_>) -> GpuResult<(f32, Layers)>,
 }
 
 /// The generator for one input of one case of an item: the same in the worker and the

@@ -15,8 +15,21 @@ impl LabWorker for Submission {
         &LAB
     }
 
-    fn run(&self, order: &WorkOrder, _checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
+    fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
         let kind: Kind = order.task()?;
+        match kind {
+            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) | Kind::GpuTimer(_) => {
+                return super::gpu::run(self, order, &kind, checkpoints)
+            }
+            Kind::DeviceSelect => {
+                return Ok(match guarded(None, self.default_device_is_gpu) {
+                    Ok(chose_gpu) => Outcome::DeviceChoice { chose_gpu },
+                    Err(p) => Outcome::Panicked(p),
+                })
+            }
+            Kind::CpuFallback(s) => return Ok(fallback(self, order, &s)),
+            _ => {}
+        }
         let sent = Run {
             lab: self,
             seed: order.seed,
@@ -50,7 +63,8 @@ pub fn sent_layer(layer: &Layer) -> SentLayer {
     }
 }
 
-fn sent_layers(layers: &[Layer]) -> Vec<SentLayer> {
+/// Layers as sent.
+pub fn sent_layers(layers: &[Layer]) -> Vec<SentLayer> {
     layers.iter().map(sent_layer).collect()
 }
 
@@ -248,7 +262,55 @@ impl Run<'_> {
                     layers: sent_layers(&layers),
                 }
             }
+            // Dispatched by `run` before it gets here.
+            Kind::DeviceSelect
+            | Kind::GpuTransfer
+            | Kind::GpuLoader(_)
+            | Kind::GpuEpoch(_)
+            | Kind::GpuTimer(_)
+            | Kind::CpuFallback(_) => {
+                return Err(PanicInfo {
+                    case: None,
+                    message: "the grader ran a GPU item as a CPU one (a grader bug)".into(),
+                    location: None,
+                })
+            }
         })
+    }
+}
+
+/// `train_on(&Device::Cpu, ..)`: the `epoch` kind's data, start and batch order; sent as an
+/// epoch (no NaN search: the CPU epoch item does that).
+fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> Outcome {
+    let (seed, item) = (order.seed, order.item.as_str());
+    let set = inputs::dataset(seed, item, s.model, s.examples, "train");
+    let x = inputs::inputs_f32(&set);
+    let batches = super::reference::batches(
+        s.examples,
+        s.batch_size,
+        &mut super::rng_for(seed, item, 0, "order"),
+    );
+    let setup = super::EpochSetup {
+        net: s.model,
+        layers: inputs::layers(seed, item, 0, s.model, false),
+        lr: s.lr,
+        x: &x,
+        labels: &set.labels,
+        batches: &batches,
+    };
+    match guarded(None, || (lab.train_on_cpu)(setup)) {
+        Ok(Ok((loss, layers))) => {
+            let sent = Sent::Epoch {
+                loss: loss.to_bits(),
+                layers: sent_layers(&layers),
+                first_bad_batch: None,
+            };
+            serde_json::to_value(sent)
+                .map(Outcome::Lab)
+                .unwrap_or_else(|e| Outcome::Failed(e.to_string()))
+        }
+        Ok(Err(e)) => Outcome::Failed(crate::gpu::student::describe(e.as_ref())),
+        Err(p) => Outcome::Panicked(p),
     }
 }
 
