@@ -215,7 +215,7 @@ fn a_gpu_epoch_timed_without_synchronizing_is_caught() {
     assert_says(
         &g,
         "time_gpu_epoch",
-        "the clock stopped before the GPU finished",
+        "clock stopped before the GPU finished",
     );
 }
 
@@ -265,4 +265,39 @@ fn a_gpu_step_that_computes_on_the_host_is_caught() {
     );
     assert_says(&g, "gpu_epoch_mlp", "went through the host");
     assert_says(&g, "gpu_epoch_simple_nn", "went through the host");
+}
+
+#[test]
+fn the_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
+    // Only the plumbing is checked (both workers timed, the losses compared, the tiers
+    // applied): an emulator's "speedup" means nothing. A smaller MLP keeps it quick.
+    let rubric = std::fs::read_to_string(workspace().join("assignments/training/assignment.toml"))
+        .expect("the training rubric");
+    let head = &rubric[..rubric.find("[[item]]").expect("items")];
+    let item = &rubric[rubric.find("id = \"gpu_speedup\"").expect("the speed item")..];
+    let small = format!("{head}[[item]]\n{item}")
+        .replace("hidden = 1024", "hidden = 256")
+        .replace("examples = 4096", "examples = 1024");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("speed.toml");
+    std::fs::write(&path, small).expect("write the rubric");
+    let g = gpu_labs_e2e::grade_with_env(
+        &solution(),
+        &[
+            "--gpu",
+            "real",
+            "--assignment",
+            path.to_str().expect("a UTF-8 path"),
+        ],
+        &[("GPU_LABS_EMULATOR_AS_REAL", "1")],
+    );
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_eq!(g.item("gpu_speedup")["max_score"].as_f64(), Some(2.0));
+    let out = g.output("gpu_speedup");
+    assert!(
+        out.contains("784→256→10")
+            && out.contains("as fast as the grader's CPU epoch")
+            && out.contains("posing as a real GPU"),
+        "{out}"
+    );
 }

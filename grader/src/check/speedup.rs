@@ -49,29 +49,36 @@ impl Speed {
         if self.max_samples < self.samples {
             return Err(KeyError::new("max_samples", "must be ≥ samples"));
         }
-        if self.tiers.is_empty() {
-            return Err(KeyError::new("tiers", "list at least one tier"));
-        }
-        for pair in self.tiers.windows(2) {
-            if pair[1].speedup <= pair[0].speedup || pair[1].points < pair[0].points {
-                return Err(KeyError::new(
-                    "tiers",
-                    "tiers must go up in speedup and must not go down in points",
-                ));
-            }
-        }
-        if self
-            .tiers
-            .iter()
-            .any(|t| t.speedup.is_nan() || t.speedup <= 0.0 || t.points > points || t.points < 0.0)
-        {
-            return Err(KeyError::new(
-                "tiers",
-                format!("every tier needs a speedup > 0 and points within 0..={points}"),
-            ));
-        }
+        check_tiers(&self.tiers, points)?;
         Ok(())
     }
+}
+
+/// Checks a speed item's `tiers` for an item worth `points`: at least one, going up in speedup
+/// and not down in points, each within the item's points.
+pub fn check_tiers(tiers: &[Tier], points: f64) -> Result<(), crate::rubric::KeyError> {
+    use crate::rubric::KeyError;
+    if tiers.is_empty() {
+        return Err(KeyError::new("tiers", "list at least one tier"));
+    }
+    for pair in tiers.windows(2) {
+        if pair[1].speedup <= pair[0].speedup || pair[1].points < pair[0].points {
+            return Err(KeyError::new(
+                "tiers",
+                "tiers must go up in speedup and must not go down in points",
+            ));
+        }
+    }
+    if tiers
+        .iter()
+        .any(|t| t.speedup.is_nan() || t.speedup <= 0.0 || t.points > points || t.points < 0.0)
+    {
+        return Err(KeyError::new(
+            "tiers",
+            format!("every tier needs a speedup > 0 and points within 0..={points}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Relative distance from a tier edge inside which the grader samples more.

@@ -434,14 +434,15 @@ mod tests {
         assert!(accuracy(&mut mlp, &x, &labels) > 0.95);
     }
 
-    /// `cargo test --release -- --ignored --nocapture`: one epoch of the MNIST MLP with SGD on
-    /// 60 000 random examples in batches of 64.
+    /// `cargo test -p training-lab --release --lib -- --ignored --nocapture`: one epoch of the
+    /// MNIST MLP with SGD (lr 0.01) on 60 000 of the grader's synthetic digits in batches of 64.
     #[test]
     #[ignore]
     fn bench_mlp_epoch() {
+        let set = grader::training::data::synthetic_digits(60_000, 11);
+        let x = set.inputs.mapv(|v| v as f32);
+        let labels = set.labels;
         let mut rng = StdRng::seed_from_u64(11);
-        let x = random(60_000, 784, &mut rng);
-        let labels: Vec<usize> = (0..60_000).map(|i| i % 10).collect();
         let mut mlp = Mlp::new(&mut rng);
         let mut sgd = Sgd { lr: 0.01 };
         let order = batches(60_000, 64, &mut rng);

@@ -4,7 +4,7 @@
 //! returned values came from, and queues its own GPU work for the synchronization check.
 
 use super::inputs;
-use super::kinds::{GpuSetup, Kind, SentGpu, StepWork};
+use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, StepWork};
 use super::worker::{sent_layer, sent_layers};
 use super::{EpochSetup, Layers, Marks, Net, Submission};
 use crate::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
@@ -30,6 +30,9 @@ pub fn run(
     let (seed, item) = (order.seed, order.item.as_str());
     if let Kind::GpuTimer(s) = kind {
         return Ok(timer(lab, seed, item, s, checkpoints));
+    }
+    if let Kind::GpuSpeedup(s) = kind {
+        return speed(lab, order, s, checkpoints);
     }
     let stream = match open_stream() {
         Ok(s) => s,
@@ -396,4 +399,98 @@ fn timer_samples(
         queued_ms,
         examples,
     }))
+}
+
+/// The speed item's data: synthetic digits, the wider MLP's starting layers, the batch order.
+pub fn speed_data(
+    seed: u64,
+    item: &str,
+    s: &GpuSpeed,
+) -> (Array2<f32>, Vec<usize>, Layers, Vec<Vec<usize>>) {
+    let set = inputs::dataset(seed, item, Net::Mlp, s.examples, "train");
+    let layers = [
+        inputs::layer(seed, item, 0, "layer1", (784, s.hidden), false),
+        inputs::layer(seed, item, 0, "layer2", (s.hidden, 10), false),
+    ];
+    let order = super::reference::batches(
+        s.examples,
+        s.batch_size,
+        &mut super::rng_for(seed, item, 0, "order"),
+    );
+    (inputs::inputs_f32(&set), set.labels, layers, order)
+}
+
+/// Marks for a timed GPU epoch: the whole context drained before the supervisor's clock
+/// starts and again before it stops, so the bracket holds exactly the student's epoch.
+struct SpeedMarks<'a> {
+    stream: &'a Arc<CudaStream>,
+    checkpoints: &'a mut Checkpoints,
+}
+
+impl Marks for SpeedMarks<'_> {
+    fn before(&mut self) -> Result<(), String> {
+        self.stream
+            .context()
+            .synchronize()
+            .map_err(|e| e.to_string())?;
+        self.checkpoints.stop(Checkpoint::CallStart);
+        Ok(())
+    }
+
+    fn after(&mut self) -> Result<(), String> {
+        self.stream
+            .context()
+            .synchronize()
+            .map_err(|e| e.to_string())?;
+        self.checkpoints.stop(Checkpoint::CallEnd);
+        Ok(())
+    }
+}
+
+/// The speed item's runs, each between checkpoints the supervisor times: in the yardstick
+/// worker the grader's CPU epoch (it never calls the submission), otherwise the student's GPU
+/// epoch from the same start. Each run's mean loss is sent back to be checked.
+fn speed(
+    lab: &Submission,
+    order: &WorkOrder,
+    s: &GpuSpeed,
+    checkpoints: &mut Checkpoints,
+) -> Result<Outcome, String> {
+    let (x, labels, layers, batches) = speed_data(order.seed, &order.item, s);
+    let mut losses = Vec::with_capacity(s.samples);
+    if order.yardstick {
+        for _ in 0..s.samples {
+            let mut start = layers.clone();
+            checkpoints.stop(Checkpoint::CallStart);
+            let loss = super::yardstick::mlp_epoch(&mut start, &x, &labels, &batches, s.lr);
+            checkpoints.stop(Checkpoint::CallEnd);
+            losses.push(loss.to_bits());
+        }
+    } else {
+        let stream = match open_stream() {
+            Ok(s) => s,
+            Err(e) => return Ok(Outcome::GpuUnavailable(e)),
+        };
+        for _ in 0..s.samples {
+            let setup = EpochSetup {
+                net: Net::Mlp,
+                layers: layers.clone(),
+                lr: s.lr,
+                x: &x,
+                labels: &labels,
+                batches: &batches,
+            };
+            let mut marks = SpeedMarks {
+                stream: &stream,
+                checkpoints: &mut *checkpoints,
+            };
+            match called(None, || (lab.gpu_epoch)(&stream, setup, &mut marks)) {
+                Ok((loss, _)) => losses.push(loss.to_bits()),
+                Err(outcome) => return Ok(*outcome),
+            }
+        }
+    }
+    serde_json::to_value(SentGpu::Speed(losses))
+        .map(Outcome::Lab)
+        .map_err(|e| e.to_string())
 }

@@ -6,7 +6,7 @@
 use super::gpu::loader_case;
 use super::inputs;
 use super::judge::{bad, result, wrong, Judge, ReferenceEpoch, Verdict};
-use super::kinds::{GpuSetup, Kind, SentGpu, SentLayer, StepWork};
+use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::{Layer, Net};
 use crate::check::gpu::{error_result, synchronized};
 use crate::check::{outcome_of, timed, unexpected, GradeContext};
@@ -317,6 +317,89 @@ pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult
             item.function, last.reported_ms, last.device_ms
         ),
     ))
+}
+
+/// One worker's timed epochs: their losses and the supervisor's bracket of each (ns).
+type Timed = (Vec<f32>, Vec<u64>);
+
+/// Runs `order`'s worker through its timed epochs.
+fn timed_epochs(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &crate::protocol::WorkOrder,
+    samples: usize,
+) -> Result<Result<Timed, ItemResult>, SupervisorError> {
+    match timed::bracketed(ctx, item, order)? {
+        Err(failed) => Ok(Err(failed)),
+        Ok((Outcome::Lab(value), _, brackets)) => {
+            match serde_json::from_value::<SentGpu>(value).map_err(|e| bad(item, &e.to_string()))? {
+                SentGpu::Speed(losses) if losses.len() == samples && brackets.len() == samples => {
+                    Ok(Ok((
+                        losses.into_iter().map(f32::from_bits).collect(),
+                        brackets,
+                    )))
+                }
+                _ => Err(bad(item, "the timed epochs and their marks do not match")),
+            }
+        }
+        Ok((Outcome::Failed(e), notes, _)) => Ok(Err(error_result(item, usize::MAX, &e, &notes))),
+        Ok((other, _, _)) => Err(unexpected(item, &other)),
+    }
+}
+
+/// The GPU speedup on a real GPU (elsewhere the rubric's policy decides, before this runs):
+/// the grader's CPU epoch in the yardstick worker, then the student's GPU epoch from the same
+/// start, each timed by the supervisor's clock; every timed GPU epoch must end with the CPU
+/// epoch's loss. The speedup is the median of the paired ratios.
+pub fn speedup(
+    ctx: &GradeContext,
+    item: &Item,
+    s: &GpuSpeed,
+) -> Result<ItemResult, SupervisorError> {
+    let mut yard = ctx.order(item);
+    yard.yardstick = true;
+    yard.backend = crate::protocol::Backend::NoGpu;
+    let (base_losses, base_ns) = match timed_epochs(ctx, item, &yard, s.samples)? {
+        Ok(timed) => timed,
+        Err(failed) => return Ok(failed),
+    };
+    let (losses, gpu_ns) = match timed_epochs(ctx, item, &ctx.order(item), s.samples)? {
+        Ok(timed) => timed,
+        Err(failed) => return Ok(failed),
+    };
+    let expected = base_losses.first().copied().unwrap_or(f32::NAN);
+    if let Some(loss) = losses
+        .iter()
+        .find(|l| (*l - expected).abs() > 1e-3 * expected.abs() + 1e-5 || !l.is_finite())
+    {
+        return Ok(ItemResult::failed(
+            item,
+            "a timed epoch gave a wrong loss, so its speed does not count".into(),
+            format!(
+                "A timed epoch of `{}` on the 784→{}→10 MLP returned a mean loss of {loss}; the grader's CPU epoch from the same start gives {expected:.6}. Only a correct epoch earns speed points.",
+                item.function, s.hidden
+            ),
+        ));
+    }
+    let ratios = crate::check::speedup::ratios(&base_ns, &gpu_ns);
+    let crate::check::speedup::Decision::Decided {
+        speedup, points, ..
+    } = crate::check::speedup::decide(&ratios, &s.tiers, false)
+    else {
+        return Err(bad(item, "the speedup could not be decided"));
+    };
+    let shown = crate::check::speedup::shown(speedup);
+    let mut result = ItemResult::passed(
+        item,
+        format!("{shown}× the CPU"),
+        format!(
+            "One SGD epoch of the 784→{}→10 MLP on {} digits in batches of {} through `{}` (model and data already on the GPU) runs {shown}× as fast as the grader's CPU epoch (ndarray, one thread), median of {} paired samples timed by the grader's clock with the GPU drained before and after. If this is low, keep everything on the GPU between steps: no copies back, no synchronize inside the loop.",
+            s.hidden, s.examples, s.batch_size, item.function, s.samples
+        ),
+    );
+    result.set_score(points);
+    result.speedup = Some(speedup);
+    Ok(result)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::check::GradeContext;
 use crate::labs::KindInfo;
 use crate::protocol::Matrix;
 use crate::report::ItemResult;
-use crate::rubric::{read_keys, Item, ItemSpec, KeyError, KindSpec, Needs};
+use crate::rubric::{read_keys, Item, ItemSpec, KeyError, KindSpec, Needs, SkipPolicy, Tier};
 use crate::supervisor::SupervisorError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -116,6 +116,22 @@ pub static KINDS: &[KindInfo] = &[
         keys: GPU_KEYS,
         functions: &["train_on"],
     },
+    KindInfo {
+        label: "gpu-speedup",
+        keys: SPEED_KEYS,
+        functions: &["train_epoch_gpu"],
+    },
+];
+
+/// Keys of `gpu-speedup`.
+const SPEED_KEYS: &[&str] = &[
+    "hidden",
+    "lr",
+    "examples",
+    "batch_size",
+    "samples",
+    "tiers",
+    "policy",
 ];
 
 /// Keys of the GPU epoch kinds (SGD: the GPU step's optimizer).
@@ -162,6 +178,52 @@ pub enum Kind {
     GpuTimer(GpuSetup),
     /// `train_on(&Device::Cpu, ..)`: the same epoch on the CPU, with every GPU hidden.
     CpuFallback(GpuSetup),
+    /// One SGD epoch of a wider MLP on the GPU against the grader's CPU epoch (a real GPU
+    /// only; elsewhere the rubric's policy).
+    GpuSpeedup(GpuSpeed),
+}
+
+/// `gpu-speedup` keys: the wider MLP (784 → `hidden` → 10), its epoch, and the speed tiers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSpeed {
+    /// The hidden layer's width.
+    pub hidden: usize,
+    /// SGD's learning rate.
+    pub lr: f32,
+    /// Training examples (synthetic digits).
+    pub examples: usize,
+    /// Minibatch size.
+    pub batch_size: usize,
+    /// Paired samples (each side's epoch timed this many times).
+    #[serde(default = "default_speed_samples")]
+    pub samples: usize,
+    /// The points earned at each speedup; the highest tier reached counts.
+    pub tiers: Vec<Tier>,
+    /// What the item scores where no real GPU can measure it.
+    #[serde(default)]
+    pub policy: SkipPolicy,
+}
+
+fn default_speed_samples() -> usize {
+    5
+}
+
+impl GpuSpeed {
+    /// What serde cannot check, for an item worth `points`.
+    fn check(&self, points: f64) -> Result<(), KeyError> {
+        if self.hidden == 0 || self.hidden > MAX_DIM {
+            return Err(KeyError::new(
+                "hidden",
+                format!("hidden must be 1..={MAX_DIM}"),
+            ));
+        }
+        if !(3..=25).contains(&self.samples) {
+            return Err(KeyError::new("samples", "samples must be 3..=25"));
+        }
+        setup_ok(self.lr, self.examples, self.batch_size)?;
+        crate::check::speedup::check_tiers(&self.tiers, points)
+    }
 }
 
 /// Keys of the GPU epoch kinds: which model and data; the optimizer is SGD.
@@ -316,7 +378,7 @@ impl OptName {
 }
 
 /// Reads one item's own keys (see [`crate::labs::LabInfo::read_item`]).
-pub fn read_item(kind: &str, keys: toml::Table, _points: f64) -> Result<ItemSpec, KeyError> {
+pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec, KeyError> {
     let kind = match kind {
         "init" => Kind::Init(read_keys(keys, CASE_KEYS)?),
         "forward" => Kind::Forward(read_keys(keys, CASE_KEYS)?),
@@ -335,6 +397,11 @@ pub fn read_item(kind: &str, keys: toml::Table, _points: f64) -> Result<ItemSpec
         "gpu-epoch" => Kind::GpuEpoch(read_keys(keys, GPU_KEYS)?),
         "gpu-timer" => Kind::GpuTimer(read_keys(keys, GPU_KEYS)?),
         "cpu-fallback" => Kind::CpuFallback(read_keys(keys, GPU_KEYS)?),
+        "gpu-speedup" => {
+            let speed: GpuSpeed = read_keys(keys, SPEED_KEYS)?;
+            speed.check(points)?;
+            Kind::GpuSpeedup(speed)
+        }
         other => return Err(KeyError::new("kind", format!("no training kind `{other}`"))),
     };
     kind.check()?;
@@ -424,11 +491,24 @@ impl KindSpec for Kind {
                 | Kind::GpuLoader(_)
                 | Kind::GpuEpoch(_)
                 | Kind::GpuTimer(_)
+                | Kind::GpuSpeedup(_)
         )
+    }
+
+    fn measures_speed(&self) -> bool {
+        matches!(self, Kind::GpuSpeedup(_))
+    }
+
+    fn tiers(&self) -> &[Tier] {
+        match self {
+            Kind::GpuSpeedup(s) => &s.tiers,
+            _ => &[],
+        }
     }
 
     fn needs(&self) -> Needs {
         match self {
+            Kind::GpuSpeedup(s) => Needs::RealGpu(s.policy),
             Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) | Kind::GpuTimer(_) => {
                 Needs::Gpu
             }
@@ -487,6 +567,7 @@ impl KindSpec for Kind {
         match self {
             Kind::DeviceSelect => crate::check::gpu::grade_device_select(ctx, item),
             Kind::GpuTimer(s) => gpu_judge::timer(ctx, item, s),
+            Kind::GpuSpeedup(s) => gpu_judge::speedup(ctx, item, s),
             Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) => {
                 gpu_judge::grade(ctx, item, self)
             }
@@ -600,6 +681,9 @@ pub enum SentGpu {
         /// The examples the timed epoch ran on.
         examples: usize,
     },
+    /// `gpu-speedup`: the mean loss of each timed epoch (f32 bits), the grader's CPU epochs in
+    /// the yardstick worker, the student's GPU epochs in the other.
+    Speed(Vec<u32>),
 }
 
 /// `model` output of one case.

@@ -17,6 +17,7 @@ pub mod judge;
 pub mod kinds;
 pub mod reference;
 pub mod worker;
+pub mod yardstick;
 
 use super::LabInfo;
 use crate::gpu::student::GpuResult;

@@ -18,9 +18,11 @@ impl LabWorker for Submission {
     fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
         let kind: Kind = order.task()?;
         match kind {
-            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) | Kind::GpuTimer(_) => {
-                return super::gpu::run(self, order, &kind, checkpoints)
-            }
+            Kind::GpuTransfer
+            | Kind::GpuLoader(_)
+            | Kind::GpuEpoch(_)
+            | Kind::GpuTimer(_)
+            | Kind::GpuSpeedup(_) => return super::gpu::run(self, order, &kind, checkpoints),
             Kind::DeviceSelect => {
                 return Ok(match guarded(None, self.default_device_is_gpu) {
                     Ok(chose_gpu) => Outcome::DeviceChoice { chose_gpu },
@@ -268,6 +270,7 @@ impl Run<'_> {
             | Kind::GpuLoader(_)
             | Kind::GpuEpoch(_)
             | Kind::GpuTimer(_)
+            | Kind::GpuSpeedup(_)
             | Kind::CpuFallback(_) => {
                 return Err(PanicInfo {
                     case: None,
