@@ -94,6 +94,11 @@ fn the_template_scores_zero_and_every_item_says_not_implemented() {
     assert_eq!(graded.json["score"].as_f64(), Some(0.0));
     for test in graded.json["tests"].as_array().expect("tests") {
         let output = test["output"].as_str().unwrap_or("");
+        if test["number"] == "gpu_speedup" {
+            // Measured only on a real GPU: on the emulator it is left out, and says why.
+            assert!(output.contains("needs a real GPU"), "{output}");
+            continue;
+        }
         assert!(output.contains("not implemented yet"), "{output}");
         assert!(!output.contains("backtrace"), "{output}");
     }
