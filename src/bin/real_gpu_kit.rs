@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-/// One crate of the kit: the solution with `edits` made in `src/gpu.rs`, and the items a real
-/// GPU must fail it on.
+/// One crate of the kit: a lab's solution with `edits` made in `src/gpu.rs`, and the items a
+/// real GPU must fail it on.
 struct Variant {
     name: &'static str,
+    /// The lab (`solutions/<lab>`, `templates/<lab>`).
+    lab: &'static str,
     edits: &'static [(&'static str, &'static str)],
     fails: &'static [&'static str],
 }
@@ -19,18 +21,23 @@ struct Variant {
 const AFTER_LAUNCH: &str =
     "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;";
 const BEFORE_CLOCK: &str = "stream.synchronize()?;\n    let start = Instant::now();";
+const EPOCH_END: &str =
+    "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n    stream.synchronize()?;\n";
 
-/// The solution and the faulty submissions whose verdict must not depend on the device.
+/// Each lab's solution and the faulty submissions whose verdict must not depend on the device.
 /// (A kernel without its bounds check may not fault on a real GPU, and host work next to a
-/// launch is caught only on the emulator: those are not here.)
+/// launch, or a training step through the host, is caught only on the emulator: those are not
+/// here.)
 const VARIANTS: &[Variant] = &[
     Variant {
         name: "solution",
+        lab: "matmul",
         edits: &[],
         fails: &[],
     },
     Variant {
         name: "timer-without-synchronize",
+        lab: "matmul",
         edits: &[
             (
                 AFTER_LAUNCH,
@@ -42,11 +49,13 @@ const VARIANTS: &[Variant] = &[
     },
     Variant {
         name: "clock-before-pending-work",
+        lab: "matmul",
         edits: &[(BEFORE_CLOCK, "let start = Instant::now();")],
         fails: &["gpu_timer_sync"],
     },
     Variant {
         name: "grid-too-small",
+        lab: "matmul",
         edits: &[(
             "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
             "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
@@ -55,11 +64,27 @@ const VARIANTS: &[Variant] = &[
     },
     Variant {
         name: "cublas-operands-swapped",
+        lab: "matmul",
         edits: &[(
             "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
             "unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
         )],
         fails: &["cublas_correct"],
+    },
+    Variant {
+        name: "training-solution",
+        lab: "training",
+        edits: &[],
+        fails: &[],
+    },
+    Variant {
+        name: "training-epoch-timer-without-synchronize",
+        lab: "training",
+        edits: &[(
+            EPOCH_END,
+            "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n",
+        )],
+        fails: &["time_gpu_epoch"],
     },
 ];
 
@@ -114,13 +139,15 @@ fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
     }
     // The crate a student has: the template's manifest (optimised, a workspace of its own)
     // with the solution's sources.
-    gpu_labs_e2e::edited_copy(&gpu_labs_e2e::solution(), &dir, "src/gpu.rs", variant.edits);
-    let manifest = std::fs::read_to_string(ws.join("templates/matmul/Cargo.toml"))
-        .map_err(|e| format!("cannot read the template's Cargo.toml: {e}"))?
-        .replace(
-            "path = \"../../grader\"",
-            &format!("path = {:?}", ws.join("grader").display().to_string()),
-        );
+    let solution = ws.join("solutions").join(variant.lab);
+    gpu_labs_e2e::edited_copy(&solution, &dir, "src/gpu.rs", variant.edits);
+    let manifest =
+        std::fs::read_to_string(ws.join("templates").join(variant.lab).join("Cargo.toml"))
+            .map_err(|e| format!("cannot read the template's Cargo.toml: {e}"))?
+            .replace(
+                "path = \"../../grader\"",
+                &format!("path = {:?}", ws.join("grader").display().to_string()),
+            );
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))
     };
