@@ -80,8 +80,8 @@ pub(super) fn refused_unsafe(scanned: &Scanned) -> Option<Refused> {
         }
         match next {
             Some(t) if t.is(Kind::Punct, "{") => {
-                if let Some(found) = refused_in_block(tokens, at + 1) {
-                    return refuse(found.0, found.1, WHY);
+                if let Some((found, construct, why)) = refused_in_block(tokens, at + 1) {
+                    return refuse(found, construct, why);
                 }
             }
             // `#[unsafe(no_mangle)]`: the attribute's name decides (see REFUSED).
@@ -157,9 +157,26 @@ fn matching(tokens: &[Token], open: usize) -> Option<usize> {
     None
 }
 
+/// Why a reborrow inside `unsafe` is refused, and where it belongs.
+const REBORROW: &str = "a reborrow such as `&mut *x` needs no `unsafe`: make it before the \
+                        `unsafe` block (`let arg = &mut *x;`) and pass `arg`; inside `unsafe` a \
+                        lab may only call the GPU library's unsafe functions";
+
 /// The first thing in the unsafe block opening at `open` that a lab may not do there: its
-/// token index and how to show it.
-fn refused_in_block(tokens: &[Token], open: usize) -> Option<(usize, String)> {
+/// token index, how to show it, and why it is refused.
+fn refused_in_block(tokens: &[Token], open: usize) -> Option<(usize, String, &'static str)> {
+    refused_construct(tokens, open).map(|(at, construct)| {
+        let why = if construct.starts_with('&') {
+            REBORROW
+        } else {
+            WHY
+        };
+        (at, construct, why)
+    })
+}
+
+/// [`refused_in_block`]'s search: the token index and how to show it.
+fn refused_construct(tokens: &[Token], open: usize) -> Option<(usize, String)> {
     let close = matching(tokens, open).unwrap_or(tokens.len() - 1);
     for at in open + 1..close {
         let t = &tokens[at];
@@ -173,6 +190,16 @@ fn refused_in_block(tokens: &[Token], open: usize) -> Option<(usize, String)> {
                     return Some((at, "a raw pointer inside unsafe".into()));
                 }
                 if !ends_a_value(prev) {
+                    // `&mut *x`, `&*x`: a reborrow, as a launch argument often is. It needs
+                    // no `unsafe` for a reference, so say where it belongs.
+                    let mutable = prev.is(Kind::Ident, "mut");
+                    let after_and = prev.is(Kind::Punct, "&")
+                        || (mutable && at >= 2 && tokens[at - 2].is(Kind::Punct, "&"));
+                    if after_and {
+                        let name = next.map(|n| n.name.as_str()).unwrap_or("x");
+                        let and = if mutable { "&mut " } else { "&" };
+                        return Some((at, format!("{and}*{name} inside unsafe")));
+                    }
                     return Some((at, "*pointer inside unsafe".into()));
                 }
             }
@@ -279,6 +306,11 @@ mod tests {
                 "fn f(p: *const u8) -> u8 {\n    unsafe { *p }\n}",
                 2,
                 "*pointer inside unsafe",
+            ),
+            (
+                "fn f(l: &mut Launch, s: &mut Buf) { unsafe { l.arg(&mut *s).launch(c) }; }",
+                1,
+                "&mut *s inside unsafe",
             ),
             (
                 "fn f(x: u32) -> f32 { unsafe { std::mem::transmute(x) } }",
