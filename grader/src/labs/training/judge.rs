@@ -22,6 +22,9 @@ const ABS: f64 = 1e-4;
 /// How far (relative to how far the reference moved) an epoch's parameters may be from the
 /// reference's: f32 arithmetic over an epoch drifts, a different loop does not stay this close.
 const TRAJECTORY: f64 = 0.02;
+/// The fewest items from which an unshuffled or repeated order is a mistake, not chance
+/// (10! ≈ 3.6 million orders).
+const SHUFFLE_TELLS: usize = 10;
 /// Gradients of at most this many values are also checked against central differences.
 const NUMERIC_MAX: usize = 2_000;
 
@@ -827,7 +830,11 @@ impl Judge<'_> {
                 }
             }
             let flat = |b: &Vec<Vec<usize>>| b.concat();
-            if n > 2 && flat(first) == (0..n).collect::<Vec<_>>() {
+            // A fair shuffle of n items keeps 0, 1, 2, … (or repeats an order) once in n!
+            // calls: only from 10 items on (1 in 3.6 million) is that a mistake rather than
+            // chance, so smaller cases are checked as splits only.
+            let telling = n >= SHUFFLE_TELLS;
+            if telling && flat(first) == (0..n).collect::<Vec<_>>() {
                 return wrong(
                     format!("not shuffled{at}"),
                     format!(
@@ -838,7 +845,7 @@ impl Judge<'_> {
                      batches",
                 );
             }
-            if n > 2 && first == second {
+            if telling && first == second {
                 return wrong(
                     format!("the same order every epoch{at}"),
                     "Two calls on the same generator gave the same order: each epoch must be \
@@ -1093,5 +1100,58 @@ impl Judge<'_> {
             t.held_out,
             t.accuracy * 100.0
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rubric::ItemSpec;
+
+    fn item(cases: Vec<[usize; 2]>) -> (Item, Cases<2>) {
+        let c = Cases { cases };
+        let spec: ItemSpec = std::sync::Arc::new(Kind::Batches(c.clone()));
+        let item = Item {
+            id: "batches".into(),
+            title: "batches".into(),
+            kind: "batches".into(),
+            function: "batches".into(),
+            points: 2.0,
+            timeout_secs: 30.0,
+            forbid: Vec::new(),
+            require: Vec::new(),
+            spec,
+        };
+        (item, c)
+    }
+
+    fn reason(n: usize, size: usize, first: Vec<usize>, second: Vec<usize>) -> Option<String> {
+        let (item, c) = item(vec![[n, size]]);
+        let judge = Judge {
+            seed: 1,
+            item: &item,
+        };
+        let cut = |order: Vec<usize>| -> Vec<Vec<usize>> {
+            order.chunks(size).map(<[usize]>::to_vec).collect()
+        };
+        let sent = [[cut(first.clone()), cut(second), cut(first)]];
+        match judge.batches(&c, &sent) {
+            Ok(Ok(_)) => None,
+            Ok(Err(w)) => Some(w.reason),
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_small_shuffle_that_happens_to_keep_its_order_is_not_a_mistake() {
+        // 1 in 120 fair shuffles of 5 items keeps 0..5; a correct submission must not lose
+        // points by that chance.
+        assert_eq!(reason(5, 10, (0..5).collect(), (0..5).collect()), None);
+        let ordered: Vec<usize> = (0..10).collect();
+        let shuffled = vec![3, 1, 4, 0, 5, 9, 2, 6, 8, 7];
+        let in_order = reason(10, 3, ordered.clone(), shuffled.clone()).unwrap_or_default();
+        assert!(in_order.starts_with("not shuffled"), "{in_order}");
+        let repeated = reason(10, 3, shuffled.clone(), shuffled).unwrap_or_default();
+        assert!(repeated.starts_with("the same order"), "{repeated}");
     }
 }
