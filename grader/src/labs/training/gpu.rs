@@ -72,9 +72,8 @@ fn bits(layers: &Layers) -> Vec<u32> {
                 .chain(&l.bias)
                 .chain(&l.weight_grad)
                 .chain(&l.bias_grad)
-                .map(|v| v.to_bits())
-                .collect::<Vec<_>>()
         })
+        .map(|v| v.to_bits())
         .collect()
 }
 
@@ -139,43 +138,6 @@ pub fn loader_case(
     (inputs::inputs_f32(&set), set.labels, order)
 }
 
-/// An epoch's data and batch order, as the `epoch` kind makes them (the judge's reference
-/// makes the same).
-struct EpochData {
-    x: Array2<f32>,
-    labels: Vec<usize>,
-    layers: Layers,
-    order: Vec<Vec<usize>>,
-}
-
-impl EpochData {
-    fn new(seed: u64, item: &str, s: &GpuSetup, examples: usize) -> EpochData {
-        let set = inputs::dataset(seed, item, s.model, examples, "train");
-        let order = super::reference::batches(
-            examples,
-            s.batch_size,
-            &mut super::rng_for(seed, item, 0, "order"),
-        );
-        EpochData {
-            x: inputs::inputs_f32(&set),
-            labels: set.labels,
-            layers: inputs::layers(seed, item, 0, s.model, false),
-            order,
-        }
-    }
-
-    fn setup(&self, s: &GpuSetup) -> EpochSetup<'_> {
-        EpochSetup {
-            net: s.model,
-            layers: self.layers.clone(),
-            lr: s.lr,
-            x: &self.x,
-            labels: &self.labels,
-            batches: &self.order,
-        }
-    }
-}
-
 /// The emulator's counts at a mark: device work, and bytes moved each way.
 type Counts = (Option<DeviceWork>, Option<(u64, u64)>);
 
@@ -211,18 +173,21 @@ fn epoch(
     s: &GpuSetup,
     stream: &Arc<CudaStream>,
 ) -> Result<SentGpu, Ended> {
-    let data = EpochData::new(seed, item, s, s.examples);
+    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size);
     let mut watch = Watch::default();
-    let result = called(None, || (lab.gpu_epoch)(stream, data.setup(s), &mut watch));
+    let result = called(None, || {
+        (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut watch)
+    });
     let provenance = match &result {
         Ok((_, after)) => {
-            let changed: Vec<u32> = bits(after)
-                .into_iter()
+            let after = bits(after);
+            let changed: Vec<u32> = after
+                .iter()
                 .zip(bits(&data.layers))
-                .filter(|(now, then)| now != then)
-                .map(|(now, _)| now)
+                .filter(|(now, then)| **now != *then)
+                .map(|(now, _)| *now)
                 .collect();
-            let all = counters::provenance(&bits(after));
+            let all = counters::provenance(&after);
             counters::provenance(&changed)
                 .zip(all)
                 .map(|((_, up), (missing, _))| (changed.len() as u64, up, missing))
@@ -347,7 +312,7 @@ fn timer_samples(
 ) -> Result<Result<SentGpu, Ended>, String> {
     let mut examples = s.examples;
     let data = loop {
-        let data = EpochData::new(seed, item, s, examples);
+        let data = inputs::epoch(seed, item, s.model, examples, s.batch_size);
         let mut marks = TimerMarks {
             stream,
             busy: &mut *busy,
@@ -356,7 +321,7 @@ fn timer_samples(
             events: Vec::new(),
         };
         if let Err(outcome) = called(None, || {
-            (lab.time_gpu_epoch)(stream, data.setup(s), &mut marks)
+            (lab.time_gpu_epoch)(stream, data.setup(s.model, s.lr), &mut marks)
         }) {
             return Ok(Err(outcome));
         }
@@ -377,7 +342,7 @@ fn timer_samples(
             events: Vec::new(),
         };
         let (loss, reported) = match called(None, || {
-            (lab.time_gpu_epoch)(stream, data.setup(s), &mut marks)
+            (lab.time_gpu_epoch)(stream, data.setup(s.model, s.lr), &mut marks)
         }) {
             Ok(done) => done,
             Err(outcome) => return Ok(Err(outcome)),

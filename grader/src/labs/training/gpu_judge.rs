@@ -20,9 +20,7 @@ use ndarray::Array2;
 pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult, SupervisorError> {
     let sent = match outcome_of(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((Outcome::Lab(value), _)) => {
-            serde_json::from_value::<SentGpu>(value).map_err(|e| bad(item, &e.to_string()))?
-        }
+        Ok((Outcome::Lab(value), _)) => read_sent(item, value)?,
         Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
         Ok((other, _)) => return Err(unexpected(item, &other)),
     };
@@ -42,15 +40,21 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         _ => return Err(bad(item, "its results do not fit the item's kind")),
     }?;
     let mut graded = result(item, verdict);
-    if let (Kind::GpuEpoch(_), true) = (kind, graded.score > 0.0) {
-        if ctx.backend == crate::protocol::Backend::Real {
-            graded.details.push_str(
-                " (On a real GPU the grader cannot count launches or see where values came from; \
-                 the emulator checks that too.)",
-            );
-        }
+    if matches!(kind, Kind::GpuEpoch(_))
+        && graded.score > 0.0
+        && ctx.backend == crate::protocol::Backend::Real
+    {
+        graded.details.push_str(
+            " (On a real GPU the grader cannot count launches or see where values came from; \
+             the emulator checks that too.)",
+        );
     }
     Ok(graded)
+}
+
+/// A GPU item's report, as its worker sent it.
+fn read_sent(item: &Item, value: serde_json::Value) -> Result<SentGpu, SupervisorError> {
+    serde_json::from_value(value).map_err(|e| bad(item, &e.to_string()))
 }
 
 /// The tensors of a sent layer, named as the lesson names them.
@@ -215,10 +219,7 @@ fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
     let host = "the step must run on the GPU: products with cuBLAS on the device buffers, everything else in your kernels, and nothing copied to or from the host inside `train_step`";
     // What an epoch may move: its batches (rows, labels, indices) up, and a loss back per
     // batch at most; the parameters stay on the GPU.
-    let features = match s.model {
-        Net::SimpleNn => 10,
-        Net::Mlp => 784,
-    };
+    let features = inputs::shapes(s.model)[0].0;
     let batch_bytes = (s.examples * (features + 2) * 4) as u64;
     let (up_slack, back_slack) = (1024 + 256 * batches, 1024 + 64 * batches);
     if w.copied_back > back_slack || w.uploaded > batch_bytes + up_slack {
@@ -264,11 +265,7 @@ fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
 pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult, SupervisorError> {
     let (sent, notes, brackets) = match timed::bracketed(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((Outcome::Lab(value), notes, brackets)) => (
-            serde_json::from_value::<SentGpu>(value).map_err(|e| bad(item, &e.to_string()))?,
-            notes,
-            brackets,
-        ),
+        Ok((Outcome::Lab(value), notes, brackets)) => (read_sent(item, value)?, notes, brackets),
         Ok((Outcome::Failed(e), notes, _)) => {
             return Ok(error_result(item, usize::MAX, &e, &notes))
         }
@@ -331,17 +328,12 @@ fn timed_epochs(
 ) -> Result<Result<Timed, ItemResult>, SupervisorError> {
     match timed::bracketed(ctx, item, order)? {
         Err(failed) => Ok(Err(failed)),
-        Ok((Outcome::Lab(value), _, brackets)) => {
-            match serde_json::from_value::<SentGpu>(value).map_err(|e| bad(item, &e.to_string()))? {
-                SentGpu::Speed(losses) if losses.len() == samples && brackets.len() == samples => {
-                    Ok(Ok((
-                        losses.into_iter().map(f32::from_bits).collect(),
-                        brackets,
-                    )))
-                }
-                _ => Err(bad(item, "the timed epochs and their marks do not match")),
-            }
-        }
+        Ok((Outcome::Lab(value), _, brackets)) => match read_sent(item, value)? {
+            SentGpu::Speed(losses) if losses.len() == samples && brackets.len() == samples => Ok(
+                Ok((losses.into_iter().map(f32::from_bits).collect(), brackets)),
+            ),
+            _ => Err(bad(item, "the timed epochs and their marks do not match")),
+        },
         Ok((Outcome::Failed(e), notes, _)) => Ok(Err(error_result(item, usize::MAX, &e, &notes))),
         Ok((other, _, _)) => Err(unexpected(item, &other)),
     }

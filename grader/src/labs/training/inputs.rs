@@ -119,6 +119,50 @@ pub fn dataset(seed: u64, item: &str, net: Net, n: usize, purpose: &str) -> data
     }
 }
 
+/// An epoch item's inputs, the same in the worker and the judge: the training set (and its
+/// inputs in f32, as the student gets them), the grader's starting layers and batch order.
+pub struct Epoch {
+    /// The training set, in f64.
+    pub set: data::Dataset,
+    /// Its inputs in f32.
+    pub x: Array2<f32>,
+    /// The grader's starting layers.
+    pub layers: Layers,
+    /// The grader's batch order.
+    pub order: Vec<Vec<usize>>,
+}
+
+/// The inputs of an epoch of `net` on `examples` examples in batches of `batch_size`.
+pub fn epoch(seed: u64, item: &str, net: Net, examples: usize, batch_size: usize) -> Epoch {
+    let set = dataset(seed, item, net, examples, "train");
+    let order = super::reference::batches(
+        examples,
+        batch_size,
+        &mut super::rng_for(seed, item, 0, "order"),
+    );
+    Epoch {
+        x: inputs_f32(&set),
+        layers: layers(seed, item, 0, net, false),
+        order,
+        set,
+    }
+}
+
+impl Epoch {
+    /// What the harness's GPU and fallback functions start from: these inputs, `net` and
+    /// SGD's learning rate.
+    pub fn setup(&self, net: Net, lr: f32) -> super::EpochSetup<'_> {
+        super::EpochSetup {
+            net,
+            layers: self.layers.clone(),
+            lr,
+            x: &self.x,
+            labels: &self.set.labels,
+            batches: &self.order,
+        }
+    }
+}
+
 /// A dataset's inputs in f32, as the student gets them.
 pub fn inputs_f32(set: &data::Dataset) -> Array2<f32> {
     set.inputs.mapv(|v| v as f32)

@@ -190,17 +190,12 @@ pub(super) struct ReferenceEpoch {
 impl ReferenceEpoch {
     /// The epoch the worker ran for item `id` with `s`'s keys.
     pub(super) fn new(seed: u64, id: &str, s: &Setup) -> ReferenceEpoch {
-        let set = inputs::dataset(seed, id, s.model, s.examples, "train");
-        let order = r::batches(
-            s.examples,
-            s.batch_size,
-            &mut super::rng_for(seed, id, 0, "order"),
-        );
+        let epoch = inputs::epoch(seed, id, s.model, s.examples, s.batch_size);
         ReferenceEpoch {
-            start: inputs::layers(seed, id, 0, s.model, false),
-            order,
-            all: targets(s.model, &set.labels),
-            set,
+            start: epoch.layers,
+            order: epoch.order,
+            all: targets(s.model, &epoch.set.labels),
+            set: epoch.set,
         }
     }
 

@@ -193,14 +193,12 @@ impl Run<'_> {
                 Sent::Batches(out)
             }
             Kind::Epoch(s) => {
-                let set = inputs::dataset(seed, item, s.model, s.examples, "train");
-                let x = inputs::inputs_f32(&set);
-                let layers = inputs::layers(seed, item, 0, s.model, false);
-                let order = super::reference::batches(
-                    s.examples,
-                    s.batch_size,
-                    &mut super::rng_for(seed, item, 0, "order"),
-                );
+                let inputs::Epoch {
+                    set,
+                    x,
+                    layers,
+                    order,
+                } = inputs::epoch(seed, item, s.model, s.examples, s.batch_size);
                 let opt = s.optimizer.with(s.lr);
                 let epoch = |batches: &[Vec<usize>]| {
                     guarded(None, || {
@@ -285,23 +283,8 @@ impl Run<'_> {
 /// `train_on(&Device::Cpu, ..)`: the `epoch` kind's data, start and batch order; sent as an
 /// epoch (no NaN search: the CPU epoch item does that).
 fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> Outcome {
-    let (seed, item) = (order.seed, order.item.as_str());
-    let set = inputs::dataset(seed, item, s.model, s.examples, "train");
-    let x = inputs::inputs_f32(&set);
-    let batches = super::reference::batches(
-        s.examples,
-        s.batch_size,
-        &mut super::rng_for(seed, item, 0, "order"),
-    );
-    let setup = super::EpochSetup {
-        net: s.model,
-        layers: inputs::layers(seed, item, 0, s.model, false),
-        lr: s.lr,
-        x: &x,
-        labels: &set.labels,
-        batches: &batches,
-    };
-    match guarded(None, || (lab.train_on_cpu)(setup)) {
+    let epoch = inputs::epoch(order.seed, &order.item, s.model, s.examples, s.batch_size);
+    match guarded(None, || (lab.train_on_cpu)(epoch.setup(s.model, s.lr))) {
         Ok(Ok((loss, layers))) => {
             let sent = Sent::Epoch {
                 loss: loss.to_bits(),
