@@ -298,3 +298,29 @@ pub fn assert_lost(graded: &Graded, items: &[&str]) {
         );
     }
 }
+
+/// A copy of lab `lab`'s rubric with only the items `ids` (in a temporary folder, with the
+/// path to pass to `--assignment`), for tests about a few items that should not pay for the
+/// whole lab's grading.
+pub fn rubric_with(lab: &str, ids: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let path = workspace().join(format!("assignments/{lab}/assignment.toml"));
+    let rubric = std::fs::read_to_string(&path).expect("the lab's rubric");
+    let mut blocks = rubric.split("[[item]]");
+    let mut kept = blocks.next().expect("the rubric's head").to_string();
+    let mut found = 0;
+    for block in blocks {
+        let wanted = ids
+            .iter()
+            .any(|id| block.contains(&format!("\nid = \"{id}\"\n")));
+        if wanted {
+            kept.push_str("[[item]]");
+            kept.push_str(block);
+            found += 1;
+        }
+    }
+    assert_eq!(found, ids.len(), "{lab}'s rubric should have items {ids:?}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let to = dir.path().join("assignment.toml");
+    std::fs::write(&to, kept).expect("write the rubric");
+    (dir, to)
+}

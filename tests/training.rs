@@ -224,12 +224,10 @@ fn a_gpu_epoch_timed_without_synchronizing_is_caught() {
     );
 }
 
-#[test]
-fn a_gpu_step_that_computes_on_the_host_is_caught() {
-    // The natural shortcut: parameters and batch down to the host, the CPU model's step
-    // there, the new parameters back up. The results are right; where they were computed is
-    // not.
-    let host_step = r#"        // The step on the host, with the CPU part of the lab.
+/// The natural shortcut for a GPU step: parameters and batch down to the host, the CPU
+/// model's step there, the new parameters back up. The results are right; where they were
+/// computed is not.
+const HOST_STEP: &str = r#"        // The step on the host, with the CPU part of the lab.
         {
             let x = stream.clone_dtoh(&batch.x)?;
             let x = Array2::from_shape_vec((rows, inputs), x[..rows * inputs].to_vec())?;
@@ -262,7 +260,10 @@ fn a_gpu_step_that_computes_on_the_host_is_caught() {
         }
         // 1. zero_grad.
 "#;
-    let g = grade_faulty("src/gpu.rs", "        // 1. zero_grad.\n", host_step);
+
+#[test]
+fn a_gpu_step_that_computes_on_the_host_is_caught() {
+    let g = grade_faulty("src/gpu.rs", "        // 1. zero_grad.\n", HOST_STEP);
     assert_lost_within(
         &g,
         &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
@@ -270,6 +271,33 @@ fn a_gpu_step_that_computes_on_the_host_is_caught() {
     );
     assert_says(&g, "gpu_epoch_mlp", "went through the host");
     assert_says(&g, "gpu_epoch_simple_nn", "went through the host");
+}
+
+#[test]
+fn on_a_real_gpu_the_tracer_sees_the_host_step_too() {
+    // The emulator posing as a GPU stands for the real driver and cuBLAS, with the tracer in
+    // front as on hardware: the bytes it counted are all the grader sees.
+    let dir = faulty_copy_of(
+        &solution(),
+        "src/gpu.rs",
+        "        // 1. zero_grad.\n",
+        HOST_STEP,
+    );
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("training", &["gpu_epoch_mlp"]);
+    let g = gpu_labs_e2e::grade_with_env(
+        dir.path(),
+        &[
+            "--gpu",
+            "real",
+            "--assignment",
+            rubric.to_str().expect("a UTF-8 path"),
+        ],
+        &[("GPU_LABS_EMULATOR_AS_REAL", "1")],
+    );
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert!(g.stderr.contains("; device work traced"), "{}", g.stderr);
+    assert_eq!(g.lost(), ["gpu_epoch_mlp"], "{}", g.stdout);
+    assert_says(&g, "gpu_epoch_mlp", "went through the host");
 }
 
 #[test]

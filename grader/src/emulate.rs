@@ -29,6 +29,11 @@ use std::process::Command;
 /// tests of how the grader copes with the machines students have.
 pub const CONDITIONS: &str = "GPU_LABS_EMULATOR_CONDITIONS";
 
+/// Whether the test condition `name` is asked for in [`CONDITIONS`].
+pub fn condition_asked(name: &str) -> bool {
+    std::env::var(CONDITIONS).is_ok_and(|list| list.split(',').any(|c| c.trim() == name))
+}
+
 /// The library names cudarc tries (see `cudarc::get_lib_name_candidates`), all linked to the
 /// emulator so that whichever name is found first, one shared object (one state) serves all.
 pub const LIB_NAMES: &[&str] = &[
@@ -44,6 +49,18 @@ pub const LIB_NAMES: &[&str] = &[
 
 /// File name of the built emulator.
 pub const CDYLIB: &str = "libgpu_labs_cuda_emulator.so";
+
+/// File name of the built tracer (the emulator's counting in front of a real GPU's
+/// libraries: `grader/cuda-emulator/tracer`, put in place by `gpu::trace`).
+pub const TRACER_CDYLIB: &str = "libgpu_labs_cuda_tracer.so";
+
+/// Environment variable naming a prebuilt tracer library (else one beside a prebuilt
+/// emulator named by [`LIB_OVERRIDE`] is used).
+pub const TRACER_OVERRIDE: &str = "GPU_LABS_TRACER_LIB";
+
+/// Where a failed tracer build says why (in the emulator's library folder), so that later
+/// gradings do not try again for every worker.
+const TRACER_FAILED: &str = "tracer-build-failed.txt";
 
 /// Environment variable set (to `1`) in children that run on the emulator.
 pub const MARKER: &str = "GPU_LABS_EMULATOR";
@@ -94,6 +111,12 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/nvrtc/prelude.h",
     "src/cublas/mod.rs",
     "src/cublas/gemm.rs",
+    "tracer/Cargo.toml",
+    "tracer/build.rs",
+    "tracer/src/lib.rs",
+    "tracer/src/real.rs",
+    "tracer/src/copies.rs",
+    "tracer/src/work.rs",
 );
 
 /// Why the emulator could not be put in place. Each message says what to do.
@@ -214,6 +237,14 @@ fn standalone_manifest(manifest: &str) -> String {
     out
 }
 
+/// Copies a built library to `to`, atomically for concurrent readers.
+fn install(built: &Path, to: &Path) -> Result<(), EmulateError> {
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = to.with_file_name(format!(".{name}.{}", std::process::id()));
+    fs::copy(built, &tmp).map_err(cache_err(&tmp))?;
+    fs::rename(&tmp, to).map_err(cache_err(to))
+}
+
 /// Makes `dir` hold every name of [`LIB_NAMES`] as a symlink to `so`.
 fn link_names(dir: &Path, so: &Path) -> Result<(), EmulateError> {
     fs::create_dir_all(dir).map_err(cache_err(dir))?;
@@ -252,8 +283,14 @@ fn check_compiler() -> Result<(), EmulateError> {
     }
 }
 
-/// Runs cargo to build the emulator crate at `src` into `target`; returns the cdylib path.
-fn cargo_build(src: &Path, target: &Path, log: &Path) -> Result<PathBuf, EmulateError> {
+/// Runs cargo to build the crate at `src` (the emulator, or its tracer) into `target`;
+/// returns the path of its cdylib `cdylib`.
+fn cargo_build(
+    src: &Path,
+    target: &Path,
+    log: &Path,
+    cdylib: &str,
+) -> Result<PathBuf, EmulateError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let attempt = |offline: bool| -> Result<bool, EmulateError> {
         let log_file = fs::File::create(log).map_err(cache_err(log))?;
@@ -277,7 +314,7 @@ fn cargo_build(src: &Path, target: &Path, log: &Path) -> Result<PathBuf, Emulate
             log: log.to_path_buf(),
         });
     }
-    Ok(target.join("release").join(CDYLIB))
+    Ok(target.join("release").join(cdylib))
 }
 
 /// Whether [`Emulator::prepare`] will have to build the emulator first (about a minute), so a
@@ -336,18 +373,26 @@ impl Emulator {
         if !ready(&lib_dir) {
             let src = root.join("src");
             for (path, text) in SOURCES {
-                let text = if *path == "Cargo.toml" {
+                let text = if path.ends_with("Cargo.toml") {
                     standalone_manifest(text)
                 } else {
                     (*text).to_string()
                 };
                 write_if_changed(&src.join(path), &text)?;
             }
-            let built = cargo_build(&src, &root.join("target"), &root.join("build.log"))?;
+            let target = root.join("target");
+            let built = cargo_build(&src, &target, &root.join("build.log"), CDYLIB)?;
             fs::create_dir_all(&lib_dir).map_err(cache_err(&lib_dir))?;
-            let tmp = lib_dir.join(format!(".{CDYLIB}.{}", std::process::id()));
-            fs::copy(&built, &tmp).map_err(cache_err(&tmp))?;
-            fs::rename(&tmp, &so).map_err(cache_err(&so))?;
+            // The tracer is only for real GPUs: the emulator works without it.
+            let tracer_log = root.join("tracer-build.log");
+            match cargo_build(&src.join("tracer"), &target, &tracer_log, TRACER_CDYLIB) {
+                Ok(tracer) => install(&tracer, &lib_dir.join(TRACER_CDYLIB))?,
+                Err(_) => write_if_changed(
+                    &lib_dir.join(TRACER_FAILED),
+                    &format!("cargo could not build it; see {}", tracer_log.display()),
+                )?,
+            }
+            install(&built, &so)?;
             link_names(&lib_dir, &so)?;
         }
         drop(lock);
@@ -362,18 +407,33 @@ impl Emulator {
         &self.lib_dir
     }
 
+    /// The tracer built beside the emulator ([`TRACER_OVERRIDE`] first; beside a prebuilt
+    /// emulator, the file of that name), or why there is none.
+    pub fn tracer(&self) -> Result<PathBuf, String> {
+        if let Some(so) = std::env::var_os(TRACER_OVERRIDE).filter(|v| !v.is_empty()) {
+            let so = PathBuf::from(so);
+            return fs::canonicalize(&so).map_err(|_| {
+                format!("{TRACER_OVERRIDE}={} is not a file: point it to a built {TRACER_CDYLIB}, or unset it", so.display())
+            });
+        }
+        let emulator = fs::canonicalize(self.lib_dir.join(LIB_NAMES[0]))
+            .map_err(|e| format!("the emulator is missing ({e})"))?;
+        let beside = emulator.with_file_name(TRACER_CDYLIB);
+        if beside.is_file() {
+            return Ok(beside);
+        }
+        Err(fs::read_to_string(self.lib_dir.join(TRACER_FAILED))
+            .map(|why| format!("the tracer did not build: {}", why.trim()))
+            .unwrap_or_else(|_| format!("no {TRACER_CDYLIB} beside {}", emulator.display())))
+    }
+
     /// The library folder, less the libraries that the test conditions `no-nvrtc` and
     /// `no-cublas` (in `GPU_LABS_EMULATOR_CONDITIONS`) say are not installed: a machine with
     /// the driver but not the toolkit, as far as a worker can tell.
     fn conditioned_lib_dir(&self) -> PathBuf {
-        let conditions = std::env::var(CONDITIONS).unwrap_or_default();
         let without: Vec<&str> = ["nvrtc", "cublas"]
             .into_iter()
-            .filter(|lib| {
-                conditions
-                    .split(',')
-                    .any(|c| c.trim() == format!("no-{lib}"))
-            })
+            .filter(|lib| condition_asked(&format!("no-{lib}")))
             .collect();
         if without.is_empty() {
             return self.lib_dir.clone();
@@ -420,7 +480,9 @@ impl Emulator {
     /// The environment of a child for which the emulator poses as a real GPU in the
     /// conditions of `GPU_LABS_EMULATOR_CONDITIONS` (tests of the real-GPU path).
     pub fn env_posing_as_real(&self) -> Vec<(OsString, OsString)> {
-        self.env_in(&self.conditioned_lib_dir())
+        let mut env = self.env_in(&self.conditioned_lib_dir());
+        env.push((crate::gpu::counters::POSING.into(), "1".into()));
+        env
     }
 
     fn env_in(&self, lib_dir: &Path) -> Vec<(OsString, OsString)> {
@@ -504,7 +566,11 @@ mod tests {
     fn embedded_sources_cover_the_crate() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda-emulator");
         let mut missing = Vec::new();
-        let mut stack = vec![root.join("src"), root.join("stubs")];
+        let mut stack = vec![
+            root.join("src"),
+            root.join("stubs"),
+            root.join("tracer").join("src"),
+        ];
         while let Some(dir) = stack.pop() {
             for entry in fs::read_dir(&dir).expect("read emulator sources").flatten() {
                 let p = entry.path();

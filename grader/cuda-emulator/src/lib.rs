@@ -19,3 +19,6 @@ pub mod provenance;
 pub mod status;
 pub mod stubs;
 pub mod util;
+
+/// What an entry point the emulator does not implement says after its name ([`stubs`]).
+pub(crate) const REFUSAL: &str = "is not supported by the CPU emulator";

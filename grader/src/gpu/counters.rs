@@ -1,15 +1,32 @@
-//! Worker side: what the emulator counted (kernel launches, cuBLAS calls), read through a
-//! function only the emulator exports. On a real GPU there is no such count.
+//! Worker side: what the emulator counted (kernel launches, cuBLAS calls, bytes moved, where
+//! values came from), read through functions only the emulator and its tracer export. On a
+//! real GPU they come from the tracer ([`super::trace`]); without it there are none.
 
 use crate::protocol::DeviceWork;
 
-/// The emulator's counters since the process started, or `None` on a real GPU.
+/// The variable the emulator posing as a real GPU sets in a worker (tests of the real-GPU
+/// path): there, as on hardware, counts are read only through the tracer.
+pub const POSING: &str = "GPU_LABS_EMULATOR_POSING";
+
+/// The library that answers the count functions: what cudarc loaded as `libcuda.so`, unless
+/// that is the emulator posing as a real GPU without the tracer in front (which a real GPU
+/// would not have).
+fn counting_library() -> Option<libloading::Library> {
+    // SAFETY: opening the library cudarc already loaded only bumps its reference count.
+    let lib = unsafe { libloading::Library::new("libcuda.so").ok()? };
+    let posing = std::env::var_os(POSING).is_some_and(|v| v == "1");
+    // SAFETY: only looks the symbol up.
+    let traced = unsafe { lib.get::<unsafe extern "C" fn() -> u32>(b"gpu_labs_tracer\0") }.is_ok();
+    (!posing || traced).then_some(lib)
+}
+
+/// The counts since the process started, or `None` on a real GPU without the tracer.
 pub fn read() -> Option<DeviceWork> {
     type Counters = unsafe extern "C" fn(*mut u64, *mut u64);
     // SAFETY: opening the library cudarc already loaded only bumps its reference count; the
     // symbol, when present, has exactly this signature (grader/cuda-emulator).
     unsafe {
-        let lib = libloading::Library::new("libcuda.so").ok()?;
+        let lib = counting_library()?;
         let counters: libloading::Symbol<Counters> =
             lib.get(b"gpu_labs_emulator_counters\0").ok()?;
         let mut work = DeviceWork::default();
@@ -19,12 +36,12 @@ pub fn read() -> Option<DeviceWork> {
 }
 
 /// Bytes copied host → device and device → host since the process started, or `None` on a
-/// real GPU.
+/// real GPU without the tracer.
 pub fn transfers() -> Option<(u64, u64)> {
     type Transfers = unsafe extern "C" fn(*mut u64, *mut u64);
     // SAFETY: as in `read`; the symbol has this signature (grader/cuda-emulator/src/counters.rs).
     unsafe {
-        let lib = libloading::Library::new("libcuda.so").ok()?;
+        let lib = counting_library()?;
         let transfers: libloading::Symbol<Transfers> =
             lib.get(b"gpu_labs_emulator_transfers\0").ok()?;
         let (mut up, mut down) = (0, 0);
@@ -33,13 +50,13 @@ pub fn transfers() -> Option<(u64, u64)> {
     }
 }
 
-/// Opens a provenance window on the emulator (forgetting the last one), or closes it; nothing
-/// on a real GPU.
+/// Opens a provenance window (forgetting the last one), or closes it; nothing on a real GPU
+/// without the tracer.
 pub fn provenance_window(open: bool) {
     type Window = unsafe extern "C" fn(bool);
     // SAFETY: as in `read`; the symbol has this signature (grader/cuda-emulator/src/provenance.rs).
     unsafe {
-        let Ok(lib) = libloading::Library::new("libcuda.so") else {
+        let Some(lib) = counting_library() else {
             return;
         };
         if let Ok(window) = lib.get::<Window>(b"gpu_labs_emulator_provenance_window\0") {
@@ -49,12 +66,13 @@ pub fn provenance_window(open: bool) {
 }
 
 /// For a result's values: how many were never copied back from the device in the open window,
-/// and how many were uploaded from the host in it; `None` on a real GPU or with no window.
+/// and how many were uploaded from the host in it; `None` on a real GPU without the tracer,
+/// or with no window.
 pub fn provenance(values: &[u32]) -> Option<(u64, u64)> {
     type Check = unsafe extern "C" fn(*const u32, usize, *mut u64, *mut u64) -> bool;
     // SAFETY: as in `read`; `values` is a live slice and the out-pointers are locals.
     unsafe {
-        let lib = libloading::Library::new("libcuda.so").ok()?;
+        let lib = counting_library()?;
         let check = lib.get::<Check>(b"gpu_labs_emulator_provenance\0").ok()?;
         let (mut missing, mut uploaded) = (0, 0);
         check(values.as_ptr(), values.len(), &mut missing, &mut uploaded)

@@ -6,6 +6,7 @@ pub mod busy;
 pub mod counters;
 pub mod libraries;
 pub mod student;
+pub mod trace;
 pub mod trial;
 
 use crate::protocol::Backend;
@@ -73,18 +74,46 @@ pub fn resolve(mode: GpuMode) -> Result<Backend, GpuError> {
 /// With `GPU_LABS_EMULATOR_AS_REAL=1` the trial runs on the emulator (with any of its
 /// switches), as everything else "real" does in that test mode.
 pub fn real_gpu() -> Result<String, String> {
-    // The trial creates a CUDA context and compiles a kernel (about a second on a real GPU):
-    // once per process is enough.
-    static TRIAL: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
-    TRIAL.get_or_init(try_real_gpu).clone()
+    real_setup().map(|s| s.device.clone())
 }
 
-fn try_real_gpu() -> Result<String, String> {
+/// A real GPU that passed its trial, and how workers use it.
+struct RealSetup {
+    /// The name of device 0.
+    device: String,
+    /// A worker's environment: the libraries found (or the emulator posing as them), with
+    /// the tracer in front when it passed the trial too.
+    env: Vec<(OsString, OsString)>,
+    /// The tracer in front of the libraries, or why there is none.
+    traced: Result<std::path::PathBuf, String>,
+}
+
+/// The real GPU's set-up, tried once per process: the trial creates a CUDA context and
+/// compiles a kernel (about a second on a real GPU).
+fn real_setup() -> Result<&'static RealSetup, String> {
+    static SETUP: std::sync::OnceLock<Result<RealSetup, String>> = std::sync::OnceLock::new();
+    SETUP
+        .get_or_init(try_real_gpu)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn try_real_gpu() -> Result<RealSetup, String> {
     if std::env::var_os(trial::TRIAL_VARIABLE).is_some() {
         return Err("a GPU trial cannot start another".into());
     }
-    let env = if emulator_as_real() {
-        posing_env().map_err(|e| e.to_string())?
+    let (plain, libraries) = if emulator_as_real() {
+        let emulator = posing_emulator().map_err(|e| e.to_string())?;
+        let so = emulator
+            .lib_dir()
+            .join(crate::emulate::LIB_NAMES[0])
+            .canonicalize()
+            .map_err(|e| format!("the emulator is missing: {e}"))?;
+        let has_cublas = !crate::emulate::condition_asked("no-cublas");
+        (
+            emulator.env_posing_as_real(),
+            has_cublas.then(|| (so.clone(), so)),
+        )
     } else {
         let found = libraries::find();
         if let Some(problem) = found.problems.first() {
@@ -98,41 +127,77 @@ fn try_real_gpu() -> Result<String, String> {
                 "libcuda.so not found: install the NVIDIA driver, or use --gpu emulate".into(),
             );
         }
-        real_env()?
-    };
-    let program = std::env::current_exe()
-        .map_err(|e| format!("cannot find this program to run the GPU trial: {e}"))?;
-    let name = trial::run(&program, &env)?;
-    if name.contains("gpu-labs") && !emulator_as_real() {
-        // The emulator is already in place (`grader emulate -- …`): not real hardware.
-        return Err(format!("`{name}` is the emulator"));
-    }
-    Ok(name)
-}
-
-/// The environment that gives a worker the real CUDA libraries found on this machine, with
-/// modules loaded eagerly.
-fn real_env() -> Result<Vec<(OsString, OsString)>, String> {
-    static ENV: std::sync::OnceLock<Result<Vec<(OsString, OsString)>, String>> =
-        std::sync::OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = libraries::worker_env(&libraries::find(), &crate::emulate::cache_dir())
+        let mut env = libraries::worker_env(&found, &crate::emulate::cache_dir())
             .map_err(|e| format!("cannot link the CUDA libraries for the workers: {e}"))?;
         // Lazy loading (the default since CUDA 12.2) loads a kernel at its first launch,
         // which may synchronize the context: a timer without a synchronize of its own could
         // then pass. Eager loading does all of it in `load_module`, before any clock.
         env.push(("CUDA_MODULE_LOADING".into(), "EAGER".into()));
-        Ok(env)
+        let pair = found
+            .path(libraries::Library::Driver)
+            .zip(found.path(libraries::Library::Cublas))
+            .map(|(d, c)| (d.to_path_buf(), c.to_path_buf()));
+        (env, pair)
+    };
+    let program = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program to run the GPU trial: {e}"))?;
+    let is_emulator = |name: &str| name.contains("gpu-labs") && !emulator_as_real();
+    let traced = libraries
+        .ok_or_else(|| "cuBLAS was not found".to_string())
+        .and_then(|(driver, cublas)| {
+            let tracer = trace::library()?;
+            let mut env = plain.clone();
+            trace::put_in_front(
+                &mut env,
+                &tracer,
+                &driver,
+                &cublas,
+                &crate::emulate::cache_dir(),
+            )
+            .map_err(|e| format!("cannot link the tracer for the workers: {e}"))?;
+            Ok((tracer, env))
+        });
+    let traced = match traced {
+        Ok((tracer, env)) => match trial::run(&program, &env) {
+            Ok(device) => {
+                if is_emulator(&device) {
+                    return Err(format!("`{device}` is the emulator"));
+                }
+                return Ok(RealSetup {
+                    device,
+                    env,
+                    traced: Ok(tracer),
+                });
+            }
+            Err(line) => format!("the GPU trial failed with the tracer in front ({line})"),
+        },
+        Err(why) => why,
+    };
+    // Untraced: the libraries alone.
+    let device = trial::run(&program, &plain)?;
+    if is_emulator(&device) {
+        // The emulator is already in place (`grader emulate -- …`): not real hardware.
+        return Err(format!("`{device}` is the emulator"));
+    }
+    Ok(RealSetup {
+        device,
+        env: plain,
+        traced: Err(traced),
     })
-    .clone()
+}
+
+/// Whether a real GPU's device work is traced, or why not (`None`: no real GPU).
+pub fn real_traced() -> Option<Result<std::path::PathBuf, String>> {
+    real_setup().ok().map(|s| s.traced.clone())
 }
 
 /// The environment a worker needs for `backend`.
 pub fn worker_env(backend: Backend) -> Result<Vec<(OsString, OsString)>, GpuError> {
     match backend {
         Backend::Emulated => emulator_env(),
-        Backend::Real if emulator_as_real() => posing_env(),
-        Backend::Real => real_env().map_err(GpuError::NoRealGpu),
+        Backend::Real => real_setup()
+            .map(|s| s.env.clone())
+            .map_err(GpuError::NoRealGpu),
         Backend::NoGpu => Ok(hidden_gpus_env()),
     }
 }
@@ -154,13 +219,14 @@ fn emulator_as_real() -> bool {
     std::env::var_os("GPU_LABS_EMULATOR_AS_REAL").is_some_and(|v| v == "1")
 }
 
-/// Whether resolving `mode` will build the emulator first (a pause worth announcing).
+/// Whether resolving `mode` will build the emulator first (a pause worth announcing). On a
+/// real GPU the emulator's build gives the tracer ([`trace`]), which the trial uses.
 pub fn will_build_emulator(mode: GpuMode) -> bool {
+    let tracing = std::env::var(trace::SWITCH).map_or(true, |v| v != "off");
     let wants_emulator = match mode {
         GpuMode::Off => false,
-        GpuMode::Real => emulator_as_real(),
-        GpuMode::Emulate => true,
-        GpuMode::Auto => real_gpu().is_err(),
+        GpuMode::Real => tracing || emulator_as_real(),
+        GpuMode::Emulate | GpuMode::Auto => true,
     };
     wants_emulator && crate::emulate::needs_build()
 }
@@ -178,12 +244,10 @@ fn emulator_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     .map_err(GpuError::Emulator)
 }
 
-/// The environment of a worker on the emulator posing as a real GPU (test mode), in the
-/// conditions `GPU_LABS_EMULATOR_CONDITIONS` names.
-fn posing_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
-    crate::emulate::Emulator::prepare()
-        .map(|e| e.env_posing_as_real())
-        .map_err(|e| GpuError::Emulator(e.to_string()))
+/// The emulator, to pose as a real GPU (test mode) in the conditions
+/// `GPU_LABS_EMULATOR_CONDITIONS` names.
+fn posing_emulator() -> Result<crate::emulate::Emulator, GpuError> {
+    crate::emulate::Emulator::prepare().map_err(|e| GpuError::Emulator(e.to_string()))
 }
 
 /// The environment of a worker that must find no GPU: the emulator told to show no device.
@@ -199,14 +263,18 @@ pub fn no_device_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
 pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
     let backend = resolve(mode)?;
     Ok(match backend {
-        Backend::Real if emulator_as_real() => (
-            backend,
-            "the CPU emulator posing as a real GPU (GPU_LABS_EMULATOR_AS_REAL test mode)".into(),
-        ),
-        Backend::Real => (
-            backend,
-            format!("real GPU: {}", real_gpu().unwrap_or_default()),
-        ),
+        Backend::Real => {
+            let traced = real_traced()
+                .map(|t| trace::describe(&t))
+                .unwrap_or_default();
+            let what = if emulator_as_real() {
+                "the CPU emulator posing as a real GPU (GPU_LABS_EMULATOR_AS_REAL test mode)"
+                    .to_string()
+            } else {
+                format!("real GPU: {}", real_gpu().unwrap_or_default())
+            };
+            (backend, format!("{what}; {traced}"))
+        }
         Backend::Emulated => match emulator_env() {
             Ok(_) => (backend, emulated_label(mode)),
             Err(e) if mode == GpuMode::Auto => (

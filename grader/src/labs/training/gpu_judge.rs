@@ -28,10 +28,12 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         seed: ctx.seed,
         item,
     };
+    let mut untraced = false;
     let verdict = match (kind, sent) {
         (Kind::GpuTransfer, SentGpu::Transfer(sent)) => transfer(&judge, &sent),
         (Kind::GpuLoader(c), SentGpu::Batches(sent)) => loader(&judge, &c.cases, &sent),
         (Kind::GpuEpoch(s), SentGpu::Epoch { loss, layers, work }) => {
+            untraced = work.is_none();
             match work.as_ref().and_then(|w| off_device(item, s, w)) {
                 Some(failed) => return Ok(failed),
                 None => judge.epoch(&s.as_setup(), f32::from_bits(loss), &layers, None),
@@ -40,13 +42,10 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         _ => return Err(bad(item, "its results do not fit the item's kind")),
     }?;
     let mut graded = result(item, verdict);
-    if matches!(kind, Kind::GpuEpoch(_))
-        && graded.score > 0.0
-        && ctx.backend == crate::protocol::Backend::Real
-    {
+    if untraced && graded.score > 0.0 && ctx.backend == crate::protocol::Backend::Real {
         graded.details.push_str(
-            " (On a real GPU the grader cannot count launches or see where values came from; \
-             the emulator checks that too.)",
+            " (The grader could not trace this GPU's calls, so it did not count launches or \
+             see where values came from; the emulator checks that too.)",
         );
     }
     Ok(graded)
