@@ -324,3 +324,64 @@ pub fn rubric_with(lab: &str, ids: &[&str]) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(&to, kept).expect("write the rubric");
     (dir, to)
 }
+
+/// Three ways to pass off host work as GPU work (each caught on the emulator by
+/// `tests/matmul_gpu.rs`), all in one copy of the matmul solution's `src/gpu.rs`: on a real
+/// GPU only the tracer catches them.
+pub const HOST_WORK: [(&str, &str); 3] = [
+    // gpu_correct: no launch at all, a host product uploaded and copied back.
+    (
+        "    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))",
+        "    let c = crate::matmul_naive(a, b);\n    let c_dev = upload(stream, &c)?;\n    Ok(Array2::from_shape_vec(c.dim(), stream.clone_dtoh(&c_dev)?)?)",
+    ),
+    // gpu_tiled_correct: the kernel runs, the host product is returned.
+    (
+        "    let c = stream.clone_dtoh(&c_dev)?;\n    Ok(Array2::from_shape_vec((shape[0], shape[2]), c)?)\n}\n// END SOLUTION",
+        "    stream.synchronize()?;\n    drop(c_dev);\n    Ok(crate::matmul_naive(a, b))\n}\n// END SOLUTION",
+    ),
+    // cublas_correct: the gemm runs, a host product passes through the device.
+    (
+        "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let c = stream.clone_dtoh(&c_dev)?;",
+        "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let host = crate::matmul_naive(a, b);\n    let host_dev = upload(stream, &host)?;\n    let c = stream.clone_dtoh(&host_dev)?;",
+    ),
+];
+
+/// The natural shortcut for a GPU step, as an edit (find, replace) of the training solution's
+/// `src/gpu.rs`: parameters and batch down to the host, the CPU model's step there, the new
+/// parameters back up. The results are right; where they were computed is not.
+pub const HOST_STEP: (&str, &str) = (
+    "        // 1. zero_grad.\n",
+    r#"        // The step on the host, with the CPU part of the lab.
+        {
+            let x = stream.clone_dtoh(&batch.x)?;
+            let x = Array2::from_shape_vec((rows, inputs), x[..rows * inputs].to_vec())?;
+            let labels: Vec<usize> = stream.clone_dtoh(&batch.labels)?[..rows]
+                .iter()
+                .map(|&l| l as usize)
+                .collect();
+            let (mut l1, mut l2) = (layer1.to_host(stream)?, layer2.to_host(stream)?);
+            let mut rng = <crate::StdRng as crate::SeedableRng>::seed_from_u64(0);
+            let mut model: Box<dyn Model> = match head {
+                Head::Sigmoid => Box::new(crate::SimpleNN::new(inputs, &mut rng)),
+                Head::Softmax => Box::new(crate::Mlp::new(&mut rng)),
+            };
+            {
+                let mut layers = model.layers_mut();
+                std::mem::swap(&mut *layers[0], &mut l1);
+                std::mem::swap(&mut *layers[1], &mut l2);
+            }
+            model.zero_grad();
+            let out = model.forward(&x);
+            let loss = model.loss(&out, &labels);
+            model.backward(&out, &labels);
+            crate::Optimizer::step(&mut Sgd { lr }, &mut model.layers_mut());
+            let layers = model.layers_mut();
+            *layer1 = GpuLinear::to_device(layers[0], stream)?;
+            *layer2 = GpuLinear::to_device(layers[1], stream)?;
+            let sum = stream.clone_dtoh(loss_sum)?[0] + loss;
+            stream.memcpy_htod(&vec![sum], loss_sum)?;
+            return Ok(());
+        }
+        // 1. zero_grad.
+"#,
+);

@@ -50,6 +50,7 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
             )
             && text.contains("margin: `time_gpu_matmul` measured")
             && text.contains("posing as a real GPU")
+            && text.contains("device work traced")
             && text.contains("1 surprise(s)"),
         "{text}"
     );

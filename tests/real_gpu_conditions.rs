@@ -84,31 +84,11 @@ fn a_gpu_that_passes_its_trial_is_used() {
     );
 }
 
-/// Three ways to pass off host work as GPU work (each caught on the emulator by
-/// `tests/matmul_gpu.rs`), all in one copy of the solution.
-const HOST_WORK: [(&str, &str); 3] = [
-    // gpu_correct: no launch at all, a host product uploaded and copied back.
-    (
-        "    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))",
-        "    let c = crate::matmul_naive(a, b);\n    let c_dev = upload(stream, &c)?;\n    Ok(Array2::from_shape_vec(c.dim(), stream.clone_dtoh(&c_dev)?)?)",
-    ),
-    // gpu_tiled_correct: the kernel runs, the host product is returned.
-    (
-        "    let c = stream.clone_dtoh(&c_dev)?;\n    Ok(Array2::from_shape_vec((shape[0], shape[2]), c)?)\n}\n// END SOLUTION",
-        "    stream.synchronize()?;\n    drop(c_dev);\n    Ok(crate::matmul_naive(a, b))\n}\n// END SOLUTION",
-    ),
-    // cublas_correct: the gemm runs, a host product passes through the device.
-    (
-        "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let c = stream.clone_dtoh(&c_dev)?;",
-        "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let host = crate::matmul_naive(a, b);\n    let host_dev = upload(stream, &host)?;\n    let c = stream.clone_dtoh(&host_dev)?;",
-    ),
-];
-
 #[test]
 fn on_a_real_gpu_the_tracer_catches_host_work_as_the_emulator_does() {
     // The emulator posing as a GPU stands for the real driver and cuBLAS; the tracer stands
     // in front of it as it would in front of them, and its counts are all the grader sees.
-    let dir = gpu_labs_e2e::faulty_copy_edits(&solution(), "src/gpu.rs", &HOST_WORK);
+    let dir = gpu_labs_e2e::faulty_copy_edits(&solution(), "src/gpu.rs", &gpu_labs_e2e::HOST_WORK);
     let ids = ["cublas_correct", "gpu_correct", "gpu_tiled_correct"];
     let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &ids);
     let rubric = rubric.to_str().expect("a UTF-8 path");
@@ -147,4 +127,37 @@ fn on_a_real_gpu_the_tracer_catches_host_work_as_the_emulator_does() {
         g.stderr
     );
     gpu_labs_e2e::assert_lost(&g, &[]);
+}
+
+#[test]
+fn on_a_gpu_as_fast_as_its_launches_a_missing_synchronize_is_still_told() {
+    // `fast-device`: each launch costs the host 2 ms, about what a small product costs the
+    // emulated device, as a 10 µs product on a fast GPU is near its launch overhead. The
+    // check grows the product until the device is busy 20 ms, behind work it queued itself,
+    // so the margin does not rest on the launch being slow or fast.
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync"]);
+    let args = [
+        "--gpu",
+        "real",
+        "--assignment",
+        rubric.to_str().expect("UTF-8"),
+    ];
+    let env = [
+        ("GPU_LABS_EMULATOR_AS_REAL", "1"),
+        ("GPU_LABS_EMULATOR_CONDITIONS", "fast-device"),
+    ];
+    let g = grade_with_env(&solution(), &args, &env);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_eq!(g.score("gpu_timer_sync"), 3.0, "{}", g.stdout);
+
+    let dir = gpu_labs_e2e::faulty_copy_of(
+        &solution(),
+        "src/gpu.rs",
+        "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;",
+        "launch_product(stream, &kernel, (a, b, c), shape)?;",
+    );
+    let g = grade_with_env(dir.path(), &args, &env);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    gpu_labs_e2e::assert_lost(&g, &["gpu_timer_sync"]);
+    gpu_labs_e2e::assert_says(&g, "gpu_timer_sync", "stopped before the GPU finished");
 }

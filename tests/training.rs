@@ -3,7 +3,9 @@
 //! everywhere, and faulty copies of the solution lose exactly the items their mistake breaks,
 //! each with the specific diagnosis.
 
-use gpu_labs_e2e::{assert_says, faulty_copy_edits, faulty_copy_of, grade, workspace, Graded};
+use gpu_labs_e2e::{
+    assert_says, faulty_copy_edits, faulty_copy_of, grade, workspace, Graded, HOST_STEP,
+};
 use std::path::PathBuf;
 
 fn solution() -> PathBuf {
@@ -224,46 +226,9 @@ fn a_gpu_epoch_timed_without_synchronizing_is_caught() {
     );
 }
 
-/// The natural shortcut for a GPU step: parameters and batch down to the host, the CPU
-/// model's step there, the new parameters back up. The results are right; where they were
-/// computed is not.
-const HOST_STEP: &str = r#"        // The step on the host, with the CPU part of the lab.
-        {
-            let x = stream.clone_dtoh(&batch.x)?;
-            let x = Array2::from_shape_vec((rows, inputs), x[..rows * inputs].to_vec())?;
-            let labels: Vec<usize> = stream.clone_dtoh(&batch.labels)?[..rows]
-                .iter()
-                .map(|&l| l as usize)
-                .collect();
-            let (mut l1, mut l2) = (layer1.to_host(stream)?, layer2.to_host(stream)?);
-            let mut rng = <crate::StdRng as crate::SeedableRng>::seed_from_u64(0);
-            let mut model: Box<dyn Model> = match head {
-                Head::Sigmoid => Box::new(crate::SimpleNN::new(inputs, &mut rng)),
-                Head::Softmax => Box::new(crate::Mlp::new(&mut rng)),
-            };
-            {
-                let mut layers = model.layers_mut();
-                std::mem::swap(&mut *layers[0], &mut l1);
-                std::mem::swap(&mut *layers[1], &mut l2);
-            }
-            model.zero_grad();
-            let out = model.forward(&x);
-            let loss = model.loss(&out, &labels);
-            model.backward(&out, &labels);
-            crate::Optimizer::step(&mut Sgd { lr }, &mut model.layers_mut());
-            let layers = model.layers_mut();
-            *layer1 = GpuLinear::to_device(layers[0], stream)?;
-            *layer2 = GpuLinear::to_device(layers[1], stream)?;
-            let sum = stream.clone_dtoh(loss_sum)?[0] + loss;
-            stream.memcpy_htod(&vec![sum], loss_sum)?;
-            return Ok(());
-        }
-        // 1. zero_grad.
-"#;
-
 #[test]
 fn a_gpu_step_that_computes_on_the_host_is_caught() {
-    let g = grade_faulty("src/gpu.rs", "        // 1. zero_grad.\n", HOST_STEP);
+    let g = grade_faulty("src/gpu.rs", HOST_STEP.0, HOST_STEP.1);
     assert_lost_within(
         &g,
         &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
@@ -277,12 +242,7 @@ fn a_gpu_step_that_computes_on_the_host_is_caught() {
 fn on_a_real_gpu_the_tracer_sees_the_host_step_too() {
     // The emulator posing as a GPU stands for the real driver and cuBLAS, with the tracer in
     // front as on hardware: the bytes it counted are all the grader sees.
-    let dir = faulty_copy_of(
-        &solution(),
-        "src/gpu.rs",
-        "        // 1. zero_grad.\n",
-        HOST_STEP,
-    );
+    let dir = faulty_copy_of(&solution(), "src/gpu.rs", HOST_STEP.0, HOST_STEP.1);
     let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("training", &["gpu_epoch_mlp"]);
     let g = gpu_labs_e2e::grade_with_env(
         dir.path(),

@@ -25,8 +25,10 @@ use std::process::Command;
 
 /// The variable naming the real-machine conditions the emulator is asked to show (a
 /// comma-separated list): `no-nvrtc`, `no-cublas` (those libraries are left out of a worker's
-/// library path), `old-driver` (module loads fail as with a driver older than NVRTC). For
-/// tests of how the grader copes with the machines students have.
+/// library path), `old-driver` (module loads fail as with a driver older than NVRTC),
+/// `fast-device` (every launch and cuBLAS call costs the host about what a small product costs
+/// the device, as on a GPU much faster than the emulator). For tests of how the grader copes
+/// with the machines students have.
 pub const CONDITIONS: &str = "GPU_LABS_EMULATOR_CONDITIONS";
 
 /// Whether the test condition `name` is asked for in [`CONDITIONS`].
@@ -407,15 +409,9 @@ impl Emulator {
         &self.lib_dir
     }
 
-    /// The tracer built beside the emulator ([`TRACER_OVERRIDE`] first; beside a prebuilt
-    /// emulator, the file of that name), or why there is none.
+    /// The tracer built beside the emulator (beside a prebuilt emulator, the file of that
+    /// name), or why there is none.
     pub fn tracer(&self) -> Result<PathBuf, String> {
-        if let Some(so) = std::env::var_os(TRACER_OVERRIDE).filter(|v| !v.is_empty()) {
-            let so = PathBuf::from(so);
-            return fs::canonicalize(&so).map_err(|_| {
-                format!("{TRACER_OVERRIDE}={} is not a file: point it to a built {TRACER_CDYLIB}, or unset it", so.display())
-            });
-        }
         let emulator = fs::canonicalize(self.lib_dir.join(LIB_NAMES[0]))
             .map_err(|e| format!("the emulator is missing ({e})"))?;
         let beside = emulator.with_file_name(TRACER_CDYLIB);

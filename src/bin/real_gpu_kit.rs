@@ -1,7 +1,8 @@
 //! Builds the kit that `scripts/real-gpu-check run KIT` grades on a machine with a real GPU
 //! (which needs no Rust toolchain there): the solution and faulty copies of it, each as a
 //! student crate (`crates/NAME/`, with the items it must fail in `expected-failures`) and its
-//! grading test binary (`bin/NAME`, stripped).
+//! grading test binary (`bin/NAME`, stripped), and the tracer (`lib/`) that lets the grader
+//! count device work there.
 //!
 //! Usage: `cargo run --bin real_gpu_kit -- KIT [NAME…]` (all variants when no name is given).
 
@@ -16,6 +17,8 @@ struct Variant {
     lab: &'static str,
     edits: &'static [(&'static str, &'static str)],
     fails: &'static [&'static str],
+    /// Items that may fail too, downstream of the mistake (as in the e2e tests).
+    may_fail: &'static [&'static str],
 }
 
 const AFTER_LAUNCH: &str =
@@ -25,15 +28,15 @@ const EPOCH_END: &str =
     "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n    stream.synchronize()?;\n";
 
 /// Each lab's solution and the faulty submissions whose verdict must not depend on the device.
-/// (A kernel without its bounds check may not fault on a real GPU, and host work next to a
-/// launch, or a training step through the host, is caught only on the emulator: those are not
-/// here.)
+/// (A kernel without its bounds check may not fault on a real GPU: it is not here.) Host work
+/// passed off as GPU work is caught on a real GPU by the tracer the kit carries.
 const VARIANTS: &[Variant] = &[
     Variant {
         name: "solution",
         lab: "matmul",
         edits: &[],
         fails: &[],
+        may_fail: &[],
     },
     Variant {
         name: "timer-without-synchronize",
@@ -46,12 +49,14 @@ const VARIANTS: &[Variant] = &[
             (BEFORE_CLOCK, "let start = Instant::now();"),
         ],
         fails: &["gpu_timer_sync"],
+        may_fail: &[],
     },
     Variant {
         name: "clock-before-pending-work",
         lab: "matmul",
         edits: &[(BEFORE_CLOCK, "let start = Instant::now();")],
         fails: &["gpu_timer_sync"],
+        may_fail: &[],
     },
     Variant {
         name: "grid-too-small",
@@ -61,6 +66,7 @@ const VARIANTS: &[Variant] = &[
             "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
         )],
         fails: &["gpu_correct", "gpu_tiled_correct"],
+        may_fail: &[],
     },
     Variant {
         name: "cublas-operands-swapped",
@@ -70,12 +76,14 @@ const VARIANTS: &[Variant] = &[
             "unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
         )],
         fails: &["cublas_correct"],
+        may_fail: &[],
     },
     Variant {
         name: "training-solution",
         lab: "training",
         edits: &[],
         fails: &[],
+        may_fail: &[],
     },
     Variant {
         name: "training-epoch-timer-without-synchronize",
@@ -85,6 +93,21 @@ const VARIANTS: &[Variant] = &[
             "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n",
         )],
         fails: &["time_gpu_epoch"],
+        may_fail: &[],
+    },
+    Variant {
+        name: "host-work",
+        lab: "matmul",
+        edits: &gpu_labs_e2e::HOST_WORK,
+        fails: &["cublas_correct", "gpu_correct", "gpu_tiled_correct"],
+        may_fail: &[],
+    },
+    Variant {
+        name: "training-host-step",
+        lab: "training",
+        edits: &[gpu_labs_e2e::HOST_STEP],
+        fails: &["gpu_epoch_mlp", "gpu_epoch_simple_nn"],
+        may_fail: &["time_gpu_epoch"],
     },
 ];
 
@@ -103,6 +126,11 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let kit = std::path::absolute(&kit).unwrap_or(kit);
+    eprintln!("building the tracer …");
+    if let Err(e) = tracer(&kit) {
+        eprintln!("error: the tracer: {e}");
+        return ExitCode::from(2);
+    }
     for variant in VARIANTS
         .iter()
         .filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v.name))
@@ -160,6 +188,7 @@ fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
         "expected-failures",
         &format!("{}\n", variant.fails.join(" ")),
     )?;
+    write("may-fail", &format!("{}\n", variant.may_fail.join(" ")))?;
     let binary = test_binary(&dir, &ws.join("target"))?;
     let bin_dir = kit.join("bin");
     std::fs::create_dir_all(&bin_dir)
@@ -168,6 +197,26 @@ fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
     std::fs::copy(&binary, &to).map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
     // Debug information makes each binary tens of MB; the kit travels.
     let _ = Command::new("strip").arg(&to).status();
+    Ok(())
+}
+
+/// Builds the tracer (release, like the emulator's own build) into `lib/` of the kit, where
+/// `run` points the grader at it: the GPU machine has no Rust toolchain to build it.
+fn tracer(kit: &Path) -> Result<(), String> {
+    let ws = gpu_labs_e2e::workspace();
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "-q", "--release", "-p", "gpu-labs-cuda-tracer"])
+        .current_dir(&ws)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo could not build it".into());
+    }
+    let lib = kit.join("lib");
+    std::fs::create_dir_all(&lib).map_err(|e| format!("cannot create {}: {e}", lib.display()))?;
+    let name = "libgpu_labs_cuda_tracer.so";
+    std::fs::copy(ws.join("target/release").join(name), lib.join(name))
+        .map_err(|e| format!("cannot copy it: {e}"))?;
     Ok(())
 }
 

@@ -43,11 +43,26 @@ pub fn cores() -> usize {
 
 /// The variable that makes the emulator behave as a real machine in a given condition, for
 /// tests of what the grader does there (a comma-separated list). `old-driver`: every module
-/// load fails as a driver older than NVRTC does (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`). The
+/// load fails as a driver older than NVRTC does (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`).
+/// `fast-device`: the host's side of every launch and cuBLAS call takes [`HOST_SIDE`], about
+/// what the emulated device takes for a small product, as on a GPU whose products take
+/// microseconds, near the launch overhead: the host, not the device, sets the pace. The
 /// grader handles `no-nvrtc` and `no-cublas` itself, by leaving those libraries out.
 pub const CONDITIONS: &str = "GPU_LABS_EMULATOR_CONDITIONS";
 
 /// Whether the condition `name` was asked for in [`CONDITIONS`].
 pub fn condition(name: &str) -> bool {
     std::env::var(CONDITIONS).is_ok_and(|list| list.split(',').any(|c| c.trim() == name))
+}
+
+/// The host's side of a launch or cuBLAS call under the `fast-device` condition.
+pub const HOST_SIDE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Under the `fast-device` condition, spends [`HOST_SIDE`] on the calling thread before work
+/// is queued (the condition is read once).
+pub fn host_side_of_a_launch() {
+    static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *FAST.get_or_init(|| condition("fast-device")) {
+        std::thread::sleep(HOST_SIDE);
+    }
 }

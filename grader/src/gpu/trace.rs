@@ -22,13 +22,25 @@ const REAL_DRIVER: &str = "libgpu_labs_real_cuda.so";
 /// The tracer's placeholder dependency for cuBLAS.
 const REAL_CUBLAS: &str = "libgpu_labs_real_cublas.so";
 
-/// The tracer library, built with the emulator on first use, or why there is none.
+/// The tracer library ([`crate::emulate::TRACER_OVERRIDE`] names a prebuilt one, which needs
+/// no Rust toolchain; else it is built with the emulator on first use), or why there is none.
 pub fn library() -> Result<PathBuf, String> {
     static TRACER: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     TRACER
         .get_or_init(|| {
             if std::env::var(SWITCH).is_ok_and(|v| v == "off") {
                 return Err(format!("tracing is off ({SWITCH}=off)"));
+            }
+            let named = std::env::var_os(crate::emulate::TRACER_OVERRIDE).filter(|v| !v.is_empty());
+            if let Some(so) = named.map(PathBuf::from) {
+                return std::fs::canonicalize(&so).map_err(|_| {
+                    format!(
+                        "{}={} is not a file: point it to a built {}, or unset it",
+                        crate::emulate::TRACER_OVERRIDE,
+                        so.display(),
+                        crate::emulate::TRACER_CDYLIB
+                    )
+                });
             }
             crate::emulate::Emulator::prepare()
                 .map_err(|e| e.to_string())?

@@ -177,6 +177,7 @@ unsafe fn gemm_batched<T: Real>(
     stride_c: i64,
     batch: i32,
 ) -> Result<(), CublasStatus> {
+    crate::util::host_side_of_a_launch();
     crate::counters::count_blas_call();
     let handle = lookup(h)?;
     let (ta, tb) = (op(ta)?, op(tb)?);
@@ -443,6 +444,7 @@ unsafe fn gemv<T: Real>(
     y: *mut T,
     incy: i32,
 ) -> Result<(), CublasStatus> {
+    crate::util::host_side_of_a_launch();
     crate::counters::count_blas_call();
     let handle = lookup(h)?;
     let t = op(trans)?;

@@ -85,6 +85,7 @@ unsafe fn launch(
         }
         return Err(INVALID_VALUE);
     }
+    crate::util::host_side_of_a_launch();
     func.launches.fetch_add(1, Ordering::Relaxed);
     crate::counters::count_launch();
     let job = Arc::new(Job::new(func, grid, block, shared, params));
