@@ -5,10 +5,24 @@ use gpu_labs_e2e::{
     assert_lost, assert_says, faulty_copy_edits, faulty_copy_of, grade, solution, Graded,
 };
 
-/// Grades the solution with one piece of `src/gpu.rs` replaced.
+/// The GPU track's items: a mistake in `src/gpu.rs` is graded on these alone, which keeps
+/// the runs short (the CPU items do not use that file).
+const GPU_TRACK: [&str; 7] = [
+    "gpu_correct",
+    "gpu_tiled_correct",
+    "cublas_correct",
+    "gpu_timer_sync",
+    "default_device",
+    "benchmark",
+    "gpu_speedup",
+];
+
+/// Grades the solution with one piece of `src/gpu.rs` replaced, on the GPU track's items.
 fn grade_gpu_faulty(find: &str, replace: &str) -> Graded {
     let dir = faulty_copy_of(&solution(), "src/gpu.rs", find, replace);
-    let graded = grade(dir.path(), &["--gpu", "emulate"]);
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &GPU_TRACK);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let graded = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
     assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
     graded
 }
