@@ -75,7 +75,22 @@ fn auto_falls_back_to_the_emulator_saying_why_the_gpu_is_not_used() {
 
 #[test]
 fn a_gpu_that_passes_its_trial_is_used() {
-    let g = grade_in("auto", "");
+    // One item is enough to see the backend chosen (the whole lab would time the emulator's
+    // GPU speedup at 1024³ for nothing).
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_correct"]);
+    let g = grade_with_env(
+        &solution(),
+        &[
+            "--gpu",
+            "auto",
+            "--assignment",
+            rubric.to_str().expect("UTF-8"),
+        ],
+        &[
+            ("GPU_LABS_EMULATOR_AS_REAL", "1"),
+            ("GPU_LABS_EMULATOR_CONDITIONS", ""),
+        ],
+    );
     assert_eq!(g.code, Some(0), "{}", g.stderr);
     assert!(
         g.stderr.contains("posing as a real GPU"),
