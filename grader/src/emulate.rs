@@ -247,18 +247,25 @@ fn install(built: &Path, to: &Path) -> Result<(), EmulateError> {
     fs::rename(&tmp, to).map_err(cache_err(to))
 }
 
+/// Makes `link` a symlink to `target` unless it already is one, replacing it atomically (by a
+/// rename), so concurrent graders never see it missing.
+pub(crate) fn ensure_link(link: &Path, target: &Path) -> io::Result<()> {
+    if fs::read_link(link).is_ok_and(|t| t == target) {
+        return Ok(());
+    }
+    let name = link.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = link.with_file_name(format!(".{name}.{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp)?;
+    fs::rename(&tmp, link)
+}
+
 /// Makes `dir` hold every name of [`LIB_NAMES`] as a symlink to `so`.
 fn link_names(dir: &Path, so: &Path) -> Result<(), EmulateError> {
     fs::create_dir_all(dir).map_err(cache_err(dir))?;
     for name in LIB_NAMES {
         let link = dir.join(name);
-        if fs::read_link(&link).is_ok_and(|t| t == so) {
-            continue;
-        }
-        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-        let _ = fs::remove_file(&tmp);
-        std::os::unix::fs::symlink(so, &tmp).map_err(cache_err(&tmp))?;
-        fs::rename(&tmp, &link).map_err(cache_err(&link))?;
+        ensure_link(&link, so).map_err(cache_err(&link))?;
     }
     Ok(())
 }

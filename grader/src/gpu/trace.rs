@@ -71,13 +71,7 @@ pub fn put_in_front(
     let dir = cache.join(format!("cuda-traced-{:016x}", hash.finish()));
     std::fs::create_dir_all(&dir)?;
     for (name, target) in links {
-        let link = dir.join(name);
-        if std::fs::read_link(&link).ok().as_deref() != Some(target) {
-            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-            let _ = std::fs::remove_file(&tmp);
-            std::os::unix::fs::symlink(target, &tmp)?;
-            std::fs::rename(&tmp, &link)?;
-        }
+        crate::emulate::ensure_link(&dir.join(name), target)?;
     }
     let old = env
         .iter()
