@@ -382,16 +382,8 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
         let fail = |key: &str, message: String| {
             invalid(line_of(key).unwrap_or(id_line), &w.id, key, message)
         };
-        if w.id.is_empty()
-            || !w
-                .id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(fail(
-                "id",
-                "ids use letters, digits, `_` and `-` only".into(),
-            ));
+        if let Some(rule) = id_rule_broken(&w.id) {
+            return Err(fail("id", rule));
         }
         if items.iter().any(|other| other.id == w.id) {
             return Err(fail("id", "this id is used by an earlier item".into()));
@@ -435,6 +427,35 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
                 }
             },
         )?;
+        // Classroom names a tiered item's steps `<id>_1`, `<id>_2`, …: no id may be one of them.
+        let steps: Vec<String> = (1..=spec.tiers().len())
+            .map(|n| format!("{}_{n}", w.id))
+            .collect();
+        for earlier in &items {
+            let earlier_steps =
+                (1..=earlier.spec.tiers().len()).map(|n| format!("{}_{n}", earlier.id));
+            if let Some(step) = earlier_steps.clone().find(|s| *s == w.id) {
+                return Err(fail(
+                    "id",
+                    format!(
+                        "`{step}` is the name of a Classroom step of the tiered item `{}` \
+                         (one step per tier: `{}_1`, `{}_2`, …): choose an id that does not end \
+                         in `_` and a number after another item's id",
+                        earlier.id, earlier.id, earlier.id
+                    ),
+                ));
+            }
+            if let Some(step) = steps.iter().find(|s| **s == earlier.id) {
+                return Err(fail(
+                    "id",
+                    format!(
+                        "this tiered item's Classroom steps are named `{}_1`, `{}_2`, …, and \
+                         `{step}` is already the id of an earlier item: rename one of them",
+                        w.id, w.id
+                    ),
+                ));
+            }
+        }
         items.push(Item {
             id: w.id,
             title: w.title,
@@ -453,6 +474,38 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
         source: file.to_path_buf(),
         text: text.to_string(),
     })
+}
+
+/// The rule an item id breaks, said as the rule, or None. An id names the item on the command
+/// line, a Classroom step and that step's `<ID>_RESULTS` variable, a gradebook column and a
+/// feedback heading, so it keeps to what all of them take.
+pub fn id_rule_broken(id: &str) -> Option<String> {
+    let Some(first) = id.chars().next() else {
+        return Some(
+            "the id is empty: give the item a short name, for example `naive_correct`".into(),
+        );
+    };
+    if !first.is_ascii_lowercase() {
+        return Some(format!(
+            "an id starts with a lowercase letter (a-z), not `{first}`: for example `naive_correct`"
+        ));
+    }
+    if let Some(bad) = id
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_'))
+    {
+        let why = if bad.is_ascii_uppercase() {
+            "capitals are not allowed: Classroom upper-cases ids, so `Fast` and `fast` would be one step"
+        } else if bad == '-' {
+            "`-` is not allowed: the id becomes part of an environment variable's name in Classroom"
+        } else {
+            "an id holds lowercase letters (a-z), digits and `_` only"
+        };
+        return Some(format!(
+            "`{bad}` in `{id}`: {why}; for example `naive_correct`"
+        ));
+    }
+    None
 }
 
 /// What is wrong with one of an item's own keys, as its lab reports it.
@@ -514,6 +567,48 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_broken_id_rule_is_named() {
+        let cases = [
+            ("", "the id is empty"),
+            ("Naive", "starts with a lowercase letter (a-z), not `N`"),
+            ("_naive", "starts with a lowercase letter (a-z), not `_`"),
+            ("naive-correct", "`-` is not allowed"),
+            ("naive_Correct", "capitals are not allowed"),
+            (
+                "naive correct",
+                "lowercase letters (a-z), digits and `_` only",
+            ),
+        ];
+        for (id, rule) in cases {
+            let said = id_rule_broken(id).unwrap_or_default();
+            assert!(said.contains(rule), "{id:?}: {said}");
+        }
+        for id in ["naive_correct", "gpu_speedup", "a1", "x_2_y"] {
+            assert_eq!(id_rule_broken(id), None, "{id}");
+        }
+    }
+
+    #[test]
+    fn an_id_that_names_a_tiered_items_classroom_step_is_refused_either_way() {
+        let text = embedded("matmul").unwrap().text;
+        // Before the tiered item: its steps would take the earlier id.
+        let before = text.replacen("id = \"naive_correct\"", "id = \"fast_speedup_2\"", 1);
+        let message = parse(&before, Path::new("a.toml")).unwrap_err().to_string();
+        assert!(
+            message.contains("item `fast_speedup`")
+                && message.contains("`fast_speedup_2` is already the id of an earlier item"),
+            "{message}"
+        );
+        // After it: the id takes a step's name.
+        let after = text.replacen("id = \"gpu_correct\"", "id = \"fast_speedup_1\"", 1);
+        let message = parse(&after, Path::new("a.toml")).unwrap_err().to_string();
+        assert!(
+            message.contains("`fast_speedup_1` is the name of a Classroom step of the tiered item `fast_speedup`"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn the_embedded_matmul_rubric_is_valid() {
