@@ -158,6 +158,12 @@ pub fn workflow(assignment: &Assignment) -> Result<String, ClassroomError> {
             skipped.join(", ")
         );
     }
+    const CACHE: &str = "        path: |\n\
+         \x20         ~/.cargo/registry\n\
+         \x20         ~/.cargo/git\n\
+         \x20         ~/.cache/gpu-labs\n\
+         \x20         target\n\
+         \x20       key: gpu-labs-${{ runner.os }}-${{ steps.toolchain.outputs.cachekey }}-${{ hashFiles('Cargo.lock', 'Cargo.toml') }}\n";
     y.push_str(
         "name: Autograding Tests\n\
          'on':\n\
@@ -176,25 +182,35 @@ pub fn workflow(assignment: &Assignment) -> Result<String, ClassroomError> {
          \x20   - name: Checkout code\n\
          \x20     uses: actions/checkout@v4\n\
          \x20   - name: Rust toolchain\n\
+         \x20     id: toolchain\n\
          \x20     uses: dtolnay/rust-toolchain@stable\n\
-         \x20   - name: Cache the build\n\
-         \x20     uses: actions/cache@v4\n\
-         \x20     with:\n\
-         \x20       path: |\n\
-         \x20         ~/.cargo/registry\n\
-         \x20         ~/.cargo/git\n\
-         \x20         ~/.cache/gpu-labs\n\
-         \x20         target\n\
-         \x20       key: gpu-labs-${{ runner.os }}-${{ hashFiles('Cargo.lock', 'Cargo.toml') }}\n\
-         \x20   # Built with the environment the command grader gives its commands (PATH and HOME\n\
+         \x20   # The compiled dependencies and the GPU emulator are restored here and saved right\n\
+         \x20   # after the build, whatever the grade: a cache saved only when every step succeeds\n\
+         \x20   # would never be saved for a submission below full marks.\n\
+         \x20   - name: Restore the build cache\n\
+         \x20     id: build-cache\n\
+         \x20     uses: actions/cache/restore@v4\n\
+         \x20     with:\n",
+    );
+    y.push_str(CACHE);
+    y.push_str(
+        "    # Built with the environment the command grader gives its commands (PATH and HOME\n\
          \x20   # only), so the grader steps find everything built. A build that fails still lets\n\
          \x20   # every step run and report 0, with the compiler's error in its log.\n\
          \x20   - name: Build the tests and the GPU emulator\n\
+         \x20     id: build\n\
          \x20     continue-on-error: true\n\
          \x20     run: |\n\
          \x20       env -i PATH=\"$PATH\" HOME=\"$HOME\" cargo test --quiet --test grade --no-run\n\
-         \x20       env -i PATH=\"$PATH\" HOME=\"$HOME\" cargo test --quiet --test grade -- --prepare\n",
+         \x20       env -i PATH=\"$PATH\" HOME=\"$HOME\" cargo test --quiet --test grade -- --prepare\n\
+         \x20   # Saved once per toolchain and Cargo.lock, by the first push whose crate builds (a build that failed\n\
+         \x20   # has no emulator yet, and a saved key is never saved again).\n\
+         \x20   - name: Save the build cache\n\
+         \x20     if: always() && steps.build-cache.outputs.cache-hit != 'true' && steps.build.outcome == 'success'\n\
+         \x20     uses: actions/cache/save@v4\n\
+         \x20     with:\n",
     );
+    y.push_str(CACHE);
     for step in &steps {
         let _ = write!(
             y,
