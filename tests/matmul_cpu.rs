@@ -14,12 +14,12 @@ fn the_solution_scores_full_marks() {
     let graded = grade(&solution(), &[]);
     assert_eq!(graded.code, Some(0), "{}", graded.stderr);
     assert_eq!(
-        graded.json["score"], graded.json["max_score"],
+        graded.json["score"], graded.json["extra_data"]["max_score"],
         "{}",
         graded.stdout
     );
     // 12 CPU points and 13 GPU points; the GPU speedup needs a real GPU and is skipped here.
-    assert_eq!(graded.json["max_score"].as_f64(), Some(25.0));
+    assert_eq!(graded.json["extra_data"]["max_score"].as_f64(), Some(25.0));
     for (id, points) in [
         ("naive_correct", 3.0),
         ("fast_correct", 3.0),
@@ -71,6 +71,9 @@ fn a_transposed_result_loses_naive_correct() {
 
 #[test]
 fn nan_output_loses_naive_correct() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty("let mut sum = 0.0f32;", "let mut sum = f32::NAN;");
     assert_lost(&g, &["naive_correct"]);
     assert_says(&g, "naive_correct", "NaN");
@@ -92,6 +95,9 @@ fn a_panic_loses_only_its_item() {
 
 #[test]
 fn a_stack_overflow_loses_only_its_item() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty(
         "let mut sum = 0.0f32;",
         "let big = [1u8; 64 << 20];\n            let mut sum = std::hint::black_box(&big)[i] as f32 - 1.0;",
@@ -102,6 +108,9 @@ fn a_stack_overflow_loses_only_its_item() {
 
 #[test]
 fn a_missing_bound_on_leftover_rows_loses_fast_correct_only() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Rows past the last full block of 16 are never computed; 256×256 is a multiple of 16,
     // so the speed item still counts.
     let g = grade_faulty(
@@ -118,6 +127,9 @@ fn a_missing_bound_on_leftover_rows_loses_fast_correct_only() {
 
 #[test]
 fn a_fast_version_slower_than_naive_loses_the_speedup() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty(
         "use rayon::prelude::*;",
         "use rayon::prelude::*;\n    let _slow = (matmul_naive(a, b), matmul_naive(a, b));",
@@ -147,6 +159,9 @@ fn using_ndarray_dot_in_the_fast_version_is_refused() {
 
 #[test]
 fn a_submission_that_fills_the_disk_is_stopped_and_loses_only_its_item() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty(
         "let value = work();",
         "let value = work();\n    {\n        use std::io::Write;\n        let mut f = std::fs::File::create(std::env::temp_dir().join(\"fill\")).unwrap();\n        let chunk = vec![7u8; 64 << 20];\n        for _ in 0..64 { f.write_all(&chunk).unwrap(); }\n    }",
@@ -157,6 +172,9 @@ fn a_submission_that_fills_the_disk_is_stopped_and_loses_only_its_item() {
 
 #[test]
 fn an_infinite_loop_is_stopped_at_the_timeout() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty(
         "let value = work();",
         "let value = work();\n    loop { std::hint::spin_loop() }\n    #[allow(unreachable_code)]",
@@ -167,6 +185,9 @@ fn an_infinite_loop_is_stopped_at_the_timeout() {
 
 #[test]
 fn process_exit_in_student_code_loses_only_its_item() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty(
         "let value = work();",
         "let value = work();\n    std::process::exit(0);\n    #[allow(unreachable_code)]",
@@ -177,6 +198,9 @@ fn process_exit_in_student_code_loses_only_its_item() {
 
 #[test]
 fn a_timer_read_before_the_work_runs_is_caught() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty(
         "let value = work();\n    (value, start.elapsed())",
         "let took = start.elapsed();\n    let value = work();\n    (value, took)",
@@ -199,6 +223,9 @@ fn a_submission_that_does_not_compile_scores_zero_with_the_compilers_first_error
 
 #[test]
 fn a_renamed_function_is_explained_as_a_signature_change() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_faulty("pub fn time_cpu<T>(", "pub fn time_it<T>(");
     assert_eq!(g.json["score"].as_f64(), Some(0.0));
     let out = g.output("naive_correct");
@@ -249,6 +276,9 @@ fn a_malformed_rubric_names_file_line_and_key() {
 
 #[test]
 fn the_same_seed_gives_the_same_feedback_and_another_seed_other_inputs() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let dir = faulty_copy(&solution(), "c[[i, j]] = sum;", "c[[j, i]] = sum;");
     let first = grade(dir.path(), &["--seed", "12345", "--gpu", "off"]);
     assert!(first.stdout.contains("--seed 12345"), "{}", first.stdout);
@@ -286,6 +316,9 @@ fn speed_scores(runs: usize, grade: impl Fn(&Path, &[&str]) -> Graded) -> Vec<f6
 
 #[test]
 fn the_speedup_score_is_the_same_on_every_run() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     assert_eq!(speed_scores(5, grade), vec![4.0; 5]);
 }
 
@@ -302,6 +335,9 @@ fn the_speedup_score_holds_while_another_program_keeps_a_core_busy() {
 
 #[test]
 fn a_submission_that_forges_the_graders_result_file_scores_zero_for_it() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Student code that writes a perfect score where the worker's result file goes (its
     // scratch folder, the one place the sandbox lets it write: TMPDIR) and ends the process
     // before the worker can.
@@ -324,6 +360,9 @@ fn a_submission_that_forges_the_graders_result_file_scores_zero_for_it() {
 
 #[test]
 fn a_fast_version_that_replays_an_earlier_result_earns_no_speed_points() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Computes once per shape and then answers from memory: right on the checked run, wrong
     // (and very fast) on the timed runs, which multiply matrices of their own.
     let replay = r#"use rayon::prelude::*;
@@ -343,6 +382,9 @@ fn a_fast_version_that_replays_an_earlier_result_earns_no_speed_points() {
 
 #[test]
 fn threads_left_spinning_to_slow_the_baseline_earn_no_speed_points() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // The naive loop posing as a fast version, with threads that burn the CPU whenever it is
     // not running. When the baseline ran in the student's process this slowed it and earned a
     // point (2.2x: the baseline took 99 ms instead of 37); now the baseline runs in a process
@@ -382,6 +424,9 @@ fn threads_left_spinning_to_slow_the_baseline_earn_no_speed_points() {
 
 #[test]
 fn a_fast_version_that_stops_its_own_process_to_end_the_clock_scores_zero_for_speed() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // The grader's clock stops when the worker stops. A submission that stops its process
     // itself (a shell's `kill -STOP`), hoping to end the timed run early, is caught: the stop
     // is not at one of the grader's checkpoints.
@@ -397,6 +442,9 @@ fn a_fast_version_that_stops_its_own_process_to_end_the_clock_scores_zero_for_sp
 
 #[test]
 fn a_timer_that_reports_the_rubrics_work_lengths_without_measuring_fails() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // The rubric is public: work_ms = [20, 50]. A timer that runs the work and reports those
     // lengths from a counter passed when the work slept exactly that long; the grader now holds
     // the work for a length it draws itself (up to half as long again) and measures it.
@@ -430,6 +478,9 @@ fn grade_with_extra_code(code: &str) -> Graded {
 
 #[test]
 fn code_that_would_run_outside_the_graded_functions_is_refused_with_its_line() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Each would reach what the grader relies on: its clock, the time before main, C itself.
     for (code, construct) in [
         (
@@ -457,6 +508,9 @@ fn code_that_would_run_outside_the_graded_functions_is_refused_with_its_line() {
 
 #[test]
 fn unsafe_code_beyond_the_gpu_library_calls_is_refused() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Each reads or writes memory the grader's own code in the process relies on (the
     // report's secret, the emulator's records) without a single refused attribute.
     for (code, construct) in [
@@ -491,6 +545,9 @@ fn unsafe_code_beyond_the_gpu_library_calls_is_refused() {
 
 #[test]
 fn a_library_reached_through_a_renamed_dependency_and_a_pasted_name_does_not_compile() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // The attack of issue 8: `paste` under another name glues `general_` and `mat_mul`, so no
     // forbidden name appears in the source. The official build has only the lab's
     // dependencies, so the crate does not compile and the feedback names the dependency.

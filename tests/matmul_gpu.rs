@@ -51,6 +51,9 @@ fn a_timer_with_no_synchronize_stopped_before_the_gpu_finished() {
 
 #[test]
 fn a_timer_synchronized_only_before_the_launch_is_caught() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         AFTER_LAUNCH,
         "launch_product(stream, &kernel, (a, b, c), shape)?;",
@@ -61,6 +64,9 @@ fn a_timer_synchronized_only_before_the_launch_is_caught() {
 
 #[test]
 fn a_clock_started_before_pending_work_drained_is_caught() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(BEFORE_CLOCK, "let start = Instant::now();");
     assert_lost(&g, &["gpu_timer_sync"]);
     assert_says(
@@ -86,6 +92,9 @@ fn a_kernel_without_its_bounds_check_is_reported_by_the_emulator() {
 
 #[test]
 fn a_grid_too_small_for_c_leaves_part_of_it_uncomputed() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
         "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
@@ -100,6 +109,9 @@ fn a_grid_too_small_for_c_leaves_part_of_it_uncomputed() {
 
 #[test]
 fn a_cublas_row_and_column_major_mix_up_loses_cublas_correct() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         "    unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
         "    unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
@@ -109,6 +121,9 @@ fn a_cublas_row_and_column_major_mix_up_loses_cublas_correct() {
 
 #[test]
 fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Without the barrier after the tiles are used, a thread loads the next tile over one that
     // others still read. time_gpu_matmul launches the tiled kernel, so its product is wrong too.
     let g = grade_gpu_faulty(
@@ -125,6 +140,9 @@ fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
 
 #[test]
 fn host_computation_dressed_as_gpu_work_is_refused() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         "    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))",
         "    let c = crate::matmul_naive(a, b);\n    let c_dev = upload(stream, &c)?;\n    Ok(Array2::from_shape_vec(c.dim(), stream.clone_dtoh(&c_dev)?)?)",
@@ -135,9 +153,16 @@ fn host_computation_dressed_as_gpu_work_is_refused() {
 
 #[test]
 fn gpu_off_skips_gpu_items_with_a_reason() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade(&solution(), &["--gpu", "off"]);
     assert_eq!(g.code, Some(0), "{}", g.stderr);
-    assert_eq!(g.json["score"], g.json["max_score"], "{}", g.stdout);
+    assert_eq!(
+        g.json["score"], g.json["extra_data"]["max_score"],
+        "{}",
+        g.stdout
+    );
     for id in [
         "gpu_correct",
         "gpu_tiled_correct",
@@ -156,6 +181,9 @@ fn gpu_off_skips_gpu_items_with_a_reason() {
 
 #[test]
 fn the_gpu_speedup_is_skipped_on_the_emulator_and_the_mode_is_reported() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade(&solution(), &["--gpu", "emulate"]);
     assert_eq!(g.item("gpu_speedup")["max_score"].as_f64(), Some(0.0));
     assert_says(&g, "gpu_speedup", "needs a real GPU");
@@ -165,6 +193,9 @@ fn the_gpu_speedup_is_skipped_on_the_emulator_and_the_mode_is_reported() {
 
 #[test]
 fn a_kernel_that_does_not_compile_shows_the_compilers_message_with_its_line() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         "sum += a[row * k + p] * b[p * n + col];",
         "sum += a[row * k + p] * b[p * n + col]",
@@ -179,6 +210,9 @@ fn a_kernel_that_does_not_compile_shows_the_compilers_message_with_its_line() {
 
 #[test]
 fn a_synchronizing_copy_back_counts_as_synchronizing() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         AFTER_LAUNCH,
         "launch_product(stream, &kernel, (a, b, c), shape)?;\n    let _result = stream.clone_dtoh(c)?;",
@@ -189,6 +223,9 @@ fn a_synchronizing_copy_back_counts_as_synchronizing() {
 
 #[test]
 fn a_context_wide_synchronize_counts_too() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let dir = faulty_copy_edits(
         &solution(),
         "src/gpu.rs",
@@ -209,6 +246,9 @@ fn a_context_wide_synchronize_counts_too() {
 
 #[test]
 fn the_real_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Only the plumbing is checked: an emulator's "speedup" means nothing.
     let g = gpu_labs_e2e::grade_with_env(
         &solution(),
@@ -239,6 +279,9 @@ fn the_real_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
 
 #[test]
 fn an_independent_correct_submission_scores_full_marks() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // tests/fixtures/matmul_alternative: written apart from the solution (transposed-B dot
     // products, a 1-D grid, 8×8 tiles, cuBLAS with transposes, catch_unwind for the device).
     let dir = gpu_labs_e2e::copy_with_sources(
@@ -253,6 +296,9 @@ fn an_independent_correct_submission_scores_full_marks() {
 
 #[test]
 fn a_syncthreads_inside_an_if_is_explained_by_the_emulator() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_gpu_faulty(
         "        tile_b[threadIdx.y][threadIdx.x] = (b_row < k && col < n) ? b[b_row * n + col] : 0.0f;\n        __syncthreads();",
         "        tile_b[threadIdx.y][threadIdx.x] = (b_row < k && col < n) ? b[b_row * n + col] : 0.0f;\n        if (row < m && col < n) __syncthreads();",
@@ -272,6 +318,9 @@ fn a_syncthreads_inside_an_if_is_explained_by_the_emulator() {
 
 #[test]
 fn a_cpu_function_that_hands_its_work_to_the_gpu_finds_none() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // matmul_fast multiplying on the GPU: on a machine with one, that would pass for a CPU
     // speedup. CPU items run with every GPU hidden; the benchmark (a GPU item) still runs.
     let dir = faulty_copy_of(
@@ -288,6 +337,9 @@ fn a_cpu_function_that_hands_its_work_to_the_gpu_finds_none() {
 
 #[test]
 fn a_product_computed_on_the_host_next_to_a_real_launch_earns_no_gpu_points() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Launches the real kernel, then returns a CPU triple loop's product instead of what the
     // kernel wrote: the emulator saw a launch, but the values never came back from the device.
     let g = grade_gpu_faulty(
@@ -300,6 +352,9 @@ fn a_product_computed_on_the_host_next_to_a_real_launch_earns_no_gpu_points() {
 
 #[test]
 fn a_host_product_passed_through_the_device_earns_no_cublas_points() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Runs the gemm into a buffer it ignores, and copies back a CPU product it uploaded.
     let g = grade_gpu_faulty(
         "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }?;\n    let c = stream.clone_dtoh(&c_dev)?;",
@@ -311,6 +366,9 @@ fn a_host_product_passed_through_the_device_earns_no_cublas_points() {
 
 #[test]
 fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // The launch reads and writes four times past its buffers and the function returns at
     // once: the fault surfaces in the grader's own next GPU call, and is still the student's.
     let g = grade_gpu_faulty(
@@ -327,6 +385,9 @@ fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
 
 #[test]
 fn a_kernel_that_calls_a_host_function_does_not_compile() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // On the emulator a kernel is CPU code: without this rule it could read the grader's files
     // or its environment from inside a "GPU" function.
     let g = grade_gpu_faulty(

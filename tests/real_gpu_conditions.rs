@@ -20,6 +20,9 @@ fn grade_in(mode: &str, condition: &str) -> gpu_labs_e2e::Graded {
 
 #[test]
 fn a_driver_without_nvrtc_stops_gpu_real_with_what_to_install() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_in("real", "no-nvrtc");
     assert_eq!(g.code, Some(2), "{}", g.stderr);
     assert!(
@@ -35,6 +38,9 @@ fn a_driver_without_nvrtc_stops_gpu_real_with_what_to_install() {
 
 #[test]
 fn a_driver_older_than_nvrtc_is_named_as_such() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_in("real", "old-driver");
     assert_eq!(g.code, Some(2), "{}", g.stderr);
     assert!(
@@ -46,6 +52,9 @@ fn a_driver_older_than_nvrtc_is_named_as_such() {
 
 #[test]
 fn auto_falls_back_to_the_emulator_saying_why_the_gpu_is_not_used() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let g = grade_in("auto", "no-cublas");
     assert_eq!(g.code, Some(0), "{}", g.stderr);
     assert!(
@@ -75,6 +84,9 @@ fn auto_falls_back_to_the_emulator_saying_why_the_gpu_is_not_used() {
 
 #[test]
 fn a_gpu_that_passes_its_trial_is_used() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // One item is enough to see the backend chosen (the whole lab would time the emulator's
     // GPU speedup at 1024³ for nothing).
     let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_correct"]);
@@ -101,6 +113,9 @@ fn a_gpu_that_passes_its_trial_is_used() {
 
 #[test]
 fn on_a_real_gpu_the_tracer_catches_host_work_as_the_emulator_does() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // The emulator posing as a GPU stands for the real driver and cuBLAS; the tracer stands
     // in front of it as it would in front of them, and its counts are all the grader sees.
     let dir = gpu_labs_e2e::faulty_copy_edits(&solution(), "src/gpu.rs", &gpu_labs_e2e::HOST_WORK);
@@ -146,6 +161,9 @@ fn on_a_real_gpu_the_tracer_catches_host_work_as_the_emulator_does() {
 
 #[test]
 fn on_a_gpu_as_fast_as_its_launches_a_missing_synchronize_is_still_told() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // `fast-device`: each launch costs the host 2 ms, about what a small product costs the
     // emulated device, as a 10 µs product on a fast GPU is near its launch overhead. The
     // check grows the product until the device is busy 20 ms, behind work it queued itself,

@@ -76,6 +76,9 @@ fn a_submission_cannot_write_into_the_graders_folder() {
 
 #[test]
 fn a_submission_cannot_read_the_instructors_files() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     std::fs::write(home.join(".ssh/id_ed25519"), "PLANTED-SECRET-7431").expect("plant");
     let g = grade_hostile(
@@ -93,6 +96,9 @@ fn a_submission_cannot_read_the_instructors_files() {
 
 #[test]
 fn a_submission_cannot_embed_the_instructors_files_or_variables_at_build_time() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     let key = home.join(".ssh/id_ed25519");
     std::fs::write(&key, "PLANTED-SECRET-8802").expect("plant");
@@ -136,6 +142,9 @@ fn processes_with(marker: &str) -> usize {
 
 #[test]
 fn a_submission_that_forks_without_end_is_held_and_leaves_nothing_behind() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     // A few that try to leave its process group first, then as many as it can get (up to
     // 700: where the process limit cannot hold, on a machine without user namespaces, the
@@ -161,6 +170,9 @@ fn a_submission_that_forks_without_end_is_held_and_leaves_nothing_behind() {
 
 #[test]
 fn a_submission_cannot_become_root_again_to_escape_the_process_limit() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     // Under a grader run as root, a worker is root only inside its own user namespace, where
     // root's own uid is mapped to 1: becoming uid 1 would make it root again outside.
@@ -176,6 +188,9 @@ fn a_submission_cannot_become_root_again_to_escape_the_process_limit() {
 
 #[test]
 fn a_submission_that_allocates_without_end_is_stopped() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     let g = grade_hostile(
         "    let mut hog: Vec<Vec<u8>> = Vec::new();\n    loop { hog.push(vec![1u8; 64 << 20]); }",
@@ -188,6 +203,9 @@ fn a_submission_that_allocates_without_end_is_stopped() {
 
 #[test]
 fn a_submission_that_floods_its_output_is_graded_and_told() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (root, instructor, home) = folders();
     let free_before = free_space(root.path());
     let g = grade_hostile(
@@ -223,6 +241,9 @@ fn free_space(path: &std::path::Path) -> u64 {
 
 #[test]
 fn a_worker_that_cannot_apply_its_sandbox_runs_no_student_code_and_says_whose_fault() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, _home) = folders();
     let g = grade_from(
         &instructor,
@@ -241,6 +262,9 @@ fn a_worker_that_cannot_apply_its_sandbox_runs_no_student_code_and_says_whose_fa
 
 #[test]
 fn a_submission_cannot_kill_the_grader() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     let g = grade_hostile(
         "    let parent = std::os::unix::process::parent_id();\n    let killed = std::process::Command::new(\"kill\").args([\"-9\", &parent.to_string()]).status().map(|s| s.success()).unwrap_or(false);\n    assert!(killed, \"the kill did not go through\");",
@@ -252,6 +276,9 @@ fn a_submission_cannot_kill_the_grader() {
 
 #[test]
 fn a_submission_cannot_connect_to_the_network() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, home) = folders();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = listener.local_addr().expect("port").port();
@@ -272,6 +299,9 @@ fn a_submission_cannot_connect_to_the_network() {
 
 #[test]
 fn grading_unsandboxed_is_said_in_the_report() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, _home) = folders();
     let g = grade_from(
         &instructor,
@@ -285,6 +315,9 @@ fn grading_unsandboxed_is_said_in_the_report() {
 
 #[test]
 fn a_submissions_compiled_code_does_not_stay_where_the_next_build_can_read_it() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (_root, instructor, _home) = folders();
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
     let g = grade_from(&instructor, &solution(), &["--gpu", "off"], &[]);
@@ -317,6 +350,9 @@ fn a_submissions_compiled_code_does_not_stay_where_the_next_build_can_read_it() 
 
 #[test]
 fn a_submission_that_fills_the_disk_with_many_files_is_stopped() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let (root, instructor, home) = folders();
     let free_before = free_space(root.path());
     // Each file stays under the file-size limit; together they would fill the disk.

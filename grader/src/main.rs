@@ -51,6 +51,11 @@ enum Commands {
         /// something): every report then says the submission ran with your rights.
         #[arg(long)]
         unsandboxed: bool,
+        /// The grader runs inside a container made for grading (Gradescope's): grade with
+        /// whatever sandbox this kernel still allows there, and say in every report that the
+        /// container isolated the run, instead of refusing where Landlock is missing.
+        #[arg(long, conflicts_with = "unsandboxed")]
+        container: bool,
     },
     /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
     /// gradebook and, per student, results.json and feedback.md; re-running grades only what
@@ -92,6 +97,11 @@ enum Commands {
         /// something): every report then says the submission ran with your rights.
         #[arg(long)]
         unsandboxed: bool,
+        /// The grader runs inside a container made for grading (Gradescope's): grade with
+        /// whatever sandbox this kernel still allows there, and say in every report that the
+        /// container isolated the run, instead of refusing where Landlock is missing.
+        #[arg(long, conflicts_with = "unsandboxed")]
+        container: bool,
         /// Do not grade: write a Slurm array script (one task per submission) into
         /// FEEDBACK/slurm/ to submit with sbatch.
         #[arg(long)]
@@ -176,7 +186,8 @@ fn main() -> ExitCode {
             gpu,
             cache_dir,
             unsandboxed,
-        } => sandboxed(unsandboxed).and_then(|()| {
+            container,
+        } => sandboxed(unsandboxed, container).and_then(|()| {
             grade(GradeArgs {
                 path,
                 assignment,
@@ -202,7 +213,8 @@ fn main() -> ExitCode {
             partition,
             gres,
             unsandboxed,
-        } => sandboxed(unsandboxed).and_then(|()| {
+            container,
+        } => sandboxed(unsandboxed, container).and_then(|()| {
             batch(BatchArgs {
                 dir,
                 assignment,
@@ -351,22 +363,30 @@ fn progress_lines(event: Event<'_>) {
 }
 
 /// Official grading runs submissions sandboxed, or says plainly that it will not: with
-/// `--unsandboxed` (or `GPU_LABS_SANDBOX=off`) every report says so; without either, a
-/// machine that cannot sandbox them stops here.
-fn sandboxed(unsandboxed: bool) -> Result<(), String> {
+/// `--unsandboxed` (or `GPU_LABS_SANDBOX=off`) every report says so; with `--container` (or
+/// `GPU_LABS_SANDBOX=container`) the container isolates the run and every report names what
+/// the kernel still allowed inside it; without either, a machine that cannot sandbox them stops
+/// here.
+fn sandboxed(unsandboxed: bool, container: bool) -> Result<(), String> {
+    // Before any thread starts: the workers inherit it, and every report says it.
     if unsandboxed {
-        // Before any thread starts: the workers inherit it, and every report says it.
         std::env::set_var(grader::sandbox::SWITCH, "off");
         return Ok(());
     }
+    if container {
+        std::env::set_var(grader::sandbox::SWITCH, "container");
+        return Ok(());
+    }
     if std::env::var(grader::sandbox::SWITCH).is_ok_and(|v| v == "off")
+        || grader::sandbox::in_container()
         || grader::sandbox::available().filesystem
     {
         return Ok(());
     }
     Err(
         "this machine cannot sandbox submissions (Landlock needs Linux 5.13 or later): grade \
-         in a container or VM, or pass --unsandboxed to grade with your own rights"
+         in a container made for it and pass --container, or pass --unsandboxed to grade with \
+         your own rights"
             .into(),
     )
 }

@@ -1,10 +1,13 @@
 //! The report as Gradescope's `results.json`, which other tools read too: [`to_json`], called
 //! by `grader grade --json` and by the autograder that `grader gradescope` packages.
 //!
-//! The fields follow Gradescope's autograder specification
-//! (<https://gradescope-autograders.readthedocs.io/en/latest/specs/>): `score`, `max_score`,
-//! `execution_time`, `output` (with `output_format`), `tests[]` (`name`, `number`, `score`,
-//! `max_score`, `status`, `output`) and `leaderboard[]` (`name`, `value`, `order`).
+//! The fields are only those of Gradescope's autograder specification
+//! (<https://gradescope-autograders.readthedocs.io/en/latest/specs/>): `score`,
+//! `execution_time`, `output` (with `output_format`), `extra_data`, `tests[]` (`name`,
+//! `number`, `score`, `max_score`, `status`, `output`, `extra_data`) and `leaderboard[]`
+//! (`name`, `value`, `order`). Gradescope orders tests by `number`, so each is numbered by its
+//! place in the rubric ("1", "2", …); the item's id is in the test's `extra_data.item` (and
+//! starts its name), and the maximum score and the seed in the top level's `extra_data`.
 //!
 //! A test's `status` is only `passed` or `failed`, and without one Gradescope marks a test
 //! passed when it earned its `max_score` and failed (red) otherwise. So:
@@ -24,25 +27,42 @@ use serde::Serialize;
 #[derive(Serialize)]
 struct Results<'a> {
     score: f64,
-    max_score: f64,
     execution_time: f64,
     output: String,
     /// Plain text: notes and compiler errors hold `<`, `&` and `*` that must show as written.
     output_format: &'static str,
+    extra_data: Extra,
     tests: Vec<Test<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     leaderboard: Vec<Entry>,
 }
 
+/// What Gradescope stores beside the score for other tools: the maximum (the specification has
+/// no top-level `max_score`), the seed that repeats the run, and what isolated it.
+#[derive(Serialize)]
+struct Extra {
+    max_score: f64,
+    seed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sandbox: Option<String>,
+}
+
 #[derive(Serialize)]
 struct Test<'a> {
     name: String,
-    number: &'a str,
+    number: String,
     score: f64,
     max_score: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<&'static str>,
     output: String,
+    extra_data: TestExtra<'a>,
+}
+
+/// A test's rubric item id, for tools that look tests up by item.
+#[derive(Serialize)]
+struct TestExtra<'a> {
+    item: &'a str,
 }
 
 /// One leaderboard quantity.
@@ -57,14 +77,19 @@ struct Entry {
 pub fn to_json(report: &Report) -> String {
     let results = Results {
         score: report.score(),
-        max_score: report.max_score(),
         execution_time: round(report.execution_time, 2),
         output: summary(report),
         output_format: "text",
+        extra_data: Extra {
+            max_score: report.max_score(),
+            seed: report.seed,
+            sandbox: report.sandbox.clone(),
+        },
         tests: report
             .items
             .iter()
-            .map(|i| {
+            .enumerate()
+            .map(|(n, i)| {
                 let not_graded = i.status == Status::Skipped;
                 Test {
                     name: if not_graded {
@@ -72,7 +97,7 @@ pub fn to_json(report: &Report) -> String {
                     } else {
                         format!("{}: {}", i.id, i.title)
                     },
-                    number: &i.id,
+                    number: (n + 1).to_string(),
                     score: i.score,
                     max_score: i.max_score,
                     status: match i.status {
@@ -86,6 +111,7 @@ pub fn to_json(report: &Report) -> String {
                         (Some(mode), _) => format!("[graded on: {mode}] {}", i.details),
                         (None, _) => i.details.clone(),
                     },
+                    extra_data: TestExtra { item: &i.id },
                 }
             })
             .collect(),
@@ -120,6 +146,9 @@ fn summary(report: &Report) -> String {
         );
     }
     lines.extend(report.notes.iter().map(|n| format!("Note: {n}")));
+    if let Some(sandbox) = &report.sandbox {
+        lines.push(format!("Sandbox: {sandbox}"));
+    }
     lines.join("\n")
 }
 
@@ -187,18 +216,20 @@ mod tests {
             json!([
                 {
                     "name": "gpu_speedup: gpu_speedup title — not graded here",
-                    "number": "gpu_speedup",
+                    "number": "1",
                     "score": 0.0,
                     "max_score": 0.0,
-                    "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). It is left out of the maximum score."
+                    "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). It is left out of the maximum score.",
+                    "extra_data": {"item": "gpu_speedup"}
                 },
                 {
                     "name": "gpu_speedup_zero: gpu_speedup title — not graded here",
-                    "number": "gpu_speedup_zero",
+                    "number": "2",
                     "score": 0.0,
                     "max_score": 4.0,
                     "status": "passed",
-                    "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). The rubric counts it as 0 where it cannot be measured."
+                    "output": "Not graded here: needs a real GPU (an emulator's speed says nothing about a GPU's). The rubric counts it as 0 where it cannot be measured.",
+                    "extra_data": {"item": "gpu_speedup_zero"}
                 }
             ])
         );
@@ -225,39 +256,44 @@ mod tests {
             Status::Failed,
             "C[0][0] is wrong",
         );
-        let json = rendered(&report(vec![partial, gpu, failed]));
+        let mut r = report(vec![partial, gpu, failed]);
+        r.sandbox = Some("filesystem: landlock".into());
+        let json = rendered(&r);
         assert_eq!(
             json,
             json!({
                 "score": 6.0,
-                "max_score": 11.0,
                 "execution_time": 12.35,
-                "output": "matmul: graded with seed 7 (reproduce with --seed 7)",
+                "output": "matmul: graded with seed 7 (reproduce with --seed 7)\nSandbox: filesystem: landlock",
                 "output_format": "text",
+                "extra_data": {"max_score": 11.0, "seed": 7, "sandbox": "filesystem: landlock"},
                 "tests": [
                     {
                         "name": "fast_speedup: fast_speedup title",
-                        "number": "fast_speedup",
+                        "number": "1",
                         "score": 2.0,
                         "max_score": 4.0,
                         "status": "passed",
-                        "output": "`matmul_fast` runs 6.1× …: tier 2 of 3."
+                        "output": "`matmul_fast` runs 6.1× …: tier 2 of 3.",
+                        "extra_data": {"item": "fast_speedup"}
                     },
                     {
                         "name": "gpu_speedup: gpu_speedup title",
-                        "number": "gpu_speedup",
+                        "number": "2",
                         "score": 4.0,
                         "max_score": 4.0,
                         "status": "passed",
-                        "output": "[graded on: real GPU: H100] runs 31.0×"
+                        "output": "[graded on: real GPU: H100] runs 31.0×",
+                        "extra_data": {"item": "gpu_speedup"}
                     },
                     {
                         "name": "naive_correct: naive_correct title",
-                        "number": "naive_correct",
+                        "number": "3",
                         "score": 0.0,
                         "max_score": 3.0,
                         "status": "failed",
-                        "output": "C[0][0] is wrong"
+                        "output": "C[0][0] is wrong",
+                        "extra_data": {"item": "naive_correct"}
                     }
                 ],
                 "leaderboard": [

@@ -42,19 +42,45 @@ fn toolchain_folders() -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     }
     readable.extend(rustup_home);
-    // Wherever the cargo and rustc in use live (a system install, a CI's toolchain folder).
-    for program in [std::env::var_os("CARGO"), std::env::var_os("RUSTC")]
+    // Wherever the cargo and rustc in use live: the ones cargo named when it started the
+    // grader, and the ones on PATH that the build will run (a system install, a CI's or an
+    // image's toolchain folder outside CARGO_HOME and RUSTUP_HOME).
+    let named = [std::env::var_os("CARGO"), std::env::var_os("RUSTC")];
+    let found = ["cargo", "rustc"].map(on_path);
+    for program in named
         .into_iter()
         .flatten()
+        .map(PathBuf::from)
+        .chain(found.into_iter().flatten())
     {
-        if let Some(dir) = std::fs::canonicalize(&program)
-            .ok()
-            .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
-        {
-            readable.push(dir);
-        }
+        readable.extend(toolchain_root(&program, cargo_home.as_deref()));
     }
     (readable, writable)
+}
+
+/// The first executable file called `name` in the folders of PATH, as a command would run it.
+fn on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The toolchain folder of `program` (`<root>/bin/cargo` gives `<root>`, which holds its `lib`
+/// with the compiler and the standard library), after following links. None for a program in
+/// CARGO_HOME (rustup's proxies: their toolchains are in RUSTUP_HOME, and CARGO_HOME may hold a
+/// registry token) or at the top of the filesystem (`/bin/cargo` would open all of `/`).
+fn toolchain_root(program: &Path, cargo_home: Option<&Path>) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(program).ok()?;
+    let root = real.parent()?.parent()?;
+    let in_cargo_home = cargo_home
+        .and_then(|h| std::fs::canonicalize(h).ok())
+        .is_some_and(|h| root.starts_with(&h));
+    (root.parent().is_some() && !in_cargo_home).then(|| root.to_path_buf())
 }
 
 /// Confines the build `cmd` will start: it may read the system's folders, the toolchain, the

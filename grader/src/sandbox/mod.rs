@@ -25,8 +25,17 @@ use std::path::{Path, PathBuf};
 
 /// The variable that turns the sandbox off (`GPU_LABS_SANDBOX=off`), for an instructor who
 /// must grade where it breaks something; every report then says the run was not sandboxed.
-/// `GPU_LABS_SANDBOX=broken` is a test hook: workers then fail to apply theirs.
+/// `GPU_LABS_SANDBOX=container` says the grader runs inside a container made for grading
+/// (Gradescope's): the container is the isolation, workers get whatever this kernel still
+/// allows (Docker's seccomp profile refuses namespaces, older ones Landlock too), and every
+/// report says both. `GPU_LABS_SANDBOX=broken` is a test hook: workers then fail to apply theirs.
 pub const SWITCH: &str = "GPU_LABS_SANDBOX";
+
+/// Whether the grader was told it runs inside a container made for grading
+/// (`GPU_LABS_SANDBOX=container`, which `--container` sets).
+pub fn in_container() -> bool {
+    std::env::var(SWITCH).is_ok_and(|v| v == "container")
+}
 
 /// What a worker may touch and which protections it must apply, sent in its work order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -57,6 +66,10 @@ pub struct Protections {
     pub processes: bool,
     /// An own network namespace: no network at all, UDP and local services included.
     pub own_network: bool,
+    /// The grader runs inside a container made for grading, which isolates the run from
+    /// everything outside it whatever this kernel allows inside ([`in_container`]).
+    #[serde(default)]
+    pub container: bool,
 }
 
 impl Protections {
@@ -79,8 +92,26 @@ impl Protections {
             && (self.own_network || self.network)
     }
 
-    /// One line for reports: "filesystem: landlock (…); syscalls: seccomp (…); …".
+    /// One line for reports: "filesystem: landlock (…); syscalls: seccomp (…); …", after what
+    /// isolated the run when a container did.
     pub fn describe(&self) -> String {
+        if self.container {
+            let inside = if self.any() {
+                Protections {
+                    container: false,
+                    ..*self
+                }
+                .describe()
+            } else {
+                "nothing more (this kernel refuses Landlock, seccomp and namespaces to the grader \
+                 here)"
+                    .into()
+            };
+            return format!(
+                "isolated by the container the grader runs in (--container: it holds only this \
+                 submission and the grader); inside it: {inside}"
+            );
+        }
         if !self.any() {
             return format!(
                 "not sandboxed (no Landlock on this kernel, or {SWITCH}=off): the submission ran \
@@ -266,6 +297,7 @@ pub fn available() -> Protections {
             syscalls: syscalls::supported(),
             processes,
             own_network,
+            container: in_container(),
         }
     })
 }
