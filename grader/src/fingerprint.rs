@@ -54,9 +54,35 @@ pub fn tree(dir: &Path) -> std::io::Result<String> {
     let mut h = Fnv::default();
     for (relative, path) in files {
         h.field(relative.as_bytes());
-        h.field(&std::fs::read(path)?);
+        h.field(&content_of(&path)?);
     }
     Ok(format!("{:016x}", h.finish()))
+}
+
+/// What stands for a file's content in the hash: the bytes of a regular file up to
+/// [`crate::intake::SOURCES`]' file limit (read without following a link or blocking); the
+/// size and modification time of a bigger one (a huge sparse file is not read); a link's
+/// target; the kind of anything else (a FIFO is never opened).
+fn content_of(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Ok(format!("link {}", std::fs::read_link(path)?.display()).into_bytes());
+    }
+    if !meta.is_file() {
+        return Ok(format!("special {:?}", meta.file_type()).into_bytes());
+    }
+    let limit = crate::intake::SOURCES.file_bytes;
+    if meta.len() <= limit {
+        if let Ok(bytes) = crate::intake::read_file(path, limit, "") {
+            return Ok(bytes);
+        }
+    }
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("big {} {modified}", meta.len()).into_bytes())
 }
 
 fn collect(
@@ -74,7 +100,9 @@ fn collect(
         let path = entry.path();
         if kind.is_dir() {
             collect(root, &path, out)?;
-        } else if kind.is_file() {
+        } else {
+            // Links and special files too, by what they are (see `content_of`): a change to
+            // one changes the submission.
             let relative = path.strip_prefix(root).unwrap_or(&path);
             out.push((relative.to_string_lossy().replace('\\', "/"), path));
         }

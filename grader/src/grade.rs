@@ -144,17 +144,29 @@ pub fn grade(
             for note in &report.notes {
                 on_event(Event::Ignored { note });
             }
-            if let Some(found) = crate::source_scan::find_refused(&path.join("src")) {
+            let run_dir = tempfile::Builder::new()
+                .prefix("grader-run-")
+                .tempdir()
+                .map_err(GradeError::Scratch)?;
+            // Everything from here reads the grader's copy of the sources, never the
+            // submission's folder: a link or a FIFO in it is refused by name instead.
+            let source_dir = match stage::take_sources(&krate, run_dir.path()) {
+                Ok(dir) => dir,
+                Err(refusal) => {
+                    report.build = BuildStatus::Refused;
+                    let failed = crate::check::not_taken(assignment, &refusal);
+                    return nothing_graded(
+                        report, failed, assignment, &selected, options, started, on_event,
+                    );
+                }
+            };
+            if let Some(found) = crate::source_scan::find_refused(&source_dir) {
                 report.build = BuildStatus::Refused;
                 let failed = crate::check::refused(assignment, &found);
                 return nothing_graded(
                     report, failed, assignment, &selected, options, started, on_event,
                 );
             }
-            let run_dir = tempfile::Builder::new()
-                .prefix("grader-run-")
-                .tempdir()
-                .map_err(GradeError::Scratch)?;
             on_event(Event::Building {
                 path,
                 lab: lab.name,
@@ -162,7 +174,7 @@ pub fn grade(
             // Compiling loads the CPU: never while another grading measures a speedup.
             let built = {
                 let _turn = crate::check::machine_turn(false);
-                stage::build(&krate, lab, &options.cache, run_dir.path())?
+                stage::build(&krate, lab, &options.cache, run_dir.path(), &source_dir)?
             };
             match built {
                 Build::CompileError(error) => {

@@ -19,6 +19,7 @@ pub mod grade;
 pub mod gradescope_package;
 pub mod harness;
 pub mod inputs;
+pub mod intake;
 pub mod labs;
 pub mod protocol;
 pub mod release;

@@ -86,6 +86,9 @@ pub fn absolute(path: PathBuf) -> PathBuf {
     std::path::absolute(&path).unwrap_or(path)
 }
 
+/// The most of a submission's `Cargo.toml` or `tests/grade.rs` that is read.
+const MANIFEST_BYTES: u64 = 1 << 20;
+
 /// Reads the lab crate at `dir`.
 pub fn read_lab_crate(dir: &Path) -> Result<LabCrate, StageError> {
     let not_lab = |why: &str| StageError::NotALabCrate {
@@ -96,11 +99,14 @@ pub fn read_lab_crate(dir: &Path) -> Result<LabCrate, StageError> {
         return Err(not_lab("there is no such folder"));
     }
     let manifest_path = dir.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest_path).map_err(|_| {
-        not_lab(
+    if std::fs::symlink_metadata(&manifest_path).is_err() {
+        return Err(not_lab(
             "it has no Cargo.toml; point at the folder that holds your lab's Cargo.toml and src/",
-        )
-    })?;
+        ));
+    }
+    let text = crate::intake::read_file(&manifest_path, MANIFEST_BYTES, "Cargo.toml")
+        .map_err(|refusal| not_lab(&refusal.to_string()))?;
+    let text = String::from_utf8(text).map_err(|_| not_lab("its Cargo.toml is not UTF-8 text"))?;
     let manifest: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         not_lab(&format!(
             "its Cargo.toml is not valid TOML: {}",
@@ -116,7 +122,8 @@ pub fn read_lab_crate(dir: &Path) -> Result<LabCrate, StageError> {
         .and_then(|n| n.as_str())
         .ok_or_else(|| not_lab("its Cargo.toml has no package name"))?
         .to_string();
-    if !dir.join("src").join("lib.rs").is_file() {
+    // Only that it is there: what it is (a link, a FIFO) is for the intake to refuse by name.
+    if std::fs::symlink_metadata(dir.join("src").join("lib.rs")).is_err() {
         return Err(not_lab("it has no src/lib.rs; a lab crate is a library"));
     }
     let declared = package
@@ -161,7 +168,12 @@ impl LabCrate {
     /// lists differently, a build script.
     pub fn ignored_changes(&self, lab: &LabInfo) -> Vec<String> {
         let mut notes = Vec::new();
-        let harness = std::fs::read_to_string(self.dir.join("tests").join("grade.rs"));
+        let harness = crate::intake::read_file(
+            &self.dir.join("tests").join("grade.rs"),
+            MANIFEST_BYTES,
+            "tests/grade.rs",
+        )
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
         let same = |a: &str, b: &str| {
             a.lines()
                 .map(str::trim_end)
@@ -173,10 +185,17 @@ impl LabCrate {
                 "Your tests/grade.rs differs from the lab's: official grading used the lab's own."
                     .to_string(),
             ),
-            Err(_) => notes.push(
-                "Your crate has no tests/grade.rs: official grading used the lab's own."
-                    .to_string(),
-            ),
+            Err(_)
+                if std::fs::symlink_metadata(self.dir.join("tests").join("grade.rs")).is_err() =>
+            {
+                notes.push(
+                    "Your crate has no tests/grade.rs: official grading used the lab's own."
+                        .to_string(),
+                )
+            }
+            Err(refusal) => notes.push(format!(
+                "Your {refusal}; official grading used the lab's own tests/grade.rs."
+            )),
         }
         let lab_deps = lab_dependencies(lab);
         for (name, spec) in &self.dependencies {
@@ -194,7 +213,7 @@ impl LabCrate {
                 Some(_) => {}
             }
         }
-        if self.dir.join("build.rs").is_file() {
+        if std::fs::symlink_metadata(self.dir.join("build.rs")).is_ok() {
             notes.push(
                 "Your build.rs is not used: official grading builds only src/ with the lab's \
                  manifest."
@@ -353,43 +372,34 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-/// Copies `from` into `to` recursively (files only, no `target/`).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), StageError> {
-    let io = |what, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StageError::Io { what, path, source }
-    };
-    std::fs::create_dir_all(to).map_err(io("cannot create", to))?;
-    for entry in std::fs::read_dir(from).map_err(io("cannot read", from))? {
-        let entry = entry.map_err(io("cannot read", from))?;
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().map_err(io("cannot read", &path))?;
-        if kind.is_dir() {
-            if entry.file_name() != "target" {
-                copy_tree(&path, &target)?;
-            }
-        } else if kind.is_file() {
-            std::fs::copy(&path, &target).map_err(io("cannot copy", &path))?;
-        }
-    }
-    Ok(())
+/// Copies the submission's `src/` into `run_dir/src` (a folder the caller owns for this grading
+/// run) through the intake: regular files only, within its limits. Everything after (the
+/// source scan, the build, the judges' reading of the sources) reads that copy.
+pub fn take_sources(krate: &LabCrate, run_dir: &Path) -> Result<PathBuf, crate::intake::Refusal> {
+    let source_dir = run_dir.join("src");
+    crate::intake::copy_tree(
+        &krate.dir,
+        &krate.dir.join("src"),
+        &source_dir,
+        crate::intake::SOURCES,
+    )?;
+    Ok(source_dir)
 }
 
-/// Builds `krate` as `lab` in the build area under `cache`, leaving the harness binary and a
-/// copy of the sources in `run_dir` (a folder the caller owns for this grading run).
+/// Builds the sources [`take_sources`] copied to `source_dir` as `lab` in the build area under
+/// `cache`, leaving the harness binary in `run_dir`.
 pub fn build(
     krate: &LabCrate,
     lab: &LabInfo,
     cache: &Path,
     run_dir: &Path,
+    source_dir: &Path,
 ) -> Result<Build, StageError> {
     let io = |what, path: &Path| {
         let path = path.to_path_buf();
         move |source| StageError::Io { what, path, source }
     };
-    let source_dir = run_dir.join("src");
-    copy_tree(&krate.dir.join("src"), &source_dir)?;
+    let source_dir = source_dir.to_path_buf();
 
     let stage = cache.join("stage").join(lab.name);
     std::fs::create_dir_all(&stage).map_err(io("cannot create", &stage))?;
@@ -402,7 +412,9 @@ pub fn build(
     if staged_src.exists() {
         std::fs::remove_dir_all(&staged_src).map_err(io("cannot clear", &staged_src))?;
     }
-    copy_tree(&source_dir, &staged_src)?;
+    // The copy is the grader's own, so this cannot be refused short of a full disk.
+    crate::intake::copy_tree(run_dir, &source_dir, &staged_src, crate::intake::SOURCES)
+        .map_err(|refusal| StageError::Harness(format!("staging the sources: {refusal}")))?;
     let tests = stage.join("tests");
     std::fs::create_dir_all(&tests).map_err(io("cannot create", &tests))?;
     std::fs::write(tests.join("grade.rs"), lab.harness).map_err(io("cannot write", &tests))?;

@@ -83,7 +83,8 @@ pub struct BatchSummary {
     pub unchanged: usize,
 }
 
-/// The students in `dir`: its subfolders, by name (hidden ones left out).
+/// The students in `dir`: its subfolders, by name (hidden ones left out), and its links (which
+/// are not graded: [`grade_one`] says why in their records).
 pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
     let read_err = |source| BatchError::Submissions {
         path: dir.to_path_buf(),
@@ -93,7 +94,8 @@ pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
     for entry in std::fs::read_dir(dir).map_err(read_err)? {
         let entry = entry.map_err(read_err)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.file_type().map_err(read_err)?.is_dir() && !name.starts_with('.') {
+        let kind = entry.file_type().map_err(read_err)?;
+        if (kind.is_dir() || kind.is_symlink()) && !name.starts_with('.') {
             names.push(name);
         }
     }
@@ -214,15 +216,27 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
         cache: options.cache.clone(),
         only: None,
     };
-    let graded = grade(
-        &Target::Crate(options.dir.join(student)),
-        &options.assignment,
-        &grade_options,
-        &mut |_: Event<'_>| {},
-    );
+    let folder = options.dir.join(student);
+    // A link in the class folder would grade whatever it points at (another student's
+    // submission, the solution): only a folder of its own is a submission.
+    let graded = match std::fs::read_link(&folder) {
+        Ok(target) => Err(format!(
+            "{student} is a symbolic link (to {}), not a folder: not graded; put the \
+             submission itself in {}",
+            target.display(),
+            options.dir.display()
+        )),
+        Err(_) => grade(
+            &Target::Crate(folder),
+            &options.assignment,
+            &grade_options,
+            &mut |_: Event<'_>| {},
+        )
+        .map_err(|e| e.to_string()),
+    };
     let (outcome, report, error) = match graded {
         Ok(report) => (outcome_of(&report), Some(report), None),
-        Err(e) => (Outcome::Error, None, Some(e.to_string())),
+        Err(e) => (Outcome::Error, None, Some(e)),
     };
     Record {
         student: student.to_string(),

@@ -183,6 +183,19 @@ pub fn refused(
     )
 }
 
+/// Every item's result when official grading did not take a file of the submission (a link,
+/// a FIFO, a file past the size limits): nothing was built or graded.
+pub fn not_taken(
+    assignment: &crate::rubric::Assignment,
+    refusal: &crate::intake::Refusal,
+) -> Vec<ItemResult> {
+    every_item_failed(
+        assignment,
+        format!("refused: `{}` is not a file grading takes", refusal.path),
+        format!("{refusal}. Nothing was graded; fix that in your repository and submit again."),
+    )
+}
+
 /// The result of an item that cannot be graded here (so a runner can show it as ignored
 /// without starting a worker), or `None`.
 pub fn skipped_here(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
