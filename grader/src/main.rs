@@ -301,7 +301,7 @@ fn grade(args: GradeArgs) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     for note in &report.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", grader::report::escape::terminal(note));
     }
     print!("{}", report::table::failures(&report));
     print!("{}", report::table::render(&report));
@@ -336,9 +336,14 @@ fn progress_lines(event: Event<'_>) {
             eprintln!("building {} as lab `{lab}` …", path.display())
         }
         Event::NotCompiled { first_line } => {
-            eprintln!("the submission does not compile: {first_line}")
+            eprintln!(
+                "the submission does not compile: {}",
+                grader::report::escape::terminal(first_line)
+            )
         }
-        Event::Ignored { note } => eprintln!("note: {note}"),
+        Event::Ignored { note } => {
+            eprintln!("note: {}", grader::report::escape::terminal(note))
+        }
         Event::BuildingEmulator => eprintln!(
             "building the GPU emulator for the GPU items (first run only, about a minute) …"
         ),
@@ -463,7 +468,9 @@ fn batch(args: BatchArgs) -> Result<(), String> {
     );
     let running: std::sync::Mutex<Vec<String>> = std::sync::Mutex::default();
     let show_running = |bar: &ProgressBar, running: &[String]| {
-        bar.set_message(format!("grading: {}", running.join(", ")));
+        bar.set_message(
+            report::escape::terminal(&format!("grading: {}", running.join(", "))).into_owned(),
+        );
     };
     let summary = grader::batch::run(&options, &|event| match event {
         BatchEvent::Started { to_grade, unchanged } => {
@@ -490,18 +497,21 @@ fn batch(args: BatchArgs) -> Result<(), String> {
                 .as_ref()
                 .map(|r| format!("{}/{}", report::points(r.score()), report::points(r.max_score())))
                 .unwrap_or_else(|| "-".into());
-            bar.println(format!(
+            bar.println(report::escape::terminal(&format!(
                 "{}: {score} {} ({:.1} s)",
                 record.student,
                 record.status(),
                 record.seconds
-            ));
+            )));
             bar.inc(1);
         }
     })
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
-    print!("{}", grader::batch::summary_text(&summary));
+    print!(
+        "{}",
+        report::escape::terminal(&grader::batch::summary_text(&summary))
+    );
     if let Some(path) = &options.gradebook {
         println!("gradebook: {}", path.display());
     }
@@ -594,7 +604,10 @@ fn collect(
         unchanged: records.len(),
         records,
     };
-    print!("{}", grader::batch::summary_text(&summary));
+    print!(
+        "{}",
+        report::escape::terminal(&grader::batch::summary_text(&summary))
+    );
     println!("gradebook: {}", out.display());
     Ok(())
 }

@@ -256,7 +256,7 @@ impl LibtestLines {
             Event::BuildingEmulator => eprintln!(
                 "building the GPU emulator for the GPU items (first run only, about a minute) …"
             ),
-            Event::Ignored { note } => eprintln!("warning: {note}"),
+            Event::Ignored { note } => eprintln!("warning: {}", report::escape::terminal(note)),
             Event::Started {
                 seed,
                 backend_label,
@@ -279,7 +279,7 @@ impl LibtestLines {
                     }
                     Status::Skipped => {
                         self.ignored += 1;
-                        format!("ignored, {}", result.reason)
+                        format!("ignored, {}", report::escape::terminal(&result.reason))
                     }
                     Status::Partial | Status::Failed => {
                         self.failed.push((
@@ -288,7 +288,7 @@ impl LibtestLines {
                                 "{}/{} points. {}",
                                 report::points(result.score),
                                 report::points(result.max_score),
-                                result.details
+                                report::escape::terminal(&result.details)
                             ),
                         ));
                         "FAILED".to_string()

@@ -29,7 +29,9 @@ pub fn write_csv<W: std::io::Write>(
     header.extend(["total", "max", "status", "seed", "graded_at"].map(String::from));
     csv.write_record(&header)?;
     for row in rows {
-        let mut record = vec![row.student.to_string()];
+        // The student's folder name and the status (which may quote an error about their
+        // files) are theirs to shape: shown in a spreadsheet, never run as a formula.
+        let mut record = vec![super::escape::spreadsheet(row.student).into_owned()];
         for id in items {
             let score = row
                 .report
@@ -47,7 +49,7 @@ pub fn write_csv<W: std::io::Write>(
             }
             None => record.extend([String::new(), String::new()]),
         }
-        record.push(row.status.clone());
+        record.push(super::escape::spreadsheet(&row.status).into_owned());
         record.push(row.report.map(|r| r.seed.to_string()).unwrap_or_default());
         record.push(row.graded_at.to_string());
         csv.write_record(&record)?;

@@ -106,11 +106,12 @@ pub fn to_json(report: &Report) -> String {
                         Status::Skipped if i.max_score > 0.0 => Some("passed"),
                         Status::Skipped => None,
                     },
-                    output: match (&i.mode, i.status) {
+                    output: super::escape::terminal(&match (&i.mode, i.status) {
                         (_, Status::Skipped) => not_graded_output(&i.details, i.max_score),
                         (Some(mode), _) => format!("[graded on: {mode}] {}", i.details),
                         (None, _) => i.details.clone(),
-                    },
+                    })
+                    .into_owned(),
                     extra_data: TestExtra { item: &i.id },
                 }
             })

@@ -1,12 +1,13 @@
 //! The report in Markdown: a score table (GitHub's step summary, the top of a feedback file)
 //! and a student's feedback file with every lost point explained.
 
+use super::escape::{markdown_block, markdown_inline};
 use super::{points, BuildStatus, Report, Status};
 use std::fmt::Write;
 
-/// Escapes text for one cell of a Markdown table (no pipes, no line breaks).
+/// Escapes text for one cell of a Markdown table (no pipes, no line breaks, no markup).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    markdown_inline(text)
 }
 
 /// The status as a table shows it.
@@ -63,8 +64,9 @@ pub fn feedback(student: &str, report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# `{}` feedback for {student}\n\n**Score: {}/{}** (seed {})\n",
+        "# `{}` feedback for {}\n\n**Score: {}/{}** (seed {})\n",
         report.assignment,
+        markdown_inline(student),
         points(report.score()),
         points(report.max_score()),
         report.seed
@@ -86,7 +88,7 @@ pub fn feedback(student: &str, report: &Report) -> String {
     if !report.notes.is_empty() {
         let _ = writeln!(out, "## What official grading did not use\n");
         for note in &report.notes {
-            let _ = writeln!(out, "- {note}");
+            let _ = writeln!(out, "- {}", markdown_inline(note));
         }
         out.push('\n');
     }
@@ -102,12 +104,12 @@ pub fn feedback(student: &str, report: &Report) -> String {
     for item in lost {
         let _ = writeln!(
             out,
-            "\n### `{}`: {} ({}/{})\n\n```text\n{}\n```",
+            "\n### `{}`: {} ({}/{})\n\n{}",
             item.id,
-            item.title,
+            markdown_inline(&item.title),
             points(item.score),
             points(item.max_score),
-            item.details.trim_end().replace("```", "'''")
+            markdown_block(item.details.trim_end(), "text")
         );
     }
     let _ = writeln!(

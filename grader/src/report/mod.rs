@@ -1,6 +1,7 @@
 //! One result model for every flow; [`table`] renders it for a terminal and [`gradescope`] as
 //! Gradescope's `results.json`.
 
+pub mod escape;
 pub mod gradebook;
 pub mod gradescope;
 pub mod markdown;

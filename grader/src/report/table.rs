@@ -1,5 +1,6 @@
 //! The score table printed after the libtest-style lines: item, points, status, one reason.
 
+use super::escape::terminal;
 use super::{points, Report, Status};
 use std::fmt::Write;
 
@@ -12,7 +13,7 @@ pub fn failures(report: &Report) -> String {
         .iter()
         .filter(|i| matches!(i.status, Status::Failed | Status::Partial))
     {
-        let _ = writeln!(out, "\n---- {} ----\n{}", item.id, item.details);
+        let _ = writeln!(out, "\n---- {} ----\n{}", item.id, terminal(&item.details));
     }
     out
 }
@@ -42,13 +43,16 @@ pub fn render(report: &Report) -> String {
         let pts = format!("{}/{}", points(item.score), points(item.max_score));
         // A skipped item's reason already says why GPU work did not run.
         let mode = match (&item.mode, item.status) {
-            (Some(m), status) if status != Status::Skipped => format!(" [{m}]"),
+            (Some(m), status) if status != Status::Skipped => format!(" [{}]", terminal(m)),
             _ => String::new(),
         };
         let _ = writeln!(
             out,
             "{:<id_width$}  {:>7}  {:<7}  {}{mode}",
-            item.id, pts, status, item.reason
+            item.id,
+            pts,
+            status,
+            terminal(&item.reason)
         );
     }
     let total = format!("{}/{}", points(report.score()), points(report.max_score()));
