@@ -372,6 +372,38 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// How long fetching the lab's crates may take (downloads, on a slow network).
+const FETCH_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Downloads what the staged crate needs, with the instructor's own cargo settings and network
+/// (a mirror, a proxy), before the build: the build itself runs offline, with an environment
+/// and a cargo home that hold none of those settings ([`crate::sandbox::build::confine`]).
+/// Nothing of the submission is compiled or run here: the manifest is the lab's.
+fn fetch(cargo: &str, manifest: &Path, stage: &Path) -> Result<(), StageError> {
+    let mut command = Command::new(cargo);
+    command
+        .arg("fetch")
+        .arg("--manifest-path")
+        .arg(manifest)
+        .current_dir(stage);
+    let output = output_within(command, FETCH_LIMIT).map_err(|source| StageError::Cargo {
+        program: cargo.to_string(),
+        source,
+    })?;
+    match output {
+        Some(out) if out.status.success() => Ok(()),
+        Some(out) => Err(StageError::Harness(format!(
+            "cargo could not fetch the lab's crates (is the network or the registry mirror \
+             reachable?): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+        None => Err(StageError::Harness(format!(
+            "cargo did not fetch the lab's crates within {} minutes: check the network",
+            FETCH_LIMIT.as_secs() / 60
+        ))),
+    }
+}
+
 /// Copies the submission's `src/` into `run_dir/src` (a folder the caller owns for this grading
 /// run) through the intake: regular files only, within its limits. Everything after (the
 /// source scan, the build, the judges' reading of the sources) reads that copy.
@@ -428,6 +460,7 @@ pub fn build(
     }
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    fetch(&cargo, &manifest, &stage)?;
     let mut command = Command::new(&cargo);
     command
         .args([

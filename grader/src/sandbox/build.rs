@@ -23,10 +23,9 @@ fn toolchain_folders() -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut readable = Vec::new();
     let mut writable = Vec::new();
     if let Some(cargo) = &cargo_home {
-        // Not the whole of it: it may hold a registry token.
-        for name in ["bin", "env", "config.toml", "config"] {
-            readable.push(cargo.join(name));
-        }
+        // Not the whole of it, nor its configuration: it may hold a registry token or a proxy's
+        // password. Builds have a cargo home of their own ([`made_cargo_home`]).
+        readable.push(cargo.join("bin"));
         // Cargo's locks and download tracker: made now so that the rules can name them.
         for name in [".package-cache", ".package-cache-mutate", ".global-cache"] {
             let path = cargo.join(name);
@@ -83,6 +82,72 @@ fn toolchain_root(program: &Path, cargo_home: Option<&Path>) -> Option<PathBuf> 
     (root.parent().is_some() && !in_cargo_home).then(|| root.to_path_buf())
 }
 
+/// The instructor's cargo home and rustup home, as cargo and rustup find them.
+fn real_homes() -> (Option<PathBuf>, Option<PathBuf>) {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cargo = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".cargo")));
+    let rustup = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".rustup")));
+    (cargo, rustup)
+}
+
+/// The cargo home a submission's build runs with, made under `root` (the grader's cache): the
+/// instructor's downloaded crates (its `registry` and `git` are links to theirs), and a
+/// `config.toml` with nothing of theirs but where crates come from (`[source]`: a mirror), so
+/// no token, proxy password or other setting of the instructor's reaches a build.
+pub fn made_cargo_home(root: &Path) -> std::io::Result<PathBuf> {
+    let home = root.join("build-home");
+    let cargo = home.join(".cargo");
+    std::fs::create_dir_all(&cargo)?;
+    let (real, _) = real_homes();
+    let mut config = String::from(
+        "# Made by the grader for submissions' builds: only where crates come from is taken \
+         from the instructor's configuration.\n",
+    );
+    if let Some(real) = &real {
+        for name in ["registry", "git"] {
+            let _ = std::fs::create_dir_all(real.join(name));
+            crate::emulate::ensure_link(&cargo.join(name), &real.join(name))?;
+        }
+        let theirs = std::fs::read_to_string(real.join("config.toml"))
+            .or_else(|_| std::fs::read_to_string(real.join("config")))
+            .ok()
+            .and_then(|t| t.parse::<toml::Table>().ok());
+        if let Some(source) = theirs.as_ref().and_then(|t| t.get("source")) {
+            let mut only = toml::Table::new();
+            only.insert("source".into(), source.clone());
+            config.push_str(&toml::to_string(&only).unwrap_or_default());
+        }
+    }
+    // Written aside and renamed: a build of another lab may be reading it.
+    let aside = cargo.join(format!(".config.toml.{}", std::process::id()));
+    std::fs::write(&aside, config)?;
+    std::fs::rename(&aside, cargo.join("config.toml"))?;
+    Ok(home)
+}
+
+/// The environment of a submission's build: the workers' (no token, key or proxy), with a home
+/// and cargo home of its own ([`made_cargo_home`]), the instructor's rustup home (where the
+/// toolchain is), and no network: the lab's crates were fetched before, by the grader.
+pub fn build_environment(cmd: &mut Command, home: &Path) {
+    super::clean_environment(cmd);
+    let (_, rustup) = real_homes();
+    for name in ["RUSTUP_TOOLCHAIN", "CARGO", "RUSTC"] {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    if let Some(rustup) = rustup.filter(|r| r.is_dir()) {
+        cmd.env("RUSTUP_HOME", rustup);
+    }
+    cmd.env("HOME", home)
+        .env("CARGO_HOME", home.join(".cargo"))
+        .env("CARGO_NET_OFFLINE", "true");
+}
+
 /// Confines the build `cmd` will start: it may read the system's folders, the toolchain, the
 /// grader's crate (`grader_dir`, and what it embeds from its repository) and `stage`, and
 /// write `stage`, `target` and the registry. Nothing happens when the sandbox is off or this
@@ -93,12 +158,15 @@ pub fn confine(
     target: &Path,
     grader_dir: &Path,
 ) -> Result<(), SandboxError> {
-    super::clean_environment(cmd);
+    let home = made_cargo_home(target.parent().unwrap_or(target))
+        .map_err(|e| SandboxError(format!("cannot make the build's cargo home: {e}")))?;
+    build_environment(cmd, &home);
     let protections = super::available();
     if !protections.filesystem {
         return Ok(());
     }
     let (mut readable, mut writable) = toolchain_folders();
+    readable.push(home.clone());
     readable.extend(super::SYSTEM_READABLE.iter().map(PathBuf::from));
     readable.push(grader_dir.to_path_buf());
     if let Some(root) = grader_dir.parent() {

@@ -165,13 +165,14 @@ pub fn clean_environment(cmd: &mut std::process::Command) {
     cmd.env_clear().envs(kept);
 }
 
-/// Whether an environment variable is one a worker or a build needs (the toolchain's, the
-/// GPU's, the locale, a proxy for downloads); the rest (tokens, keys, anything else of the
-/// instructor's) is left out, so that neither `env!` at build time nor a graded function can
-/// read it.
+/// Whether an environment variable is one a worker or a build needs (the locale, the C++
+/// compiler, the GPU's, the grader's own); the rest (tokens, keys, proxies and their passwords,
+/// cargo's and rustup's settings, anything else of the instructor's) is left out, so that
+/// neither `env!` at build time nor a graded function can read it. A build adds what it needs
+/// itself ([`build::build_environment`]).
 pub fn keeps_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    if ["TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "_KEY"]
+    if ["TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "_KEY", "PROXY"]
         .iter()
         .any(|w| upper.contains(w))
     {
@@ -190,25 +191,9 @@ pub fn keeps_variable(name: &str) -> bool {
         "CXX",
         "LD_LIBRARY_PATH",
         "XDG_CACHE_HOME",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "no_proxy",
+        "CARGO_MANIFEST_DIR",
     ];
-    const PREFIXES: &[&str] = &[
-        "LC_",
-        "CARGO",
-        "RUST",
-        "GPU_LABS_",
-        "GRADER_",
-        "CUDA_",
-        "NVIDIA_",
-        "RAYON_",
-    ];
+    const PREFIXES: &[&str] = &["LC_", "GPU_LABS_", "GRADER_", "CUDA_", "NVIDIA_", "RAYON_"];
     EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
@@ -216,7 +201,8 @@ pub fn keeps_variable(name: &str) -> bool {
 pub const OPEN_FILES: u64 = 1024;
 
 /// What workers and builds may read of the system: programs, libraries, headers and the C++
-/// compiler, a few files of `/etc` (not all: a grader run as root could read `/etc/shadow`),
+/// compiler, a few files of `/etc` (not all: a grader run as root could read `/etc/shadow`, or
+/// a TLS key under `/etc/ssl`; neither needs the network: the grader fetches crates itself),
 /// the harmless devices (not all: a disk's device file would bypass every rule), `/sys`.
 pub const SYSTEM_READABLE: &[&str] = &[
     "/usr",
@@ -238,9 +224,6 @@ pub const SYSTEM_READABLE: &[&str] = &[
     "/etc/host.conf",
     "/etc/resolv.conf",
     "/etc/gai.conf",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/pki",
     "/etc/os-release",
     "/dev/zero",
     "/dev/full",
