@@ -13,13 +13,7 @@ use std::process::Command;
 /// The folders of the Rust toolchain and of cargo's registry: read, and (the registry)
 /// written when a crate is downloaded.
 fn toolchain_folders() -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".cargo")));
-    let rustup_home = std::env::var_os("RUSTUP_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".rustup")));
+    let (cargo_home, rustup_home) = real_homes();
     let mut readable = Vec::new();
     let mut writable = Vec::new();
     if let Some(cargo) = &cargo_home {
