@@ -485,7 +485,9 @@ fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
     release(&lab, &["--grader-git", &url, "--grader-rev", &rev]);
     let manifest = std::fs::read_to_string(lab.join("Cargo.toml")).expect("Cargo.toml");
     assert!(
-        manifest.contains(&format!("grader = {{ git = \"{url}\", rev = \"{rev}\" }}")),
+        manifest.contains(&format!(
+            "grader = {{ git = \"{url}\", rev = \"{rev}\", default-features = false }}"
+        )),
         "{manifest}"
     );
     // The release's own lock names this exact commit: `--locked` proves cargo keeps it as it

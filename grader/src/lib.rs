@@ -7,21 +7,25 @@
 //! decides pass/fail and points ([`check`]). Results are one model ([`report`]) with several
 //! renderings.
 
+#[cfg(feature = "cli")]
 pub mod batch;
 pub mod capture;
 pub mod check;
+#[cfg(feature = "cli")]
 pub mod classroom;
 pub mod emulate;
 pub mod event;
 pub mod fingerprint;
 pub mod gpu;
 pub mod grade;
+#[cfg(feature = "cli")]
 pub mod gradescope_package;
 pub mod harness;
 pub mod inputs;
 pub mod intake;
 pub mod labs;
 pub mod protocol;
+#[cfg(feature = "cli")]
 pub mod release;
 pub mod report;
 pub mod rubric;
@@ -30,6 +34,7 @@ pub mod source_scan;
 pub mod stage;
 pub mod stopwatch;
 pub mod supervisor;
+#[cfg(feature = "cli")]
 pub mod template;
 pub mod worker;
 

@@ -30,12 +30,15 @@ impl GraderSource {
         match self {
             GraderSource::Git { url, rev } => {
                 format!(
-                    "grader = {{ git = {}, rev = {} }}",
+                    "grader = {{ git = {}, rev = {}, default-features = false }}",
                     quoted(url),
                     quoted(rev)
                 )
             }
-            GraderSource::Path(path) => format!("grader = {{ path = {} }}", quoted(path)),
+            GraderSource::Path(path) => format!(
+                "grader = {{ path = {}, default-features = false }}",
+                quoted(path)
+            ),
         }
     }
 }
@@ -338,7 +341,7 @@ mod tests {
         };
         assert_eq!(
             with_grader(manifest, &git).unwrap(),
-            "[dependencies]\ngrader-utils = \"1\"\n\n[dev-dependencies]\ngrader = { git = \"https://example.org/g.git\", rev = \"abc\" }\n"
+            "[dependencies]\ngrader-utils = \"1\"\n\n[dev-dependencies]\ngrader = { git = \"https://example.org/g.git\", rev = \"abc\", default-features = false }\n"
         );
         assert!(with_grader("[dependencies]\n", &git).is_none());
     }

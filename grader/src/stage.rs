@@ -250,6 +250,8 @@ impl LabCrate {
         doc.insert("dependencies".into(), lab_dependencies(lab).into());
         let mut grader = toml::Table::new();
         grader.insert("path".into(), GRADER_DIR.into());
+        // The harness needs none of the CLI's flows (batch, release, packaging).
+        grader.insert("default-features".into(), false.into());
         let mut dev = toml::Table::new();
         dev.insert("grader".into(), grader.into());
         doc.insert("dev-dependencies".into(), dev.into());

@@ -2,6 +2,7 @@
 //! Gradescope's `results.json`.
 
 pub mod escape;
+#[cfg(feature = "cli")]
 pub mod gradebook;
 pub mod gradescope;
 pub mod markdown;
