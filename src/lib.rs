@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+pub mod edit;
+pub mod kit;
+
 /// Whether the full suite runs: `GPU_LABS_FULL=1`, which `.ci/run` sets. The default
 /// `cargo test --workspace` is a newcomer's check of the main paths (one solution, one
 /// template, one fault of each family, one small batch) and finishes in a few minutes; the
@@ -30,8 +33,8 @@ pub fn workspace() -> PathBuf {
 }
 
 /// Copies the lab crate at `from` to a new temporary folder, replacing in `src/lib.rs` the
-/// exact text `find` by `replace` (the text must be there once, so a test cannot silently stop
-/// testing anything when the solution changes).
+/// exact text `find` by `replace` (the text must be in the code once, so a test cannot
+/// silently stop testing anything when the solution changes).
 pub fn faulty_copy(from: &Path, find: &str, replace: &str) -> tempfile::TempDir {
     faulty_copy_of(from, "src/lib.rs", find, replace)
 }
@@ -51,21 +54,16 @@ pub fn faulty_copy_edits(from: &Path, file: &str, edits: &[(&str, &str)]) -> tem
     dir
 }
 
-/// Copies the lab crate at `from` into `to` with `edits` made in `file` (each `find` there
-/// exactly once, so a test cannot silently stop testing anything when the crate changes).
+/// Copies the lab crate at `from` into `to` with `edits` made in `file` (each `find` in its
+/// code exactly once, comments aside: see [`edit::apply`]), so a test cannot silently stop
+/// testing anything when the crate changes.
 pub fn edited_copy(from: &Path, to: &Path, file: &str, edits: &[(&str, &str)]) {
     copy_crate(from, to);
     let path = to.join(file);
-    let mut text = std::fs::read_to_string(&path).expect("the file to change");
-    for (find, replace) in edits {
-        assert_eq!(
-            text.matches(find).count(),
-            1,
-            "{file} of {} should contain {find:?} exactly once",
-            from.display()
-        );
-        text = text.replacen(find, replace, 1);
-    }
+    let text = std::fs::read_to_string(&path).expect("the file to change");
+    let text = edit::apply(&text, edits).unwrap_or_else(|(index, e)| {
+        panic!("edit {} of {file} of {}: {e}", index + 1, from.display())
+    });
     std::fs::write(&path, text).expect("write the changed file");
 }
 
@@ -354,8 +352,8 @@ pub const HOST_WORK: [(&str, &str); 3] = [
     ),
     // gpu_tiled_correct: the kernel runs, the host product is returned.
     (
-        "    let c = stream.clone_dtoh(&c_dev)?;\n    Ok(Array2::from_shape_vec((shape[0], shape[2]), c)?)\n}\n// END SOLUTION",
-        "    stream.synchronize()?;\n    drop(c_dev);\n    Ok(crate::matmul_naive(a, b))\n}\n// END SOLUTION",
+        "    let c = stream.clone_dtoh(&c_dev)?;\n    Ok(Array2::from_shape_vec((shape[0], shape[2]), c)?)\n}",
+        "    stream.synchronize()?;\n    drop(c_dev);\n    Ok(crate::matmul_naive(a, b))\n}",
     ),
     // cublas_correct: the gemm runs, a host product passes through the device.
     (
@@ -368,7 +366,7 @@ pub const HOST_WORK: [(&str, &str); 3] = [
 /// `src/gpu.rs`: parameters and batch down to the host, the CPU model's step there, the new
 /// parameters back up. The results are right; where they were computed is not.
 pub const HOST_STEP: (&str, &str) = (
-    "        // 1. zero_grad.\n",
+    "        stream.memset_zeros(&mut layer1.weight_grad)?;\n",
     r#"        // The step on the host, with the CPU part of the lab.
         {
             let x = stream.clone_dtoh(&batch.x)?;
@@ -400,6 +398,6 @@ pub const HOST_STEP: (&str, &str) = (
             stream.memcpy_htod(&vec![sum], loss_sum)?;
             return Ok(());
         }
-        // 1. zero_grad.
+        stream.memset_zeros(&mut layer1.weight_grad)?;
 "#,
 );

@@ -1,8 +1,71 @@
 //! End-to-end: `scripts/real-gpu-check`, the check a maintainer runs once on a GPU machine,
 //! built and run here with the emulator posing as the GPU: it passes on the solution and a
-//! faulty copy, shows the synchronization check's numbers, and reports a surprise.
+//! faulty copy, shows the synchronization check's numbers, and reports a surprise. Every
+//! variant's edit is checked against the solutions here (no build), and the full suite builds
+//! and runs the whole default kit.
 
-use std::process::Command;
+use gpu_labs_e2e::kit::{edited_source, solution_of, Variant, EDITED_FILE, VARIANTS};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+#[test]
+fn every_kit_variant_edit_applies_once_to_the_solution_code() {
+    let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), VARIANTS.len(), "variant names are unique");
+    for variant in VARIANTS {
+        let edited = edited_source(variant).unwrap_or_else(|e| panic!("{e}"));
+        let solution = std::fs::read_to_string(solution_of(variant).join(EDITED_FILE))
+            .expect("the solution's source");
+        assert_eq!(
+            edited == solution,
+            variant.edits.is_empty(),
+            "{}: a variant with edits changes the solution, and only it",
+            variant.name
+        );
+        assert_eq!(
+            variant.fails.is_empty(),
+            variant.edits.is_empty(),
+            "{}: a faulty copy fails something, a solution nothing",
+            variant.name
+        );
+    }
+}
+
+#[test]
+fn a_stale_or_comment_anchored_edit_fails_naming_the_variant() {
+    let stale = Variant {
+        name: "stale",
+        lab: "matmul",
+        edits: &[("no such code in the solution", "")],
+        fails: &["gpu_correct"],
+        may_fail: &[],
+    };
+    let e = edited_source(&stale).unwrap_err();
+    assert!(
+        e.starts_with("variant `stale`: edit 1 of ") && e.contains("no longer in the code"),
+        "{e}"
+    );
+    // The solution's doc quotes this call: only the code counts, so it is found once, but an
+    // anchor on a comment is refused, since a comment may change while the code does not.
+    let commented = Variant {
+        name: "commented",
+        edits: &[
+            (
+                "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
+                "x",
+            ),
+            ("    // END SOLUTION\n", ""),
+        ],
+        ..stale
+    };
+    let e = edited_source(&commented).unwrap_err();
+    assert!(
+        e.starts_with("variant `commented`: edit 2 of ") && e.contains("holds a comment"),
+        "{e}"
+    );
+}
 
 #[test]
 fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
@@ -10,14 +73,8 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
         return;
     }
     let kit = tempfile::tempdir().expect("temp dir");
-    let script = gpu_labs_e2e::workspace().join("scripts/real-gpu-check");
     // Two variants keep the test short.
-    let built = Command::new(&script)
-        .arg("build")
-        .arg(kit.path())
-        .args(["solution", "timer-without-synchronize"])
-        .output()
-        .expect("the script runs");
+    let built = build_kit(kit.path(), &["solution", "timer-without-synchronize"]);
     assert!(
         built.status.success(),
         "{}",
@@ -32,18 +89,7 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
         "\n",
     )
     .expect("plant a surprise");
-    let run = gpu_labs_e2e::one_at_a_time(|| {
-        Command::new(&script)
-            .arg("run")
-            .arg(kit.path())
-            .env("GPU_LABS_EMULATOR_AS_REAL", "1")
-            .env(
-                "GPU_LABS_CACHE",
-                gpu_labs_e2e::workspace().join("target/grader-cache"),
-            )
-            .output()
-            .expect("the script runs")
-    });
+    let run = run_kit(kit.path());
     let text = String::from_utf8_lossy(&run.stdout);
     assert_eq!(run.status.code(), Some(1), "{text}");
     assert!(
@@ -57,4 +103,100 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
             && text.contains("1 surprise(s)"),
         "{text}"
     );
+}
+
+/// What a kit may weigh: it travels to the GPU machine (a copy to a cluster's login node, an
+/// upload to a cloud instance).
+const KIT_LIMIT: u64 = 64 << 20;
+
+#[test]
+fn the_whole_default_kit_builds_within_its_size_and_every_variant_fails_as_expected() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!(
+            "skipped: builds and grades all {} variants of the real-GPU kit (many minutes); \
+             GPU_LABS_FULL=1 runs it",
+            VARIANTS.len()
+        );
+        return;
+    }
+    let kit = tempfile::tempdir().expect("temp dir");
+    let started = std::time::Instant::now();
+    let built = build_kit(kit.path(), &[]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let build_time = started.elapsed();
+    let size = folder_size(kit.path());
+    eprintln!(
+        "kit: {} variants built in {:.0} s, {:.1} MiB",
+        VARIANTS.len(),
+        build_time.as_secs_f64(),
+        size as f64 / (1 << 20) as f64
+    );
+    assert!(
+        size < KIT_LIMIT,
+        "the kit weighs {size} bytes, more than 64 MiB"
+    );
+    let started = std::time::Instant::now();
+    let run = run_kit(kit.path());
+    let text = String::from_utf8_lossy(&run.stdout);
+    eprintln!(
+        "kit run with the emulator posing as the GPU: {:.0} s\n{text}",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(run.status.code(), Some(0), "{text}");
+    assert!(text.contains("no surprises"), "{text}");
+    for variant in VARIANTS {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("ok       {}: fails [", variant.name)))
+            .unwrap_or_else(|| panic!("{} was not graded as expected:\n{text}", variant.name));
+        for item in variant.fails {
+            assert!(line.contains(item), "{line}");
+        }
+    }
+}
+
+/// `scripts/real-gpu-check build KIT NAMES…` (every variant when `names` is empty).
+fn build_kit(kit: &Path, names: &[&str]) -> Output {
+    Command::new(script())
+        .arg("build")
+        .arg(kit)
+        .args(names)
+        .output()
+        .expect("the script runs")
+}
+
+/// `scripts/real-gpu-check run KIT` with the emulator posing as the GPU.
+fn run_kit(kit: &Path) -> Output {
+    gpu_labs_e2e::one_at_a_time(|| {
+        Command::new(script())
+            .arg("run")
+            .arg(kit)
+            .env("GPU_LABS_EMULATOR_AS_REAL", "1")
+            .env(
+                "GPU_LABS_CACHE",
+                gpu_labs_e2e::workspace().join("target/grader-cache"),
+            )
+            .output()
+            .expect("the script runs")
+    })
+}
+
+fn script() -> PathBuf {
+    gpu_labs_e2e::workspace().join("scripts/real-gpu-check")
+}
+
+/// The bytes of the files under `dir`.
+fn folder_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("read the kit")
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => folder_size(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
 }

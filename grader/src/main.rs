@@ -14,6 +14,39 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `println!` that drops its line when stdout is closed (`grader collect … | head`) instead of
+/// panicking: the command still finishes its work (gradebook, results.json) and exits quietly.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        quiet::write(&mut std::io::stdout().lock(), format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` that drops its text on a closed stdout, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        quiet::write(&mut std::io::stdout().lock(), format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that drops its line on a closed stderr, as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        quiet::write(&mut std::io::stderr().lock(), format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// Output that a closed pipe cannot turn into a panic.
+mod quiet {
+    use std::io::Write;
+
+    /// Writes `args`; a failed write (a reader that went away) is dropped: there is no one
+    /// left to tell.
+    pub fn write(to: &mut impl Write, args: std::fmt::Arguments<'_>) {
+        let _ = to.write_fmt(args).and_then(|()| to.flush());
+    }
+}
+
 /// Grades GPU-programming lab crates.
 #[derive(Parser)]
 #[command(name = "grader", version, about)]
@@ -112,6 +145,15 @@ enum Commands {
         /// With --slurm: generic resources per task, e.g. gpu:1.
         #[arg(long, requires = "slurm")]
         gres: Option<String>,
+        /// With --slurm: CPUs per task (cargo builds with them).
+        #[arg(long, requires = "slurm", value_name = "N", default_value_t = grader::batch::slurm::DEFAULT_CPUS_PER_TASK)]
+        cpus_per_task: u32,
+        /// With --slurm: memory per task, in Slurm's notation (4G, 8000M).
+        #[arg(long, requires = "slurm", value_name = "SIZE", default_value = grader::batch::slurm::DEFAULT_MEM)]
+        mem: String,
+        /// With --slurm: each task's time limit, in Slurm's notation (30, 00:30:00, 1-00:00:00).
+        #[arg(long, requires = "slurm", value_name = "LIMIT", default_value = grader::batch::slurm::DEFAULT_TIME)]
+        time: String,
     },
     /// Write the gradebook from the records a batch (or its Slurm tasks) left in FEEDBACK.
     Collect {
@@ -212,34 +254,66 @@ fn main() -> ExitCode {
             slurm,
             partition,
             gres,
+            cpus_per_task,
+            mem,
+            time,
             unsandboxed,
             container,
-        } => sandboxed(unsandboxed, container).and_then(|()| {
-            batch(BatchArgs {
-                dir,
-                assignment,
-                jobs,
-                gradebook: (!no_gradebook).then_some(out),
-                feedback,
-                gpu,
-                seed,
-                force,
-                only,
-                cache: cache_or_default(cache_dir),
-                slurm: slurm.then_some((partition, gres)),
+        } => {
+            // A Slurm script grades nothing here: its tasks check the sandbox on their nodes,
+            // with the flag carried to them.
+            let here = if slurm && container {
+                Err(
+                    "--container grades here, inside a container; Slurm's tasks grade on the \
+                     compute nodes: leave it out (or pass --unsandboxed where their kernels have \
+                     no Landlock)"
+                        .to_string(),
+                )
+            } else if slurm {
+                Ok(())
+            } else {
+                sandboxed(unsandboxed, container)
+            };
+            here.and_then(|()| {
+                batch(BatchArgs {
+                    dir,
+                    assignment,
+                    jobs,
+                    gradebook: (!no_gradebook).then_some(out),
+                    feedback,
+                    gpu,
+                    seed,
+                    force,
+                    only,
+                    cache: cache_or_default(cache_dir),
+                    slurm: slurm.then_some(SlurmArgs {
+                        resources: grader::batch::slurm::Resources {
+                            cpus_per_task,
+                            mem,
+                            time,
+                            partition,
+                            gres,
+                        },
+                        unsandboxed,
+                    }),
+                })
             })
-        }),
+        }
         Commands::Collect {
             feedback,
             assignment,
             out,
         } => collect(&feedback, &assignment, &out),
         Commands::Gradescope(args) => gradescope(&args),
+        // The exports are printed here, where a closed pipe is handled.
+        Commands::Emulate { env: true, .. } => grader::emulate::Emulator::prepare()
+            .map(|emulator| out!("{}", emulator.shell_exports()))
+            .map_err(|e| e.to_string()),
         Commands::Emulate { env, command } => {
             return match grader::emulate::run_cli(&command, env) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     ExitCode::from(2)
                 }
             };
@@ -253,13 +327,13 @@ fn main() -> ExitCode {
             force,
         } => release(&lab, &out, grader_git.zip(grader_rev), grader_path, force),
         Commands::Classroom { lab } => grader::classroom::workflow_for(&lab)
-            .map(|workflow| print!("{workflow}"))
+            .map(|workflow| out!("{workflow}"))
             .map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             ExitCode::from(2)
         }
     }
@@ -301,11 +375,11 @@ fn grade(args: GradeArgs) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     for note in &report.notes {
-        eprintln!("note: {}", grader::report::escape::terminal(note));
+        errln!("note: {}", grader::report::escape::terminal(note));
     }
-    print!("{}", report::table::failures(&report));
-    print!("{}", report::table::render(&report));
-    println!(
+    out!("{}", report::table::failures(&report));
+    out!("{}", report::table::render(&report));
+    outln!(
         "seed {seed}: repeat with `grader grade {} --seed {seed}`",
         path.display()
     );
@@ -333,26 +407,26 @@ fn assignment_for(path: &std::path::Path, spec: Option<&str>) -> Result<Assignme
 fn progress_lines(event: Event<'_>) {
     match event {
         Event::Building { path, lab } => {
-            eprintln!("building {} as lab `{lab}` …", path.display())
+            errln!("building {} as lab `{lab}` …", path.display())
         }
         Event::NotCompiled { first_line } => {
-            eprintln!(
+            errln!(
                 "the submission does not compile: {}",
                 grader::report::escape::terminal(first_line)
             )
         }
         Event::Ignored { note } => {
-            eprintln!("note: {}", grader::report::escape::terminal(note))
+            errln!("note: {}", grader::report::escape::terminal(note))
         }
-        Event::BuildingEmulator => eprintln!(
-            "building the GPU emulator for the GPU items (first run only, about a minute) …"
-        ),
+        Event::BuildingEmulator => {
+            errln!("building the GPU emulator for the GPU items (first run only, about a minute) …")
+        }
         Event::Started {
             seed,
             backend_label,
             ..
-        } => eprintln!("grading with seed {seed}, GPU items on: {backend_label} …"),
-        Event::ItemFinished { item, result } => eprintln!(
+        } => errln!("grading with seed {seed}, GPU items on: {backend_label} …"),
+        Event::ItemFinished { item, result } => errln!(
             "test {} ... {} ({}/{})",
             item.id(),
             match result.status {
@@ -408,12 +482,18 @@ struct BatchArgs {
     force: bool,
     only: Vec<String>,
     cache: PathBuf,
-    /// `--slurm`, with its partition and gres.
-    slurm: Option<(Option<String>, Option<String>)>,
+    /// `--slurm`, with what its tasks ask of the cluster.
+    slurm: Option<SlurmArgs>,
+}
+
+/// What `grader batch --slurm` carries into its script besides the batch's own options.
+struct SlurmArgs {
+    resources: grader::batch::slurm::Resources,
+    unsandboxed: bool,
 }
 
 /// `grader batch`: grades a class with a progress bar, then prints a summary.
-fn batch(args: BatchArgs) -> Result<(), String> {
+fn batch(mut args: BatchArgs) -> Result<(), String> {
     if !args.dir.is_dir() {
         return Err(format!(
             "{} is not a folder; pass the folder that holds one subfolder per student",
@@ -429,18 +509,8 @@ fn batch(args: BatchArgs) -> Result<(), String> {
         ));
     }
     let seed = args.seed.unwrap_or_else(inputs::fresh_seed);
-    if let Some((partition, gres)) = args.slurm {
-        return write_slurm(
-            &args.dir,
-            &args.assignment,
-            &args.feedback,
-            &args.cache,
-            args.gpu,
-            seed,
-            args.force,
-            partition,
-            gres,
-        );
+    if let Some(slurm) = args.slurm.take() {
+        return write_slurm(&args, seed, slurm);
     }
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -508,78 +578,83 @@ fn batch(args: BatchArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
-    print!(
+    out!(
         "{}",
         report::escape::terminal(&grader::batch::summary_text(&summary))
     );
     if let Some(path) = &options.gradebook {
-        println!("gradebook: {}", path.display());
+        outln!("gradebook: {}", path.display());
     }
-    println!(
+    outln!(
         "feedback: {}/<student>/feedback.md and results.json",
         options.feedback.display()
     );
+    // Low grades are the students'; a submission the grader could not grade is a failure of
+    // this run (a Slurm task then shows FAILED, not COMPLETED).
+    let ungraded: Vec<&str> = summary
+        .records
+        .iter()
+        .filter(|r| r.outcome == grader::batch::Outcome::Error)
+        .map(|r| r.student.as_str())
+        .collect();
+    if !ungraded.is_empty() {
+        return Err(format!(
+            "could not grade {} of the submissions: {} (the `not graded` lines above say why)",
+            ungraded.len(),
+            ungraded.join(", ")
+        ));
+    }
     Ok(())
 }
 
 /// `grader batch --slurm`: writes the array script and the command to submit it.
-#[allow(clippy::too_many_arguments)]
-fn write_slurm(
-    dir: &std::path::Path,
-    assignment: &str,
-    feedback: &std::path::Path,
-    cache: &std::path::Path,
-    gpu: GpuMode,
-    seed: u64,
-    force: bool,
-    partition: Option<String>,
-    gres: Option<String>,
-) -> Result<(), String> {
+fn write_slurm(args: &BatchArgs, seed: u64, slurm: SlurmArgs) -> Result<(), String> {
     let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let students = grader::batch::students(dir).map_err(|e| e.to_string())?;
+    let students = grader::batch::students(&args.dir).map_err(|e| e.to_string())?;
     if students.is_empty() {
         return Err(format!(
             "{} has no submissions (no subfolders)",
-            dir.display()
+            args.dir.display()
         ));
     }
-    let assignment = if std::path::Path::new(assignment).exists() {
-        absolute(std::path::Path::new(assignment))
+    let assignment = if std::path::Path::new(&args.assignment).exists() {
+        absolute(std::path::Path::new(&args.assignment))
             .display()
             .to_string()
     } else {
-        assignment.to_string()
+        args.assignment.clone()
     };
     let grader =
         std::env::current_exe().map_err(|e| format!("cannot find this grader binary: {e}"))?;
     let script = grader::batch::slurm::script(&grader::batch::slurm::SlurmOptions {
         grader,
-        dir: absolute(dir),
+        dir: absolute(&args.dir),
         students,
         assignment,
-        feedback: absolute(feedback),
-        cache: absolute(cache),
-        gpu: match gpu {
+        feedback: absolute(&args.feedback),
+        cache: absolute(&args.cache),
+        gpu: match args.gpu {
             GpuMode::Auto => "auto",
             GpuMode::Real => "real",
             GpuMode::Emulate => "emulate",
             GpuMode::Off => "off",
         },
         seed,
-        partition,
-        gres,
-        force,
-    });
-    let folder = feedback.join("slurm");
+        resources: slurm.resources,
+        force: args.force,
+        unsandboxed: slurm.unsandboxed,
+    })
+    .map_err(|e| e.to_string())?;
+    let folder = args.feedback.join("slurm");
     std::fs::create_dir_all(&folder)
         .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
     let path = folder.join("grade.sbatch");
     std::fs::write(&path, script).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("wrote {}", path.display());
-    println!("submit it with: sbatch {}", path.display());
-    println!(
+    outln!("wrote {}", path.display());
+    outln!("submit it with: sbatch {}", path.display());
+    outln!(
         "when every task is done: grader collect {} --assignment … --out grades.csv",
-        feedback.display()
+        args.feedback.display()
     );
     Ok(())
 }
@@ -604,11 +679,11 @@ fn collect(
         unchanged: records.len(),
         records,
     };
-    print!(
+    out!(
         "{}",
         report::escape::terminal(&grader::batch::summary_text(&summary))
     );
-    println!("gradebook: {}", out.display());
+    outln!("gradebook: {}", out.display());
     Ok(())
 }
 
@@ -643,7 +718,7 @@ fn gradescope(args: &GradescopeArgs) -> Result<(), String> {
     let files = package
         .write(&args.out, args.force)
         .map_err(|e| e.to_string())?;
-    eprintln!(
+    errln!(
         "wrote {} ({files} files): upload it as the autograder of a Gradescope programming \
          assignment; its setup.sh installs the grader from {} at {}",
         args.out.display(),
@@ -668,7 +743,7 @@ fn release(
         (None, None) => return Err(ReleaseError::NoGraderSource.to_string()),
     };
     let n = grader::release::write(lab, &source, out, force).map_err(|e| e.to_string())?;
-    eprintln!("wrote {n} files to {}", out.display());
+    errln!("wrote {n} files to {}", out.display());
     Ok(())
 }
 

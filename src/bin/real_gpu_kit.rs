@@ -6,110 +6,9 @@
 //!
 //! Usage: `cargo run --bin real_gpu_kit -- KIT [NAME…]` (all variants when no name is given).
 
+use gpu_labs_e2e::kit::{edited_source, solution_of, Variant, EDITED_FILE, VARIANTS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-
-/// One crate of the kit: a lab's solution with `edits` made in `src/gpu.rs`, and the items a
-/// real GPU must fail it on.
-struct Variant {
-    name: &'static str,
-    /// The lab (`solutions/<lab>`, `templates/<lab>`).
-    lab: &'static str,
-    edits: &'static [(&'static str, &'static str)],
-    fails: &'static [&'static str],
-    /// Items that may fail too, downstream of the mistake (as in the e2e tests).
-    may_fail: &'static [&'static str],
-}
-
-const AFTER_LAUNCH: &str =
-    "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;";
-const BEFORE_CLOCK: &str = "stream.synchronize()?;\n    let start = Instant::now();";
-const EPOCH_END: &str =
-    "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n    stream.synchronize()?;\n";
-
-/// Each lab's solution and the faulty submissions whose verdict must not depend on the device.
-/// (A kernel without its bounds check may not fault on a real GPU: it is not here.) Host work
-/// passed off as GPU work is caught on a real GPU by the tracer the kit carries.
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "solution",
-        lab: "matmul",
-        edits: &[],
-        fails: &[],
-        may_fail: &[],
-    },
-    Variant {
-        name: "timer-without-synchronize",
-        lab: "matmul",
-        edits: &[
-            (
-                AFTER_LAUNCH,
-                "launch_product(stream, &kernel, (a, b, c), shape)?;",
-            ),
-            (BEFORE_CLOCK, "let start = Instant::now();"),
-        ],
-        fails: &["gpu_timer_sync"],
-        may_fail: &[],
-    },
-    Variant {
-        name: "clock-before-pending-work",
-        lab: "matmul",
-        edits: &[(BEFORE_CLOCK, "let start = Instant::now();")],
-        fails: &["gpu_timer_sync"],
-        may_fail: &[],
-    },
-    Variant {
-        name: "grid-too-small",
-        lab: "matmul",
-        edits: &[(
-            "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
-            "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
-        )],
-        fails: &["gpu_correct", "gpu_tiled_correct"],
-        may_fail: &[],
-    },
-    Variant {
-        name: "cublas-operands-swapped",
-        lab: "matmul",
-        edits: &[(
-            "unsafe { blas.gemm(config, &b_dev, &a_dev, &mut c_dev) }",
-            "unsafe { blas.gemm(config, &a_dev, &b_dev, &mut c_dev) }",
-        )],
-        fails: &["cublas_correct"],
-        may_fail: &[],
-    },
-    Variant {
-        name: "training-solution",
-        lab: "training",
-        edits: &[],
-        fails: &[],
-        may_fail: &[],
-    },
-    Variant {
-        name: "training-epoch-timer-without-synchronize",
-        lab: "training",
-        edits: &[(
-            EPOCH_END,
-            "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n",
-        )],
-        fails: &["time_gpu_epoch"],
-        may_fail: &[],
-    },
-    Variant {
-        name: "host-work",
-        lab: "matmul",
-        edits: &gpu_labs_e2e::HOST_WORK,
-        fails: &["cublas_correct", "gpu_correct", "gpu_tiled_correct"],
-        may_fail: &[],
-    },
-    Variant {
-        name: "training-host-step",
-        lab: "training",
-        edits: &[gpu_labs_e2e::HOST_STEP],
-        fails: &["gpu_epoch_mlp", "gpu_epoch_simple_nn"],
-        may_fail: &["time_gpu_epoch"],
-    },
-];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -126,15 +25,28 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let kit = std::path::absolute(&kit).unwrap_or(kit);
+    let chosen: Vec<&Variant> = VARIANTS
+        .iter()
+        .filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v.name))
+        .collect();
+    // Every edit is checked before anything is built: a solution that changed under a
+    // variant stops the build at once, naming each variant whose edit no longer applies.
+    let stale: Vec<String> = chosen
+        .iter()
+        .filter_map(|v| edited_source(v).err())
+        .collect();
+    if !stale.is_empty() {
+        for e in &stale {
+            eprintln!("error: {e}");
+        }
+        return ExitCode::from(2);
+    }
     eprintln!("building the tracer …");
     if let Err(e) = tracer(&kit) {
         eprintln!("error: the tracer: {e}");
         return ExitCode::from(2);
     }
-    for variant in VARIANTS
-        .iter()
-        .filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v.name))
-    {
+    for variant in chosen {
         eprintln!("building {} …", variant.name);
         if let Err(e) = build(&kit, variant) {
             eprintln!("error: {}: {e}", variant.name);
@@ -167,8 +79,10 @@ fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
     }
     // The crate a student has: the template's manifest (optimised, a workspace of its own)
     // with the solution's sources.
-    let solution = ws.join("solutions").join(variant.lab);
-    gpu_labs_e2e::edited_copy(&solution, &dir, "src/gpu.rs", variant.edits);
+    let source = edited_source(variant)?;
+    gpu_labs_e2e::copy_crate(&solution_of(variant), &dir);
+    std::fs::write(dir.join(EDITED_FILE), source)
+        .map_err(|e| format!("cannot write {EDITED_FILE}: {e}"))?;
     let manifest =
         std::fs::read_to_string(ws.join("templates").join(variant.lab).join("Cargo.toml"))
             .map_err(|e| format!("cannot read the template's Cargo.toml: {e}"))?
