@@ -332,3 +332,73 @@ fn a_submission_that_fills_the_disk_with_many_files_is_stopped() {
         "its files are gone ({used} bytes still used)"
     );
 }
+
+#[test]
+fn a_static_constructor_runs_already_confined_with_the_scan_turned_off() {
+    let (_root, instructor, home) = folders();
+    let planted = instructor.join("planted-by-constructor");
+    // Code in `.init_array` runs before the worker's `main`: the scan would refuse it, so it
+    // is turned off here, and the sandbox alone must hold (applied between fork and exec).
+    let ctor = format!(
+        "static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());\n\
+         #[used]\n#[link_section = \".init_array\"]\nstatic PLANT: extern \"C\" fn() = {{\n    \
+         extern \"C\" fn plant() {{\n        \
+         let wrote = std::fs::write({planted:?}, \"owned\").is_ok();\n        \
+         let sid = std::process::Command::new(\"setsid\").arg(\"true\").status().is_ok_and(|s| s.success());\n        \
+         let status = std::fs::read_to_string(\"/proc/self/status\").unwrap_or_default();\n        \
+         let uid = status.lines().find(|l| l.starts_with(\"Uid\")).unwrap_or(\"\").split_whitespace().nth(1).unwrap_or(\"\").to_string();\n        \
+         let seccomp = status.lines().find(|l| l.starts_with(\"Seccomp:\")).unwrap_or(\"\").to_string();\n        \
+         *SEEN.lock().unwrap() = format!(\"constructor ran: wrote {{wrote}}, setsid {{sid}}, uid {{uid}}, {{seccomp}}\");\n    \
+         }}\n    plant\n}};\n"
+    );
+    let dir = faulty_copy(
+        &solution(),
+        "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        &format!("{ctor}\npub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n    panic!(\"{{}}\", SEEN.lock().unwrap());\n"),
+    );
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["naive_correct"]);
+    let g = grade_from(
+        &instructor,
+        dir.path(),
+        &[
+            "--gpu",
+            "off",
+            "--assignment",
+            rubric.to_str().expect("utf-8 path"),
+        ],
+        &[
+            ("HOME", home.to_str().expect("utf-8 path")),
+            ("GPU_LABS_SOURCE_SCAN", "off-for-tests"),
+        ],
+    );
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert!(
+        !planted.exists(),
+        "the constructor wrote outside its scratch folder"
+    );
+    assert!(
+        std::fs::read_dir(&instructor).expect("ls").next().is_none(),
+        "nothing was written into the grader's folder"
+    );
+    let out = g.output("naive_correct");
+    // The constructor ran before `main`, and could do nothing: no write, no new session, not
+    // root, under the seccomp filter (mode 2).
+    assert!(
+        out.contains("constructor ran: wrote false, setsid false"),
+        "{out}\n{}\n{}",
+        g.stdout,
+        g.stderr
+    );
+    assert!(out.contains("Seccomp:\t2"), "{out}");
+    if running_as_root() {
+        assert!(!out.contains("uid 0,"), "{out}");
+    }
+}
+
+/// Whether these tests run as root (then workers must not be).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
