@@ -6,6 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+/// Whether the full suite runs: `GPU_LABS_FULL=1`, which `.ci/run` sets. The default
+/// `cargo test --workspace` is a newcomer's check of the main paths (one solution, one
+/// template, one fault of each family, one small batch) and finishes in a few minutes; the
+/// full suite adds every fault, every service and every hostile case.
+pub fn full_suite() -> bool {
+    std::env::var("GPU_LABS_FULL").is_ok_and(|v| v == "1")
+}
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

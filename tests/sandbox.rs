@@ -402,3 +402,151 @@ fn running_as_root() -> bool {
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
+
+/// The processes whose command line contains `marker`, as (pid, command).
+fn processes_named(marker: &str) -> Vec<(String, String)> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let state = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'));
+            (cmd.contains(marker) && !zombie)
+                .then(|| (e.file_name().to_string_lossy().into_owned(), cmd))
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_during_a_build_leaves_no_cargo_or_rustc_running() {
+    // A cache of its own, so the build has its dependencies to compile and is still running.
+    let cache = tempfile::tempdir().expect("cache");
+    let marker = cache.path().to_str().expect("utf-8 path").to_string();
+    let mut grader = std::process::Command::new(gpu_labs_e2e::grader_bin())
+        .args(["grade", solution().to_str().expect("utf-8"), "--gpu", "off"])
+        .env("GPU_LABS_CACHE", cache.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("grader starts");
+    let started = std::time::Instant::now();
+    while !processes_named(&marker)
+        .iter()
+        .any(|(_, cmd)| cmd.contains("rustc") && cmd.contains("--crate-name"))
+    {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "no compiler started within two minutes"
+        );
+        assert!(
+            grader.try_wait().expect("wait").is_none(),
+            "grader ended early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // As Ctrl-C in its terminal would (the build is in a group of its own, which that misses).
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &grader.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let status = grader.wait().expect("grader ends");
+    assert_eq!(status.code(), Some(130), "ends as interrupted: {status:?}");
+    // The kernel may take a moment to tear down what was killed.
+    let started = std::time::Instant::now();
+    while !processes_named(&marker).is_empty() && started.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        processes_named(&marker),
+        Vec::new(),
+        "nothing of the build is left"
+    );
+}
+
+#[test]
+fn a_build_that_keeps_the_compiler_busy_is_stopped_at_its_limit() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("full suite only (GPU_LABS_FULL=1): a build held to its CPU limit");
+        return;
+    }
+    // A constant computed by a loop that never ends: the compiler evaluates it for ever.
+    let dir = faulty_copy(
+        &solution(),
+        "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        "#[allow(long_running_const_eval)]\npub const SPIN: u64 = { let mut i = 1u64; while i != 0 { i = i.wrapping_mul(3); } i };\npub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+    );
+    let started = std::time::Instant::now();
+    let g = gpu_labs_e2e::grade_with_env(
+        dir.path(),
+        &["--gpu", "off"],
+        &[("GPU_LABS_BUILD_CPU_SECS", "20")],
+    );
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert!(
+        g.stdout.contains("the compiler was stopped")
+            || g.output("naive_correct")
+                .contains("the compiler was stopped"),
+        "{}",
+        g.stdout
+    );
+    assert!(started.elapsed().as_secs() < 240, "stopped near its limit");
+    assert_eq!(processes_named("SPIN"), Vec::new());
+}
+
+/// The speedup the report's line for `id` shows ("12.3× faster than naive").
+fn speedup_shown(g: &Graded, id: &str) -> f64 {
+    let line = g
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(id))
+        .unwrap_or_else(|| panic!("no line for {id}: {}", g.stdout));
+    line.split_whitespace()
+        .find_map(|w| w.strip_suffix('×').and_then(|n| n.parse().ok()))
+        .unwrap_or_else(|| panic!("no speedup on: {line}"))
+}
+
+#[test]
+fn children_left_busy_cannot_slow_the_yardstick_and_do_not_outlive_the_worker() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("full suite only (GPU_LABS_FULL=1): two speed gradings");
+        return;
+    }
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["fast_speedup"]);
+    let args = [
+        "--gpu",
+        "off",
+        "--assignment",
+        rubric.to_str().expect("utf-8 path"),
+    ];
+    let honest = gpu_labs_e2e::grade(&solution(), &args);
+    // On its first call it leaves two processes spinning, one per core of a small machine:
+    // were they left running while the worker is held, the yardstick would run at a third of
+    // its speed and the submission look three times as fast.
+    let dir = faulty_copy(
+        &solution(),
+        "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n    static SPAWNED: std::sync::Once = std::sync::Once::new();\n    SPAWNED.call_once(|| { for _ in 0..2 { let _ = std::process::Command::new(\"sh\").args([\"-c\", \"while :; do :; done; echo busy-9373\"]).spawn(); } });\n",
+    );
+    let hostile = gpu_labs_e2e::grade(dir.path(), &args);
+    let (h, x) = (
+        speedup_shown(&honest, "fast_speedup"),
+        speedup_shown(&hostile, "fast_speedup"),
+    );
+    eprintln!("speedup: honest {h:.1}×, with busy children {x:.1}×");
+    assert!(
+        x < h * 1.5,
+        "the busy children slowed the yardstick: {x:.1}× against {h:.1}× alone"
+    );
+    assert!(hostile.score("fast_speedup") <= honest.score("fast_speedup"));
+    assert_eq!(
+        processes_named("busy-9373"),
+        Vec::new(),
+        "none outlived its worker"
+    );
+}
