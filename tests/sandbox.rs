@@ -525,13 +525,25 @@ fn children_left_busy_cannot_slow_the_yardstick_and_do_not_outlive_the_worker() 
         rubric.to_str().expect("utf-8 path"),
     ];
     let honest = gpu_labs_e2e::grade(&solution(), &args);
-    // On its first call it leaves two processes spinning, one per core of a small machine:
-    // were they left running while the worker is held, the yardstick would run at a third of
-    // its speed and the submission look three times as fast.
+    // Four processes that spin only while the submission's own code is not running (it tells
+    // them through a pipe when it starts and ends): were they left running while the worker is
+    // held, the yardstick would share two cores with four spinners, and the submission look
+    // two or three times as fast as it is.
+    let spinner = "import os, time\nos.set_blocking(0, False)\nrunning = False\nwhile True:\n    try:\n        d = os.read(0, 4096)\n        if not d:\n            break\n        running = d[-1:] == b'1'\n    except BlockingIOError:\n        pass\n    if running:\n        time.sleep(0.0002)\n    else:\n        for _ in range(2000):\n            pass\n";
+    let wrapper = format!(
+        "static SPINNERS: std::sync::Mutex<Vec<std::process::ChildStdin>> = std::sync::Mutex::new(Vec::new());\n\
+         fn tell(what: &[u8]) {{\n    let mut s = SPINNERS.lock().unwrap();\n    if s.is_empty() {{\n        \
+         for _ in 0..4 {{\n            if let Ok(mut c) = std::process::Command::new(\"python3\").args([\"-c\", {spinner:?}, \"busy-9373\"]).stdin(std::process::Stdio::piped()).spawn() {{\n                \
+         s.extend(c.stdin.take());\n            }}\n        }}\n    }}\n    \
+         for p in s.iter_mut() {{ let _ = std::io::Write::write_all(p, what); }}\n}}\n\
+         pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n    \
+         tell(b\"1\");\n    let c = matmul_fast_inner(a, b);\n    tell(b\"0\");\n    c\n}}\n\
+         fn matmul_fast_inner(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n"
+    );
     let dir = faulty_copy(
         &solution(),
         "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
-        "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n    static SPAWNED: std::sync::Once = std::sync::Once::new();\n    SPAWNED.call_once(|| { for _ in 0..2 { let _ = std::process::Command::new(\"sh\").args([\"-c\", \"while :; do :; done; echo busy-9373\"]).spawn(); } });\n",
+        &wrapper,
     );
     let hostile = gpu_labs_e2e::grade(dir.path(), &args);
     let (h, x) = (
