@@ -562,3 +562,24 @@ fn children_left_busy_cannot_slow_the_yardstick_and_do_not_outlive_the_worker() 
         "none outlived its worker"
     );
 }
+
+#[test]
+fn memory_spread_over_many_processes_is_held_to_the_workers_limit() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("full suite only (GPU_LABS_FULL=1): five processes of 1.2 GiB each");
+        return;
+    }
+    let (_root, instructor, home) = folders();
+    // Each child stays under the 4 GiB a process may map; together they hold 6 GiB.
+    let g = grade_hostile(
+        "    let mut kids = Vec::new();\n    for _ in 0..5 { kids.push(std::process::Command::new(\"python3\").args([\"-c\", \"import time\\nb = b'x' * (1200 << 20)\\ntime.sleep(600)\", \"hog-4411\"]).spawn().expect(\"python3\")); }\n    std::thread::sleep(std::time::Duration::from_secs(60));\n    panic!(\"the hogs were left alone\");",
+        &instructor,
+        &home,
+    );
+    only_naive_lost(&g, "ran out of memory");
+    assert_eq!(
+        processes_named("hog-4411"),
+        Vec::new(),
+        "none outlived its worker"
+    );
+}
