@@ -368,3 +368,254 @@ fn a_submission_that_fills_the_disk_with_many_files_is_stopped() {
         "its files are gone ({used} bytes still used)"
     );
 }
+
+#[test]
+fn a_static_constructor_runs_already_confined_with_the_scan_turned_off() {
+    let (_root, instructor, home) = folders();
+    let planted = instructor.join("planted-by-constructor");
+    // Code in `.init_array` runs before the worker's `main`: the scan would refuse it, so it
+    // is turned off here, and the sandbox alone must hold (applied between fork and exec).
+    let ctor = format!(
+        "static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());\n\
+         #[used]\n#[link_section = \".init_array\"]\nstatic PLANT: extern \"C\" fn() = {{\n    \
+         extern \"C\" fn plant() {{\n        \
+         let wrote = std::fs::write({planted:?}, \"owned\").is_ok();\n        \
+         let sid = std::process::Command::new(\"setsid\").arg(\"true\").status().is_ok_and(|s| s.success());\n        \
+         let status = std::fs::read_to_string(\"/proc/self/status\").unwrap_or_default();\n        \
+         let uid = status.lines().find(|l| l.starts_with(\"Uid\")).unwrap_or(\"\").split_whitespace().nth(1).unwrap_or(\"\").to_string();\n        \
+         let seccomp = status.lines().find(|l| l.starts_with(\"Seccomp:\")).unwrap_or(\"\").to_string();\n        \
+         *SEEN.lock().unwrap() = format!(\"constructor ran: wrote {{wrote}}, setsid {{sid}}, uid {{uid}}, {{seccomp}}\");\n    \
+         }}\n    plant\n}};\n"
+    );
+    let dir = faulty_copy(
+        &solution(),
+        "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        &format!("{ctor}\npub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n    panic!(\"{{}}\", SEEN.lock().unwrap());\n"),
+    );
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["naive_correct"]);
+    let g = grade_from(
+        &instructor,
+        dir.path(),
+        &[
+            "--gpu",
+            "off",
+            "--assignment",
+            rubric.to_str().expect("utf-8 path"),
+        ],
+        &[
+            ("HOME", home.to_str().expect("utf-8 path")),
+            ("GPU_LABS_SOURCE_SCAN", "off-for-tests"),
+        ],
+    );
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert!(
+        !planted.exists(),
+        "the constructor wrote outside its scratch folder"
+    );
+    assert!(
+        std::fs::read_dir(&instructor).expect("ls").next().is_none(),
+        "nothing was written into the grader's folder"
+    );
+    let out = g.output("naive_correct");
+    // The constructor ran before `main`, and could do nothing: no write, no new session, not
+    // root, under the seccomp filter (mode 2).
+    assert!(
+        out.contains("constructor ran: wrote false, setsid false"),
+        "{out}\n{}\n{}",
+        g.stdout,
+        g.stderr
+    );
+    assert!(out.contains("Seccomp:\t2"), "{out}");
+    if running_as_root() {
+        assert!(!out.contains("uid 0,"), "{out}");
+    }
+}
+
+/// Whether these tests run as root (then workers must not be).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+/// The processes whose command line contains `marker`, as (pid, command).
+fn processes_named(marker: &str) -> Vec<(String, String)> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let state = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'));
+            (cmd.contains(marker) && !zombie)
+                .then(|| (e.file_name().to_string_lossy().into_owned(), cmd))
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_during_a_build_leaves_no_cargo_or_rustc_running() {
+    // A cache of its own, so the build has its dependencies to compile and is still running.
+    let cache = tempfile::tempdir().expect("cache");
+    let marker = cache.path().to_str().expect("utf-8 path").to_string();
+    let mut grader = std::process::Command::new(gpu_labs_e2e::grader_bin())
+        .args(["grade", solution().to_str().expect("utf-8"), "--gpu", "off"])
+        .env("GPU_LABS_CACHE", cache.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("grader starts");
+    let started = std::time::Instant::now();
+    while !processes_named(&marker)
+        .iter()
+        .any(|(_, cmd)| cmd.contains("rustc") && cmd.contains("--crate-name"))
+    {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "no compiler started within two minutes"
+        );
+        assert!(
+            grader.try_wait().expect("wait").is_none(),
+            "grader ended early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // As Ctrl-C in its terminal would (the build is in a group of its own, which that misses).
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &grader.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let status = grader.wait().expect("grader ends");
+    assert_eq!(status.code(), Some(130), "ends as interrupted: {status:?}");
+    // The kernel may take a moment to tear down what was killed.
+    let started = std::time::Instant::now();
+    while !processes_named(&marker).is_empty() && started.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        processes_named(&marker),
+        Vec::new(),
+        "nothing of the build is left"
+    );
+}
+
+#[test]
+fn a_build_that_keeps_the_compiler_busy_is_stopped_at_its_limit() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("full suite only (GPU_LABS_FULL=1): a build held to its CPU limit");
+        return;
+    }
+    // A constant computed by a loop that never ends: the compiler evaluates it for ever.
+    let dir = faulty_copy(
+        &solution(),
+        "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        "#[allow(long_running_const_eval)]\npub const SPIN: u64 = { let mut i = 1u64; while i != 0 { i = i.wrapping_mul(3); } i };\npub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+    );
+    let started = std::time::Instant::now();
+    let g = gpu_labs_e2e::grade_with_env(
+        dir.path(),
+        &["--gpu", "off"],
+        &[("GPU_LABS_BUILD_CPU_SECS", "20")],
+    );
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert!(
+        g.stdout.contains("the compiler was stopped")
+            || g.output("naive_correct")
+                .contains("the compiler was stopped"),
+        "{}",
+        g.stdout
+    );
+    assert!(started.elapsed().as_secs() < 240, "stopped near its limit");
+    assert_eq!(processes_named("SPIN"), Vec::new());
+}
+
+/// The speedup the report's line for `id` shows ("12.3× faster than naive").
+fn speedup_shown(g: &Graded, id: &str) -> f64 {
+    let line = g
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(id))
+        .unwrap_or_else(|| panic!("no line for {id}: {}", g.stdout));
+    line.split_whitespace()
+        .find_map(|w| w.strip_suffix('×').and_then(|n| n.parse().ok()))
+        .unwrap_or_else(|| panic!("no speedup on: {line}"))
+}
+
+#[test]
+fn children_left_busy_cannot_slow_the_yardstick_and_do_not_outlive_the_worker() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("full suite only (GPU_LABS_FULL=1): two speed gradings");
+        return;
+    }
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["fast_speedup"]);
+    let args = [
+        "--gpu",
+        "off",
+        "--assignment",
+        rubric.to_str().expect("utf-8 path"),
+    ];
+    let honest = gpu_labs_e2e::grade(&solution(), &args);
+    // Four processes that spin only while the submission's own code is not running (it tells
+    // them through a pipe when it starts and ends): were they left running while the worker is
+    // held, the yardstick would share two cores with four spinners, and the submission look
+    // two or three times as fast as it is.
+    let spinner = "import os, time\nos.set_blocking(0, False)\nrunning = False\nwhile True:\n    try:\n        d = os.read(0, 4096)\n        if not d:\n            break\n        running = d[-1:] == b'1'\n    except BlockingIOError:\n        pass\n    if running:\n        time.sleep(0.0002)\n    else:\n        for _ in range(2000):\n            pass\n";
+    let wrapper = format!(
+        "static SPINNERS: std::sync::Mutex<Vec<std::process::ChildStdin>> = std::sync::Mutex::new(Vec::new());\n\
+         fn tell(what: &[u8]) {{\n    let mut s = SPINNERS.lock().unwrap();\n    if s.is_empty() {{\n        \
+         for _ in 0..4 {{\n            if let Ok(mut c) = std::process::Command::new(\"python3\").args([\"-c\", {spinner:?}, \"busy-9373\"]).stdin(std::process::Stdio::piped()).spawn() {{\n                \
+         s.extend(c.stdin.take());\n            }}\n        }}\n    }}\n    \
+         for p in s.iter_mut() {{ let _ = std::io::Write::write_all(p, what); }}\n}}\n\
+         pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n    \
+         tell(b\"1\");\n    let c = matmul_fast_inner(a, b);\n    tell(b\"0\");\n    c\n}}\n\
+         fn matmul_fast_inner(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n"
+    );
+    let dir = faulty_copy(
+        &solution(),
+        "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        &wrapper,
+    );
+    let hostile = gpu_labs_e2e::grade(dir.path(), &args);
+    let (h, x) = (
+        speedup_shown(&honest, "fast_speedup"),
+        speedup_shown(&hostile, "fast_speedup"),
+    );
+    eprintln!("speedup: honest {h:.1}×, with busy children {x:.1}×");
+    assert!(
+        x < h * 1.5,
+        "the busy children slowed the yardstick: {x:.1}× against {h:.1}× alone"
+    );
+    assert!(hostile.score("fast_speedup") <= honest.score("fast_speedup"));
+    assert_eq!(
+        processes_named("busy-9373"),
+        Vec::new(),
+        "none outlived its worker"
+    );
+}
+
+#[test]
+fn memory_spread_over_many_processes_is_held_to_the_workers_limit() {
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("full suite only (GPU_LABS_FULL=1): five processes of 1.2 GiB each");
+        return;
+    }
+    let (_root, instructor, home) = folders();
+    // Each child stays under the 4 GiB a process may map; together they hold 6 GiB.
+    let g = grade_hostile(
+        "    let mut kids = Vec::new();\n    for _ in 0..5 { kids.push(std::process::Command::new(\"python3\").args([\"-c\", \"import time\\nb = b'x' * (1200 << 20)\\ntime.sleep(600)\", \"hog-4411\"]).spawn().expect(\"python3\")); }\n    std::thread::sleep(std::time::Duration::from_secs(60));\n    panic!(\"the hogs were left alone\");",
+        &instructor,
+        &home,
+    );
+    only_naive_lost(&g, "ran out of memory");
+    assert_eq!(
+        processes_named("hog-4411"),
+        Vec::new(),
+        "none outlived its worker"
+    );
+}

@@ -298,6 +298,49 @@ fn describe_dependency(spec: &toml::Value) -> String {
 /// before it is stopped as the submission's fault (a batch must not wait on it for ever).
 pub const BUILD_LIMIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
+/// The memory one process of a build (cargo, each rustc) may map for its data.
+pub const BUILD_PROCESS_MEMORY: u64 = 6 << 30;
+
+/// The memory a whole build may hold resident (all its compilers together), read from
+/// `/proc` every half second; past it the build is stopped like one past its time.
+pub const BUILD_TREE_MEMORY: u64 = 8 << 30;
+
+/// The CPU time one compiler of a build may use: far more than any dependency takes, so
+/// code that keeps the compiler working without end is stopped long before [`BUILD_LIMIT`].
+pub const BUILD_PROCESS_CPU_SECS: u64 = 300;
+
+/// [`BUILD_PROCESS_CPU_SECS`], or less where `GPU_LABS_BUILD_CPU_SECS` says so (a test hook:
+/// it never raises the limit).
+fn build_cpu_secs() -> u64 {
+    std::env::var("GPU_LABS_BUILD_CPU_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(BUILD_PROCESS_CPU_SECS, |v: u64| {
+            v.clamp(1, BUILD_PROCESS_CPU_SECS)
+        })
+}
+
+/// A build in its own process group (ended whole at its limit, and on Ctrl-C: see
+/// `sandbox::tree`), each of its processes held to [`BUILD_PROCESS_MEMORY`] and
+/// [`BUILD_PROCESS_CPU_SECS`], soft and hard, whatever the shell allowed.
+#[cfg(unix)]
+fn limit_build(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    let cpu_secs = build_cpu_secs();
+    // SAFETY: the closure runs between fork and exec and makes only getrlimit and setrlimit
+    // calls.
+    unsafe {
+        command.pre_exec(move || {
+            use crate::sandbox::limits::set_limit;
+            set_limit(libc::RLIMIT_DATA, BUILD_PROCESS_MEMORY)?;
+            set_limit(libc::RLIMIT_CPU, cpu_secs)?;
+            set_limit(libc::RLIMIT_CORE, 0)?;
+            Ok(())
+        });
+    }
+}
+
 /// Runs `command` to the end and collects its output, or stops it (its whole process group:
 /// cargo and the compilers it started) after `limit` and returns `None`.
 fn output_within(
@@ -306,11 +349,13 @@ fn output_within(
 ) -> std::io::Result<Option<std::process::Output>> {
     use std::io::Read;
     #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    limit_build(&mut command);
     let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()?;
+    #[cfg(unix)]
+    crate::sandbox::tree::register(child.id() as i32);
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -333,22 +378,36 @@ fn output_within(
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
     let started = std::time::Instant::now();
+    let mut polls = 0u32;
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break Some(status);
         }
-        if started.elapsed() >= limit {
+        polls += 1;
+        #[cfg(unix)]
+        let over_memory = polls.is_multiple_of(10)
+            && crate::sandbox::tree::members(child.id() as i32)
+                .iter()
+                .map(|(_, rss)| rss)
+                .sum::<u64>()
+                > BUILD_TREE_MEMORY;
+        #[cfg(not(unix))]
+        let over_memory = false;
+        if started.elapsed() >= limit || over_memory {
             #[cfg(unix)]
-            // SAFETY: signals the process group this function created for the build.
-            unsafe {
-                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-            }
+            crate::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
             let _ = child.kill();
             let _ = child.wait();
             break None;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
+    #[cfg(unix)]
+    {
+        // Whatever it left running (a compiler cargo did not wait for) ends with it.
+        crate::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
+        crate::sandbox::tree::forget(child.id() as i32);
+    }
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
     Ok(status.map(|status| std::process::Output {
@@ -542,6 +601,18 @@ pub fn build(
             return Err(StageError::Harness(error.trim_end().to_string()));
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
+        if stderr.contains("SIGXCPU") || stderr.contains("SIGKILL") {
+            // A compiler held to its limits (time or memory) and stopped.
+            return Ok(Build::CompileError(format!(
+                "error: the compiler was stopped: compiling this code took more than {} s of \
+                 CPU time or {} GiB of memory in one compiler, far more than the lab needs: \
+                 look for code that keeps the compiler working without end (a constant \
+                 computed by a loop that never ends, types or constants that recurse, a huge \
+                 array literal)",
+                build_cpu_secs(),
+                BUILD_PROCESS_MEMORY >> 30
+            )));
+        }
         let cargo_error: Vec<&str> = stderr
             .lines()
             .skip_while(|l| !l.starts_with("error"))
@@ -579,6 +650,27 @@ mod build_limit_tests {
         assert!(out.is_none());
         // The background sleep held the output pipe: it was stopped too, or this would wait.
         assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn every_process_of_a_build_is_held_to_its_limits_whatever_the_shell_allowed() {
+        let mut probe = Command::new("sh");
+        // dash and bash both print data (KiB) and CPU time (s) limits this way.
+        probe.args(["-c", "ulimit -d; ulimit -t; ulimit -H -t"]);
+        let out = output_within(probe, Duration::from_secs(30))
+            .unwrap()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                (super::BUILD_PROCESS_MEMORY >> 10).to_string(),
+                super::build_cpu_secs().to_string(),
+                super::build_cpu_secs().to_string()
+            ],
+            "{text}"
+        );
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub enum DeathCause {
     Tampered,
     /// Wrote more to its scratch folder than a worker may (in bytes or in files).
     WroteTooMuch,
+    /// Its processes together were more than a worker may have.
+    TooManyProcesses,
 }
 
 /// The supervisor could not run the worker at all (never the student's fault).
@@ -80,6 +82,9 @@ pub enum SupervisorError {
         program: PathBuf,
         source: std::io::Error,
     },
+    /// The worker's sandbox could not be prepared.
+    #[error("cannot prepare the worker's sandbox: {0}")]
+    Sandbox(String),
     /// GPU items cannot run here as asked (no emulator, no device).
     #[error("GPU items cannot run: {0}")]
     Gpu(String),
@@ -130,6 +135,11 @@ impl Death {
                 crate::sandbox::limits::SCRATCH_BYTES >> 30,
                 crate::sandbox::limits::SCRATCH_FILES
             ),
+            DeathCause::TooManyProcesses => format!(
+                "started more than {} processes and was stopped: a graded function has no reason \
+                 to start processes",
+                crate::sandbox::limits::PROCESSES
+            ),
             DeathCause::Exited(code) => format!(
                 "ended the program (exit code {code}) before the grader got its result: do not \
                  call `std::process::exit` in lab code"
@@ -173,6 +183,10 @@ pub struct Stop {
 /// How often the watchdog looks at a running worker's scratch folder.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
+/// Every how many looks it also reads the memory and processes of the worker's whole tree
+/// from `/proc` (every half second).
+const TREE_EVERY: u32 = 5;
+
 /// One worker process, from start to report: the supervisor waits for its stops at
 /// checkpoints (reading its own clock), hands over work through the shared region while it is
 /// stopped, and lets it continue. A watchdog kills it at the item's timeout.
@@ -208,26 +222,63 @@ impl Session {
         let region_path = scratch.path().join("stopwatch");
         let region = Region::create(&region_path, words)
             .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
-        order.stopwatch = Some(region_path);
-        let mut spec = crate::sandbox::spec_for(
-            scratch.path(),
-            &command.program,
-            command.cwd.as_deref(),
-            &command.env,
-            order.backend,
-        );
+        order.stopwatch = Some(region_path.clone());
+        let identity = crate::sandbox::available()
+            .any()
+            .then_some(())
+            .filter(|()| crate::sandbox::limits::as_root())
+            .map(|()| crate::sandbox::limits::worker_identity());
         let kernel_cache = command
             .kernel_cache
             .clone()
             .unwrap_or_else(|| scratch.path().join("kernels"));
-        if std::fs::create_dir_all(&kernel_cache).is_ok()
-            && !kernel_cache.starts_with(scratch.path())
-        {
+        let kernel_cache_made = std::fs::create_dir_all(&kernel_cache).is_ok();
+        // A worker of a grader run as root is not root: what it needs is given to it.
+        let mut program = command.program.clone();
+        let mut cwd = command.cwd.clone();
+        let mut env = command.env.clone();
+        #[cfg(unix)]
+        if let Some(id) = identity {
+            let library_path = env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "LD_LIBRARY_PATH")
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
+            let given = crate::sandbox::root::give(
+                scratch.path(),
+                &program,
+                cwd.as_deref(),
+                library_path.as_ref(),
+            )
+            .map_err(SupervisorError::Scratch)?;
+            program = given.program;
+            cwd = given.cwd;
+            if let Some(path) = given.library_path {
+                env.push(("LD_LIBRARY_PATH".into(), path));
+            }
+            crate::sandbox::root::own(scratch.path(), id).map_err(SupervisorError::Scratch)?;
+            if kernel_cache_made && !kernel_cache.starts_with(scratch.path()) {
+                crate::sandbox::root::own(&kernel_cache, id).map_err(SupervisorError::Scratch)?;
+            }
+        }
+        let mut spec = crate::sandbox::spec_for(
+            scratch.path(),
+            &program,
+            cwd.as_deref(),
+            &env,
+            order.backend,
+        );
+        if kernel_cache_made && !kernel_cache.starts_with(scratch.path()) {
             spec.writable.push(kernel_cache.clone());
         }
+        // The sandbox is made here and applied by the worker's child before its program
+        // starts; the worker applies it once more itself, a check that costs little.
+        let prepared = crate::sandbox::child::Prepared::new(&spec)
+            .map_err(|e| SupervisorError::Sandbox(e.to_string()))?;
         order.sandbox = Some(spec);
 
-        let mut cmd = Command::new(&command.program);
+        let mut cmd = Command::new(&program);
         // Only the variables a worker needs: nothing of the instructor's reaches student code.
         crate::sandbox::clean_environment(&mut cmd);
         cmd.arg(WORKER_FLAG)
@@ -237,20 +288,18 @@ impl Session {
             .env("RUST_BACKTRACE", "0")
             // Temporary files (the C++ compiler's) go to the one folder it may write.
             .env("TMPDIR", scratch.path());
-        if let Some(cwd) = &command.cwd {
+        if let Some(cwd) = &cwd {
             cmd.current_dir(cwd);
         }
-        for (k, v) in &command.env {
+        for (k, v) in &env {
             cmd.env(k, v);
         }
         // The emulator compiles kernels into this submission's own cache: a shared cache
         // that one submission's code could write would let it swap the kernels another runs.
         // (The grader's own kernel is never taken from a cache: see `gpu::busy`.)
         cmd.env(KERNEL_CACHE, &kernel_cache);
-        crate::sandbox::limits::install(
-            &mut cmd,
-            crate::sandbox::limits::Limits::for_worker(order.backend, item.timeout_secs),
-        );
+        let limits = crate::sandbox::limits::Limits::for_worker(order.backend, item.timeout_secs);
+        crate::sandbox::limits::install(&mut cmd, limits, prepared);
         let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
             program: command.program.clone(),
             source,
@@ -266,17 +315,23 @@ impl Session {
         let stdout = child.stdout.take().map(Capture::start);
         let stderr = child.stderr.take().map(Capture::start);
         let pid = child.id() as i32;
+        crate::sandbox::tree::register(pid);
         let killed_for = Arc::new(OnceLock::new());
         let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
         let limit = Duration::from_secs_f64(item.timeout_secs);
         let timeout_secs = item.timeout_secs;
         let why = Arc::clone(&killed_for);
         let watched = [scratch.path().to_path_buf(), kernel_cache];
-        // The watchdog: the timeout, and the scratch folder's size (a file-size limit alone
-        // lets a worker fill the disk with many files).
+        let tree_memory = limits.memory;
+        let count_processes = !limits.protections.processes && limits.protections.any();
+        // The watchdog: the timeout, the scratch folder's size (a file-size limit alone
+        // lets a worker fill the disk with many files), and what its whole process tree holds
+        // (a limit per process is none for a tree: each child would get its own).
         std::thread::spawn(move || {
             let started = Instant::now();
+            let mut ticks = 0u32;
             loop {
+                ticks += 1;
                 let left = limit.saturating_sub(started.elapsed());
                 match cancelled.recv_timeout(left.min(WATCH_EVERY)) {
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -286,6 +341,18 @@ impl Session {
                     DeathCause::TimedOut(timeout_secs)
                 } else if crate::sandbox::limits::written_over(&watched) {
                     DeathCause::WroteTooMuch
+                } else if ticks.is_multiple_of(TREE_EVERY) {
+                    let members = crate::sandbox::tree::members(pid);
+                    let resident: u64 = members.iter().map(|(_, rss)| rss).sum();
+                    if tree_memory.is_some_and(|limit| resident > limit) {
+                        DeathCause::OutOfMemory
+                    } else if count_processes
+                        && members.len() as u64 > crate::sandbox::limits::PROCESSES
+                    {
+                        DeathCause::TooManyProcesses
+                    } else {
+                        continue;
+                    }
                 } else {
                     continue;
                 };
@@ -318,6 +385,9 @@ impl Session {
         match wait_for(self.pid) {
             Waited::Stopped => {
                 let at = Instant::now();
+                // Whatever else it started stops too: nothing of the submission runs while
+                // the worker is held (the yardstick may be measured meanwhile).
+                crate::sandbox::tree::signal(self.pid, libc::SIGSTOP);
                 self.stopped = true;
                 if let Some(path) = self.order.stopwatch.take() {
                     let _ = std::fs::remove_file(path);
@@ -341,7 +411,7 @@ impl Session {
             .set(crate::stopwatch::region::Field::Checkpoint, 0);
         self.stopped = false;
         let now = Instant::now();
-        kill(self.pid, Signal::Continue);
+        crate::sandbox::tree::signal(self.pid, libc::SIGCONT);
         now
     }
 
@@ -365,7 +435,7 @@ impl Session {
             let _ = cancel.send(());
         }
         // Whatever it started that is still running ends with it.
-        crate::sandbox::limits::end_group(self.pid);
+        end_tree(self.pid);
         let take = |c: Option<Capture>| {
             c.map(|c| {
                 let kept = c.finish(Duration::from_millis(500));
@@ -431,7 +501,7 @@ impl Drop for Session {
             kill(self.pid, Signal::Kill);
             while self.next_stop().is_some() {}
         }
-        crate::sandbox::limits::end_group(self.pid);
+        end_tree(self.pid);
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }
@@ -440,20 +510,21 @@ impl Drop for Session {
 
 /// The signals the supervisor sends.
 enum Signal {
-    Continue,
     Kill,
 }
 
+/// Kills the worker `pid` and its whole tree (a stopped tree dies too).
 #[cfg(unix)]
 fn kill(pid: i32, signal: Signal) {
-    let sig = match signal {
-        Signal::Continue => libc::SIGCONT,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: sends a signal to the worker this supervisor started (and has not yet reaped).
-    unsafe {
-        libc::kill(pid, sig);
-    }
+    let Signal::Kill = signal;
+    crate::sandbox::tree::signal(pid, libc::SIGKILL);
+}
+
+/// Ends the worker `pid`'s whole process group (children it started that outlived it) and
+/// takes it off the list ended on Ctrl-C.
+fn end_tree(pid: i32) {
+    crate::sandbox::tree::signal(pid, libc::SIGKILL);
+    crate::sandbox::tree::forget(pid);
 }
 
 /// What waiting for a worker found.

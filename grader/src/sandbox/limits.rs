@@ -149,14 +149,14 @@ fn can_unshare(_: libc::c_int, _: bool) -> bool {
 /// from there, beyond any account's or a container's usual range.
 const WORKER_UIDS: u32 = 1 << 30;
 
-/// How a worker of a grader run as root leaves root behind: it enters a new user namespace in
-/// which it is root, mapped outside to a uid that no account uses, so the kernel
-/// holds it to the process limit, and it cannot signal, trace or read the memory of the
-/// grader or any process of another user (the other workers are held off by Landlock's scopes
-/// and the seccomp filter, as for a grader run by an ordinary user). Root's own uid is mapped too (as uid 1 inside), so what root's
-/// files allow root still holds for it (its program, the GPU libraries in root's home, its
-/// scratch folder): Landlock decides which of them it may touch. The seccomp filter then
-/// refuses every change of uid, so it cannot become that uid 1.
+/// How a worker of a grader run as root gets a process limit of its own: it enters a new user
+/// namespace in which only the workers' uid (see [`worker_identity`]) is mapped, to itself,
+/// becomes that uid there (see [`super::child::Prepared::drop_root`]: no groups, no
+/// capabilities), and the kernel counts its processes in its own namespace. It cannot signal,
+/// trace or read the memory of the grader or any process of another user (the other workers
+/// are held off by Landlock's scopes and the seccomp filter, as for a grader run by an ordinary
+/// user); root's files are open to it only as far as they are to any user, and Landlock decides
+/// which of those it may touch.
 ///
 /// A namespace's maps can only be written from outside it, so a helper process, started
 /// before the namespace, writes them and ends.
@@ -168,17 +168,14 @@ struct RootMap {
 
 #[cfg(target_os = "linux")]
 impl RootMap {
-    /// How many uids the workers of root-run graders use, from [`WORKER_UIDS`].
-    const RANGE: u32 = 1 << 28;
-
-    /// A map for the next worker: the uid of this grader's workers (from its process id).
-    /// Each worker has its own namespace, so the process limit still counts each on its own,
-    /// while the kernels one item compiled stay readable to the next item's worker.
+    /// A map for the next worker: the uid of this grader's workers, mapped to itself. Each
+    /// worker has its own namespace, so the process limit still counts each on its own, while
+    /// the kernels one item compiled stay readable to the next item's worker.
     fn next() -> RootMap {
-        let uid = WORKER_UIDS + (std::process::id() % Self::RANGE);
+        let id = worker_identity();
         RootMap {
-            uid_map: format!("0 {uid} 1\n1 0 1\n").into_bytes(),
-            gid_map: b"0 0 1\n".to_vec(),
+            uid_map: format!("{0} {0} 1\n", id.uid).into_bytes(),
+            gid_map: format!("{0} {0} 1\n", id.gid).into_bytes(),
         }
     }
 
@@ -190,7 +187,10 @@ impl RootMap {
                 .split_whitespace()
                 .filter_map(|w| w.parse().ok())
                 .collect();
-            let (first, end) = (u64::from(WORKER_UIDS), u64::from(WORKER_UIDS + Self::RANGE));
+            let (first, end) = (
+                u64::from(WORKER_UIDS),
+                u64::from(WORKER_UIDS + WORKER_UID_RANGE),
+            );
             n.len() == 3 && n[0] <= first && end <= n[0] + n[2]
         })
     }
@@ -236,9 +236,6 @@ impl RootMap {
         if !mapped {
             return Err(std::io::Error::from_raw_os_error(libc::EPERM));
         }
-        if libc::setresgid(0, 0, 0) != 0 || libc::setresuid(0, 0, 0) != 0 {
-            return Err(last());
-        }
         Ok(())
     }
 }
@@ -279,6 +276,17 @@ unsafe fn write_map(pid: libc::pid_t, file: &[u8], map: &[u8]) -> bool {
     written
 }
 
+/// Who the workers of a grader run as root are: a uid and gid no account uses, the same for
+/// every worker of this grader (from its process id), so a submission's items share their
+/// compiled kernels; each worker is still alone in its user namespace where there is one.
+pub fn worker_identity() -> super::child::Identity {
+    let id = WORKER_UIDS + (std::process::id() % WORKER_UID_RANGE);
+    super::child::Identity { uid: id, gid: id }
+}
+
+/// How many uids the workers of root-run graders use, from [`WORKER_UIDS`].
+const WORKER_UID_RANGE: u32 = 1 << 28;
+
 /// Whether the grader runs as root.
 pub fn as_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -296,13 +304,48 @@ fn kernel_at_least(major: u32, minor: u32) -> bool {
     found >= (major, minor)
 }
 
-/// Sets these limits (and the namespaces) in the worker `cmd` will start; on Linux it is also
-/// killed when the supervisor's thread that started it ends, so a worker held stopped at a
-/// checkpoint never outlives a supervisor that was itself killed.
+/// The stack a worker's main thread may have (threads it starts get Rust's own 2 MiB), set
+/// whatever the instructor's shell allowed.
+pub const STACK: u64 = 8 << 20;
+
+/// Sets one resource limit, soft and hard, between fork and exec. Never above the hard limit
+/// the process already has (only root could raise it, and a tighter inherited limit stays).
+///
+/// # Safety
+/// Async-signal-safe: two system calls.
 #[cfg(unix)]
-pub fn install(cmd: &mut Command, limits: Limits) {
+pub unsafe fn set_limit(resource: Resource, value: u64) -> std::io::Result<()> {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let mut value = value as libc::rlim_t;
+    if libc::getrlimit(resource, &mut current) == 0 && libc::geteuid() != 0 {
+        value = value.min(current.rlim_max);
+    }
+    let rl = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    if libc::setrlimit(resource, &rl) == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Sets up the worker `cmd` will start, between fork and exec, so that all of it holds from
+/// the program's first instruction (its static constructors included): its own process group,
+/// every limit (soft and hard, whatever was inherited), its namespaces, then (see
+/// [`super::child`]) an unprivileged identity when the grader runs as root, `no_new_privs`,
+/// Landlock and seccomp. On Linux it is also killed when the supervisor's thread that started
+/// it ends, so a worker held stopped at a checkpoint never outlives a supervisor that was
+/// itself killed.
+#[cfg(unix)]
+pub fn install(cmd: &mut Command, limits: Limits, prepared: super::child::Prepared) {
     use std::os::unix::process::CommandExt;
-    // Its own process group: whatever it starts is ended with it (see `end_group`).
+    // Its own process group: whatever it starts is stopped and ended with it (see
+    // `super::tree`); the seccomp filter keeps it there.
     cmd.process_group(0);
     // SAFETY: getpid is async-signal-safe.
     let supervisor = unsafe { libc::getpid() };
@@ -315,26 +358,31 @@ pub fn install(cmd: &mut Command, limits: Limits) {
         flags |= NEW_NET;
     }
     #[cfg(target_os = "linux")]
-    let root_map = (flags & NEW_USER != 0 && as_root()).then(RootMap::next);
+    let root_map = (flags & NEW_USER != 0 && prepared.identity.is_some()).then(RootMap::next);
     // SAFETY: the closure runs in the forked child before exec and calls only
-    // async-signal-safe functions (unshare, setrlimit, prctl, getppid, _exit, and those of
-    // `RootMap::enter`); it allocates nothing.
+    // async-signal-safe functions (getrlimit, setrlimit, unshare, prctl, getppid, _exit, those
+    // of `RootMap::enter` and of `Prepared`); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            let set = |resource, soft: u64, hard: u64| {
-                let rl = libc::rlimit {
-                    rlim_cur: soft as libc::rlim_t,
-                    rlim_max: hard as libc::rlim_t,
-                };
-                if libc::setrlimit(resource, &rl) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
+            let set = |resource, value| set_limit(resource, value);
+            set(libc::RLIMIT_FSIZE, FILE_SIZE)?;
+            set(libc::RLIMIT_CORE, 0)?;
+            set(libc::RLIMIT_NOFILE, super::OPEN_FILES)?;
+            set(libc::RLIMIT_STACK, STACK)?;
+            // No priority above the grader's, so nothing of it can starve the yardstick.
+            set(libc::RLIMIT_NICE, 0)?;
+            set(libc::RLIMIT_RTPRIO, 0)?;
+            if p.any() {
+                if let Some(bytes) = limits.memory {
+                    set(libc::RLIMIT_DATA, bytes)?;
                 }
-            };
-            set(libc::RLIMIT_FSIZE, FILE_SIZE, FILE_SIZE)?;
+                set(libc::RLIMIT_CPU, limits.cpu_secs)?;
+            }
             #[cfg(target_os = "linux")]
             {
+                if prepared.identity.is_some() && libc::setgroups(0, std::ptr::null()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 match &root_map {
                     Some(map) => map.enter(flags)?,
                     None if flags != 0 && libc::unshare(flags) != 0 => {
@@ -342,50 +390,33 @@ pub fn install(cmd: &mut Command, limits: Limits) {
                     }
                     None => {}
                 }
+                prepared.drop_root()?;
                 // After the change of user, which would clear it.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::getppid() != supervisor {
                     libc::_exit(1);
                 }
                 if p.processes {
-                    set(libc::RLIMIT_NPROC, PROCESSES, PROCESSES)?;
+                    set(libc::RLIMIT_NPROC, PROCESSES)?;
                 }
+                prepared.confine()?;
             }
             #[cfg(not(target_os = "linux"))]
-            let _ = (supervisor, flags);
-            if p.any() {
-                if let Some(bytes) = limits.memory {
-                    set(libc::RLIMIT_DATA, bytes, bytes)?;
-                }
-                set(libc::RLIMIT_CPU, limits.cpu_secs, limits.cpu_secs + 5)?;
-            }
+            let _ = (supervisor, flags, &prepared);
             Ok(())
         });
     }
 }
 
 #[cfg(not(unix))]
-pub fn install(_: &mut Command, _: Limits) {}
-
-/// Ends whatever is left of the worker `pid`'s process group (children it started that
-/// outlived it).
-#[cfg(unix)]
-pub fn end_group(pid: i32) {
-    if pid > 0 {
-        // SAFETY: signals the process group the supervisor made for this worker.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-pub fn end_group(_: i32) {}
+pub fn install(_: &mut Command, _: Limits, _: super::child::Prepared) {}
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-type Resource = libc::__rlimit_resource_t;
+/// The type of a resource number as this libc names it (for `setrlimit`).
+pub type Resource = libc::__rlimit_resource_t;
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-type Resource = libc::c_int;
+/// The type of a resource number as this libc names it (for `setrlimit`).
+pub type Resource = libc::c_int;
 
 /// Sets one resource limit of this process (soft and hard).
 pub fn limit(resource: Resource, value: u64) -> Result<(), SandboxError> {
@@ -407,44 +438,89 @@ pub fn limit(resource: Resource, value: u64) -> Result<(), SandboxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     /// Starts `sh -c script` as a worker would start (with `limits` when given); returns its
     /// output and how long the start and run took.
     fn run(script: &str, limits: Option<Limits>) -> (String, std::time::Duration) {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", script]);
+        let scratch = tempfile::tempdir().expect("scratch");
         if let Some(limits) = limits {
-            install(&mut cmd, limits);
+            let spec = super::super::spec_for(
+                scratch.path(),
+                Path::new("/bin/sh"),
+                None,
+                &[],
+                crate::protocol::Backend::Emulated,
+            );
+            let prepared = super::super::child::Prepared::new(&spec).expect("prepared");
+            if let Some(id) = prepared.identity {
+                crate::sandbox::root::own(scratch.path(), id).expect("owned");
+            }
+            cmd.current_dir(scratch.path());
+            install(&mut cmd, limits, prepared);
         }
         let started = std::time::Instant::now();
         let out = cmd.output().expect("sh runs");
         (
-            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout).trim(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
             started.elapsed(),
         )
     }
 
     #[test]
-    fn a_worker_starts_held_to_the_process_limit_and_not_as_root() {
+    fn a_worker_starts_confined_held_to_its_limits_and_not_as_root() {
         let limits = Limits::for_worker(crate::protocol::Backend::Emulated, 10.0);
         if !limits.protections.processes {
             eprintln!("no user namespaces here: nothing to check");
             return;
         }
-        // Inside its namespace a root-started worker is uid 0; outside it is not root, which is
-        // what the kernel's exemption from the process limit looks at.
-        let script = "grep 'Max processes' /proc/self/limits | tr -s ' ' | cut -d' ' -f3; cat /proc/self/uid_map";
-        let (out, _) = run(script, Some(limits));
-        let mut lines = out.lines();
-        assert_eq!(lines.next(), Some(PROCESSES.to_string().as_str()), "{out}");
+        // Everything holds from the program's first instruction: here `sh`'s own.
+        let outside = tempfile::tempdir().expect("outside");
+        let target = outside.path().join("planted");
+        let script = format!(
+            "ulimit -p; ulimit -s; while IFS= read -r l; do case $l in Uid*|Groups*|Cap*|\
+             NoNewPrivs*|Seccomp*) echo \"$l\";; esac; done < /proc/self/status; (echo x > {}) 2>/dev/null && echo wrote || echo refused",
+            target.display()
+        );
+        let (out, _) = run(&script, Some(limits));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines.first(),
+            Some(&PROCESSES.to_string().as_str()),
+            "{out}"
+        );
+        assert_eq!(
+            lines.get(1),
+            Some(&(STACK >> 10).to_string().as_str()),
+            "{out}"
+        );
+        let field = |name: &str| {
+            lines
+                .iter()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.split_whitespace().collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(field("NoNewPrivs:"), ["1"], "{out}");
+        if limits.protections.syscalls {
+            assert_eq!(field("Seccomp:"), ["2"], "{out}");
+        }
         if as_root() {
-            let map: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
-            assert_eq!(map.first(), Some(&"0"), "{out}");
-            assert_ne!(
-                map.get(1),
-                Some(&"0"),
-                "root inside is not root outside: {out}"
-            );
+            let uid = worker_identity().uid.to_string();
+            assert_eq!(field("Uid:"), [uid.as_str(); 4], "not root: {out}");
+            assert!(field("Groups:").is_empty(), "no groups: {out}");
+            assert_eq!(field("CapEff:"), ["0000000000000000"], "{out}");
+            assert_eq!(field("CapPrm:"), ["0000000000000000"], "{out}");
+        }
+        if limits.protections.filesystem {
+            assert_eq!(lines.last(), Some(&"refused"), "{out}");
+            assert!(!target.exists());
         }
         // What the start costs, against a plain start of the same program.
         let mean = |limits: Option<Limits>| {

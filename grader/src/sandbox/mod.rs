@@ -1,23 +1,33 @@
-//! Every worker runs with least privilege, unprivileged (no root, no daemon), in two steps:
+//! Every worker runs with least privilege, unprivileged (no root, no daemon). All of it is
+//! applied by the worker's child between fork and exec, so the first instruction of the
+//! submission's program (a static constructor included) already runs confined:
 //!
-//! - the supervisor starts it in its own process group and, where the kernel allows, its own
-//!   user and network namespaces, with limits on memory, processes, CPU time and file size
-//!   ([`limits`], applied between fork and exec);
-//! - the worker then applies the rest to itself, first thing, before any student code can run
-//!   (a lab may not contain code that runs before `main`): Landlock lets it read only the
-//!   system's folders, its own program, its working folder and the GPU libraries, and write
-//!   only its scratch folder (which holds its own kernel cache); no signal to a process outside
-//!   its sandbox; no TCP ([`files`]); a seccomp filter refuses sockets, the kernel's keyrings,
-//!   io_uring, new sessions and process groups, tracing and namespaces ([`syscalls`]).
+//! - its own process group and, where the kernel allows, its own user and network namespaces,
+//!   with limits on memory, processes, CPU time, stack and file size, soft and hard
+//!   ([`limits`]);
+//! - as root, an identity no account uses, no groups, no capabilities ([`child`], [`root`]);
+//! - `no_new_privs`; Landlock lets it read only the system's folders, its own program, its
+//!   working folder and the GPU libraries, and write only its scratch folder (which holds its
+//!   own kernel cache); no signal to a process outside its sandbox; no TCP ([`files`]); a
+//!   seccomp filter refuses sockets, the kernel's keyrings, io_uring, new sessions and process
+//!   groups, tracing and namespaces ([`syscalls`]).
+//!
+//! The worker applies Landlock and seccomp once more to itself in `main`, a check: a layer
+//! more of the same rules. Its whole process tree is stopped and ended with it ([`tree`]).
 //!
 //! Builds of submissions are sandboxed too ([`build`]). What a machine's kernel allows is
 //! probed once by the supervisor ([`available`]), recorded in every report, and is exactly what
 //! each worker applies, or the worker stops before grading ([`apply`] fails closed).
 
 pub mod build;
+pub mod child;
 mod files;
 pub mod limits;
+#[cfg(unix)]
+pub mod root;
 mod syscalls;
+#[cfg(unix)]
+pub mod tree;
 
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;

@@ -25,11 +25,21 @@ fn arch() -> Option<seccompiler::TargetArch> {
     seccompiler::TargetArch::try_from(std::env::consts::ARCH).ok()
 }
 
-/// Applies the filter to this thread and all it starts (the worker applies it before it
-/// starts any thread, as with Landlock). `unix_sockets` keeps `socket(AF_UNIX, …)` open (for
+/// Applies the filter to this thread and all it starts (the worker applies it again to
+/// itself, a check that costs little: the supervisor already installed it between fork and
+/// exec, see [`super::limits::install`]). `unix_sockets` keeps `socket(AF_UNIX, …)` open (for
 /// a real GPU's driver).
 #[cfg(target_os = "linux")]
 pub fn restrict(unix_sockets: bool) -> Result<(), SandboxError> {
+    let program = program(unix_sockets)?;
+    seccompiler::apply_filter(&program).map_err(|e| SandboxError(format!("seccomp: {e}")))
+}
+
+/// The filter as a BPF program, compiled in the supervisor so that the worker's child only
+/// hands it to the kernel between fork and exec (no allocation there). It lets `execve`
+/// through: the program starts under it.
+#[cfg(target_os = "linux")]
+pub fn program(unix_sockets: bool) -> Result<seccompiler::BpfProgram, SandboxError> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };
@@ -93,8 +103,7 @@ pub fn restrict(unix_sockets: bool) -> Result<(), SandboxError> {
         arch,
     )
     .map_err(fail)?;
-    let program: seccompiler::BpfProgram = filter.try_into().map_err(fail)?;
-    seccompiler::apply_filter(&program).map_err(fail)
+    filter.try_into().map_err(fail)
 }
 
 #[cfg(not(target_os = "linux"))]

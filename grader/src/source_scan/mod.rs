@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+mod lexed;
 mod unsafe_code;
 
 /// Where a forbidden identifier was found.
@@ -359,23 +360,39 @@ const REFUSED: &[(&str, bool, &str, &str)] = &[
     ("include", true, "include!", "it pulls code in from a file the grader does not read; keep all code in .rs files under src/ (include_str! for kernel sources is fine)"),
 ];
 
+/// A test hook: `GPU_LABS_SOURCE_SCAN=off-for-tests` refuses nothing, so that tests can show
+/// the sandbox holds on its own against code the scan would have refused (it is the second
+/// wall, not the first).
+pub const SCAN_SWITCH: &str = "GPU_LABS_SOURCE_SCAN";
+
 /// The first construct a lab may not contain in the `.rs` files under `src_dir` (comments and
 /// strings do not count), or `None`.
 pub fn find_refused(src_dir: &Path) -> Option<Refused> {
+    if std::env::var(SCAN_SWITCH).is_ok_and(|v| v == "off-for-tests") {
+        return None;
+    }
     let mut files = Vec::new();
     collect_rs(src_dir, &mut files);
     files.sort();
     for path in files {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
         let name = path
             .strip_prefix(src_dir.parent().unwrap_or(src_dir))
             .unwrap_or(&path)
             .display()
             .to_string();
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Some(Refused {
+                file: name,
+                line: 1,
+                construct: "code the grader cannot read".into(),
+                why: "the file is not UTF-8 text (or cannot be read), so the grader cannot \
+                      check it",
+            });
+        };
         let scanned = scan(&name, &text);
-        if let Some(found) = refused_in(&scanned).or_else(|| unsafe_code::refused_unsafe(&scanned))
+        if let Some(found) = refused_in(&scanned)
+            .or_else(|| lexed::refused(&name, &text))
+            .or_else(|| unsafe_code::refused_unsafe(&scanned))
         {
             return Some(found);
         }

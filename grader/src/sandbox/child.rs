@@ -1,0 +1,206 @@
+//! The part of a worker's sandbox that its child process applies to itself between fork and
+//! exec, so that the first instruction of the submission's program (its static constructors
+//! included) already runs confined: no root, no capabilities, `no_new_privs`, Landlock, seccomp.
+//!
+//! Everything that allocates or reads files is done before the fork, by [`Prepared::new`]: the
+//! Landlock ruleset is made there (its descriptor is inherited), the seccomp filter compiled
+//! there. The child only makes system calls, as a child of a threaded process must.
+
+use super::{SandboxError, Spec};
+
+/// Who a worker of a grader run as root becomes before its program starts: a uid and gid no
+/// account uses (see [`super::limits`]), no supplementary groups, no capabilities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// The worker's user id (outside any namespace).
+    pub uid: u32,
+    /// The worker's group id.
+    pub gid: u32,
+}
+
+/// The sandbox of one worker, ready to be applied in its child.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// The Landlock ruleset's descriptor (closed on exec).
+    #[cfg(target_os = "linux")]
+    ruleset: Option<std::os::fd::OwnedFd>,
+    /// The seccomp filter.
+    #[cfg(target_os = "linux")]
+    filter: Option<seccompiler::BpfProgram>,
+    /// Who to become, when the grader runs as root.
+    pub identity: Option<Identity>,
+}
+
+/// The worker's own `/proc` files, opened by the child itself (in the supervisor `self` would
+/// name the supervisor).
+#[cfg(target_os = "linux")]
+const OWN_PROC: [&std::ffi::CStr; 4] = [
+    c"/proc/self/maps",
+    c"/proc/self/status",
+    c"/proc/self/cgroup",
+    c"/proc/self/mountinfo",
+];
+
+impl Prepared {
+    /// Prepares `spec` for a worker: its ruleset and filter as far as `spec.protections`
+    /// says, and an unprivileged identity when the grader runs as root.
+    pub fn new(spec: &Spec) -> Result<Prepared, SandboxError> {
+        let wanted = spec.protections;
+        let identity =
+            (wanted.any() && super::limits::as_root()).then(super::limits::worker_identity);
+        #[cfg(target_os = "linux")]
+        {
+            let ruleset = if wanted.filesystem {
+                let readable: Vec<_> = spec
+                    .readable
+                    .iter()
+                    .filter(|p| !p.starts_with("/proc/self"))
+                    .cloned()
+                    .collect();
+                let created = super::files::ruleset(&readable, &spec.writable, wanted)?;
+                let fd: Option<std::os::fd::OwnedFd> = created.into();
+                Some(fd.ok_or_else(|| SandboxError("Landlock gave no ruleset".into()))?)
+            } else {
+                None
+            };
+            let filter = if wanted.syscalls {
+                Some(super::syscalls::program(spec.unix_sockets)?)
+            } else {
+                None
+            };
+            Ok(Prepared {
+                ruleset,
+                filter,
+                identity,
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        Ok(Prepared { identity })
+    }
+
+    /// Leaves root behind for good: no supplementary groups, the worker's gid and uid (real,
+    /// effective and saved), no capabilities (none kept over the change, none ambient, none in
+    /// any set). Call it after entering the worker's namespaces.
+    ///
+    /// # Safety
+    /// Between fork and exec: only system calls, nothing allocated.
+    #[cfg(target_os = "linux")]
+    pub unsafe fn drop_root(&self) -> std::io::Result<()> {
+        let Some(id) = self.identity else {
+            return Ok(());
+        };
+        let last = std::io::Error::last_os_error;
+        libc::prctl(libc::PR_SET_KEEPCAPS, 0, 0, 0, 0);
+        if libc::setgroups(0, std::ptr::null()) != 0
+            || libc::setresgid(id.gid, id.gid, id.gid) != 0
+            || libc::setresuid(id.uid, id.uid, id.uid) != 0
+        {
+            return Err(last());
+        }
+        // Inside a user namespace a change of uid does not clear them: clear them here.
+        #[repr(C)]
+        struct Header {
+            version: u32,
+            pid: libc::c_int,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Data {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        let header = Header {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let none = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        if libc::syscall(libc::SYS_capset, &raw const header, none.as_ptr()) != 0 {
+            return Err(last());
+        }
+        if libc::getuid() == 0 || libc::geteuid() == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+        }
+        Ok(())
+    }
+
+    /// `no_new_privs`, then Landlock (with the worker's own `/proc` files), then the seccomp
+    /// filter, which still lets the coming `execve` through.
+    ///
+    /// # Safety
+    /// Between fork and exec: only system calls, nothing allocated.
+    #[cfg(target_os = "linux")]
+    pub unsafe fn confine(&self) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let last = std::io::Error::last_os_error;
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(last());
+        }
+        if let Some(ruleset) = &self.ruleset {
+            let ruleset = ruleset.as_raw_fd();
+            #[repr(C, packed)]
+            struct PathBeneath {
+                allowed_access: u64,
+                parent_fd: i32,
+            }
+            const RULE_PATH_BENEATH: libc::c_int = 1;
+            const READ_FILE: u64 = 1 << 2;
+            for path in OWN_PROC {
+                let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                if fd < 0 {
+                    continue;
+                }
+                let rule = PathBeneath {
+                    allowed_access: READ_FILE,
+                    parent_fd: fd,
+                };
+                let added = libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset,
+                    RULE_PATH_BENEATH,
+                    &raw const rule,
+                    0u32,
+                );
+                libc::close(fd);
+                if added != 0 {
+                    return Err(last());
+                }
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0 {
+                return Err(last());
+            }
+        }
+        if let Some(filter) = &self.filter {
+            #[repr(C)]
+            struct Program {
+                len: libc::c_ushort,
+                filter: *const seccompiler::sock_filter,
+            }
+            let program = Program {
+                len: filter.len() as libc::c_ushort,
+                filter: filter.as_ptr(),
+            };
+            if libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0u32,
+                &raw const program,
+            ) != 0
+            {
+                return Err(last());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,140 @@
+//! What a worker of a grader run as root needs of root's files once it is no longer root (see
+//! [`super::child::Identity`]): its scratch folder and kernel cache become its own, and its
+//! program, working folder and libraries, where another user could not reach them (a
+//! temporary folder only root may enter, a cache in root's home), are given to it as hard
+//! links (copies across file systems) inside its scratch folder. Nothing of root's is made
+//! more open than it was.
+
+use super::child::Identity;
+use std::ffi::OsString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Whether a user other than the owner can reach `path`: every folder above it searchable by
+/// others, the path itself readable (and searchable, for a folder) by others.
+pub fn reachable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    let mode = meta.permissions().mode();
+    let own = if meta.is_dir() { 0o005 } else { 0o004 };
+    if mode & own != own {
+        return false;
+    }
+    path.ancestors()
+        .skip(1)
+        .all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// Makes `path` (a folder and what it holds, not deeper) owned by `id`.
+pub fn own(path: &Path, id: Identity) -> std::io::Result<()> {
+    std::os::unix::fs::chown(path, Some(id.uid), Some(id.gid))?;
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path)?.flatten() {
+            let p = entry.path();
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.uid() != id.uid) {
+                std::os::unix::fs::lchown(&p, Some(id.uid), Some(id.gid))?;
+                if p.is_dir() && !p.is_symlink() {
+                    own(&p, id)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A hard link to `file` (a copy where no link can be made) at `to`.
+fn link(file: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::hard_link(file, to).or_else(|_| std::fs::copy(file, to).map(|_| ()))
+}
+
+/// What the worker runs, where, with which libraries, as given to it in `scratch`.
+pub struct Given {
+    /// Its program.
+    pub program: PathBuf,
+    /// Its working folder.
+    pub cwd: Option<PathBuf>,
+    /// `LD_LIBRARY_PATH` to set, when one of its folders had to be given.
+    pub library_path: Option<OsString>,
+}
+
+/// Gives the worker `id` in `scratch` what it needs that it could not reach: `program`,
+/// `cwd`, the folders of `library_path` (each file in them under its own name, links
+/// followed).
+pub fn give(
+    scratch: &Path,
+    program: &Path,
+    cwd: Option<&Path>,
+    library_path: Option<&OsString>,
+) -> std::io::Result<Given> {
+    let program = if reachable(program) {
+        program.to_path_buf()
+    } else {
+        let to = scratch.join(program.file_name().unwrap_or("worker".as_ref()));
+        link(program, &to)?;
+        to
+    };
+    let cwd = cwd.map(|dir| {
+        if reachable(dir) {
+            dir.to_path_buf()
+        } else {
+            scratch.to_path_buf()
+        }
+    });
+    let mut changed = false;
+    let mut folders = Vec::new();
+    for (i, dir) in library_path
+        .map(std::env::split_paths)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if dir.as_os_str().is_empty() || reachable(&dir) || !dir.is_dir() {
+            folders.push(dir);
+            continue;
+        }
+        let given = scratch.join(format!("lib-{i}"));
+        std::fs::create_dir_all(&given)?;
+        for entry in std::fs::read_dir(&dir)?.flatten() {
+            if let Ok(target) = std::fs::canonicalize(entry.path()) {
+                if target.is_file() {
+                    link(&target, &given.join(entry.file_name()))?;
+                }
+            }
+        }
+        folders.push(given);
+        changed = true;
+    }
+    let library_path = if changed {
+        Some(std::env::join_paths(folders).map_err(std::io::Error::other)?)
+    } else {
+        None
+    };
+    Ok(Given {
+        program,
+        cwd,
+        library_path,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_in_a_private_folder_is_not_reachable_and_is_given_by_link() {
+        let private = tempfile::tempdir().expect("private");
+        std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("private mode");
+        let program = private.path().join("prog");
+        std::fs::write(&program, "x").expect("write");
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        assert!(!reachable(&program), "its folder is 0700");
+        assert!(reachable(Path::new("/usr/bin")));
+        let scratch = tempfile::tempdir().expect("scratch");
+        let given = give(scratch.path(), &program, Some(private.path()), None).expect("given");
+        assert_eq!(given.program, scratch.path().join("prog"));
+        assert_eq!(std::fs::read(&given.program).expect("read"), b"x");
+        assert_eq!(given.cwd.as_deref(), Some(scratch.path()));
+    }
+}
