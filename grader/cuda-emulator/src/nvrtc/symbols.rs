@@ -144,6 +144,68 @@ pub const COMPILER_INSERTED: &[&str] = &[
     "memset",
 ];
 
+/// The host compiler's own runtime helpers (libgcc), which it calls for operations the target
+/// has no instruction for: population counts, bit scans and parities (CUDA's `__popc`, `__clz`,
+/// `__ffs`), 128-bit integer arithmetic and conversions, `pow` with an integer exponent, complex
+/// products. Pure computations on their arguments, so a kernel that needs one has not called a
+/// host function of its own.
+pub const COMPILER_RUNTIME: &[&str] = &[
+    "__popcountsi2",
+    "__popcountdi2",
+    "__popcountti2",
+    "__paritysi2",
+    "__paritydi2",
+    "__parityti2",
+    "__clzsi2",
+    "__clzdi2",
+    "__clzti2",
+    "__ctzsi2",
+    "__ctzdi2",
+    "__ctzti2",
+    "__ffssi2",
+    "__ffsdi2",
+    "__ffsti2",
+    "__clrsbsi2",
+    "__clrsbdi2",
+    "__clrsbti2",
+    "__bswapsi2",
+    "__bswapdi2",
+    "__divti3",
+    "__udivti3",
+    "__modti3",
+    "__umodti3",
+    "__divmodti4",
+    "__udivmodti4",
+    "__multi3",
+    "__mulvti3",
+    "__muloti4",
+    "__mulodi4",
+    "__negti2",
+    "__absvti2",
+    "__ashlti3",
+    "__ashrti3",
+    "__lshrti3",
+    "__cmpti2",
+    "__ucmpti2",
+    "__floattisf",
+    "__floattidf",
+    "__floatuntisf",
+    "__floatuntidf",
+    "__fixsfti",
+    "__fixdfti",
+    "__fixunssfti",
+    "__fixunsdfti",
+    "__powisf2",
+    "__powidf2",
+    "__mulsc3",
+    "__muldc3",
+    "__divsc3",
+    "__divdc3",
+    "__extendhfsf2",
+    "__truncsfhf2",
+    "__truncdfhf2",
+];
+
 /// What CUDA device code may call that the emulator takes from the C library: `printf` (which
 /// the compiler may turn into `puts` or `putchar`), device-side `malloc`/`free`, `new`/`delete`,
 /// `memcpy`/`memset`/`memcmp` and `assert`.
@@ -241,6 +303,7 @@ pub fn allowed(name: &str) -> bool {
     PRELUDE_NEEDS.contains(&name)
         || COMPILER_INSERTED.contains(&name)
         || DEVICE_RUNTIME.contains(&name)
+        || COMPILER_RUNTIME.contains(&name)
         || math(name)
 }
 
@@ -286,11 +349,24 @@ mod tests {
             "printf",
             "memcpy",
             "__tls_get_addr",
+            "__popcountdi2",
+            "__udivti3",
         ] {
             assert!(allowed(ok), "{ok}");
         }
         for no in [
-            "fopen", "open", "kill", "syscall", "dlsym", "getenv", "system", "f",
+            "fopen",
+            "open",
+            "kill",
+            "syscall",
+            "dlsym",
+            "getenv",
+            "system",
+            "f",
+            // Names beside the helpers' that are not theirs.
+            "__popcount",
+            "__libc_start_main",
+            "__udivti4",
         ] {
             assert!(!allowed(no), "{no}");
         }
