@@ -335,3 +335,65 @@ fn the_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
         "{out}"
     );
 }
+
+/// The epoch items on seeds 1–8 of the crate at `dir`: for each seed, whether each item passed.
+fn epochs_on_eight_seeds(dir: &std::path::Path) -> Vec<(u64, bool, bool)> {
+    (1..=8)
+        .map(|seed| {
+            let g = grade(
+                dir,
+                &[
+                    "--gpu",
+                    "off",
+                    "--seed",
+                    &seed.to_string(),
+                    "--only",
+                    "train_epoch",
+                    "--only",
+                    "train_epoch_mlp",
+                ],
+            );
+            assert_eq!(g.code, Some(0), "{}", g.stderr);
+            let passed = |id: &str| g.score(id) == g.item(id)["max_score"].as_f64().unwrap_or(-1.0);
+            (seed, passed("train_epoch"), passed("train_epoch_mlp"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // Right: the solution, and the batch summed in the other order by hand.
+    let reversed = faulty_copy_of(
+        &solution(),
+        "src/layers.rs",
+        "        general_mat_mul(1.0, &grad_output.t(), x, 1.0, &mut self.weight_grad);\n        self.bias_grad += &grad_output.sum_axis(Axis(0));",
+        "        let (batch, outs) = grad_output.dim();\n        for o in 0..outs {\n            for i in 0..x.ncols() {\n                let mut sum = 0.0f32;\n                for b in (0..batch).rev() {\n                    sum += grad_output[[b, o]] * x[[b, i]];\n                }\n                self.weight_grad[[o, i]] += sum;\n            }\n            let mut bias = 0.0f32;\n            for b in (0..batch).rev() {\n                bias += grad_output[[b, o]];\n            }\n            self.bias_grad[o] += bias;\n        }\n        let _ = general_mat_mul::<f32>;",
+    );
+    for dir in [solution(), reversed.path().to_path_buf()] {
+        for (seed, simple, mlp) in epochs_on_eight_seeds(&dir) {
+            assert!(
+                simple && mlp,
+                "{}: seed {seed}: a right loop failed",
+                dir.display()
+            );
+        }
+    }
+    // Wrong: SimpleNN's backward without the sigmoid's derivative (within 0.8–1.9% of the
+    // reference's movement: it passed on six seeds of eight at the old 2% tolerance).
+    let no_sigmoid = faulty_copy_of(
+        &solution(),
+        "src/models.rs",
+        "        grad.zip_mut_with(output, |g, &p| *g *= p * (1.0 - p));\n",
+        "",
+    );
+    for (seed, simple, mlp) in epochs_on_eight_seeds(no_sigmoid.path()) {
+        assert!(
+            !simple,
+            "seed {seed}: the missing sigmoid derivative passed train_epoch"
+        );
+        assert!(mlp, "seed {seed}: the MLP does not use the sigmoid");
+    }
+}

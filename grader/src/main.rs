@@ -89,6 +89,10 @@ enum Commands {
         /// container isolated the run, instead of refusing where Landlock is missing.
         #[arg(long, conflicts_with = "unsandboxed")]
         container: bool,
+        /// Grade only this item (repeat the flag for several; the others are left out of the
+        /// report): to check one fix, or one item on many seeds.
+        #[arg(long, value_name = "ITEM")]
+        only: Vec<String>,
     },
     /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
     /// gradebook and, per student, results.json and feedback.md; re-running grades only what
@@ -229,6 +233,7 @@ fn main() -> ExitCode {
             cache_dir,
             unsandboxed,
             container,
+            only,
         } => sandboxed(unsandboxed, container).and_then(|()| {
             grade(GradeArgs {
                 path,
@@ -237,6 +242,7 @@ fn main() -> ExitCode {
                 seed,
                 gpu,
                 cache: cache_or_default(cache_dir),
+                only,
             })
         }),
         Commands::Batch {
@@ -347,6 +353,7 @@ struct GradeArgs {
     seed: Option<u64>,
     gpu: GpuMode,
     cache: PathBuf,
+    only: Vec<String>,
 }
 
 /// `grader grade`: exit 0 whenever grading completed, whatever the score.
@@ -358,14 +365,23 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         seed,
         gpu,
         cache,
+        only,
     } = args;
     let assignment = assignment_for(&path, assignment.as_deref())?;
+    if let Some(unknown) = only.iter().find(|id| assignment.item(id).is_none()) {
+        let ids: Vec<&str> = assignment.items.iter().map(|i| i.id()).collect();
+        return Err(format!(
+            "--only {unknown}: the rubric `{}` has no such item (its items: {})",
+            assignment.assignment.name,
+            ids.join(", ")
+        ));
+    }
     let seed = seed.unwrap_or_else(inputs::fresh_seed);
     let options = GradeOptions {
         seed,
         gpu,
         cache,
-        only: None,
+        only: (!only.is_empty()).then_some(only),
     };
     let report = grader::grade::grade(
         &Target::Crate(path.clone()),
