@@ -146,24 +146,6 @@ fn tree_hash(dir: &Path) -> u64 {
     hasher.finish()
 }
 
-/// The processes (not zombies) whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| {
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|s| s.trim_start().starts_with('Z'));
-            (cmd.contains(marker) && !zombie).then_some(cmd)
-        })
-        .collect()
-}
-
 /// The CPU speedup a feedback.md shows ("21.5× faster than naive").
 fn speedup_in(feedback: &str) -> f64 {
     feedback
@@ -338,7 +320,7 @@ fn the_hostile_corpus_graded_beside_honest_submissions_moves_no_other_grade() {
         }
         if let Some(marker) = &attack.marker {
             assert_eq!(
-                processes_with(marker),
+                gpu_labs_e2e::live_processes_with(marker),
                 Vec::<String>::new(),
                 "{name} left processes"
             );
