@@ -439,25 +439,6 @@ fn running_as_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
-/// The processes whose command line contains `marker`, as (pid, command).
-fn processes_named(marker: &str) -> Vec<(String, String)> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| {
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            let state = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = state
-                .rsplit(')')
-                .next()
-                .is_some_and(|s| s.trim_start().starts_with('Z'));
-            (cmd.contains(marker) && !zombie)
-                .then(|| (e.file_name().to_string_lossy().into_owned(), cmd))
-        })
-        .collect()
-}
-
 #[test]
 fn ctrl_c_during_a_build_leaves_no_cargo_or_rustc_running() {
     // A cache of its own, so the build has its dependencies to compile and is still running.
@@ -471,9 +452,9 @@ fn ctrl_c_during_a_build_leaves_no_cargo_or_rustc_running() {
         .spawn()
         .expect("grader starts");
     let started = std::time::Instant::now();
-    while !processes_named(&marker)
+    while !gpu_labs_e2e::live_processes_with(&marker)
         .iter()
-        .any(|(_, cmd)| cmd.contains("rustc") && cmd.contains("--crate-name"))
+        .any(|cmd| cmd.contains("rustc") && cmd.contains("--crate-name"))
     {
         assert!(
             started.elapsed().as_secs() < 120,
@@ -495,12 +476,13 @@ fn ctrl_c_during_a_build_leaves_no_cargo_or_rustc_running() {
     assert_eq!(status.code(), Some(130), "ends as interrupted: {status:?}");
     // The kernel may take a moment to tear down what was killed.
     let started = std::time::Instant::now();
-    while !processes_named(&marker).is_empty() && started.elapsed().as_secs() < 10 {
+    while !gpu_labs_e2e::live_processes_with(&marker).is_empty() && started.elapsed().as_secs() < 10
+    {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert_eq!(
-        processes_named(&marker),
-        Vec::new(),
+        gpu_labs_e2e::live_processes_with(&marker),
+        Vec::<String>::new(),
         "nothing of the build is left"
     );
 }
@@ -532,7 +514,10 @@ fn a_build_that_keeps_the_compiler_busy_is_stopped_at_its_limit() {
         g.stdout
     );
     assert!(started.elapsed().as_secs() < 240, "stopped near its limit");
-    assert_eq!(processes_named("SPIN"), Vec::new());
+    assert_eq!(
+        gpu_labs_e2e::live_processes_with("SPIN"),
+        Vec::<String>::new()
+    );
 }
 
 /// The speedup the report's line for `id` shows ("12.3× faster than naive").
@@ -593,8 +578,8 @@ fn children_left_busy_cannot_slow_the_yardstick_and_do_not_outlive_the_worker() 
     );
     assert!(hostile.score("fast_speedup") <= honest.score("fast_speedup"));
     assert_eq!(
-        processes_named("busy-9373"),
-        Vec::new(),
+        gpu_labs_e2e::live_processes_with("busy-9373"),
+        Vec::<String>::new(),
         "none outlived its worker"
     );
 }
@@ -614,8 +599,8 @@ fn memory_spread_over_many_processes_is_held_to_the_workers_limit() {
     );
     only_naive_lost(&g, "ran out of memory");
     assert_eq!(
-        processes_named("hog-4411"),
-        Vec::new(),
+        gpu_labs_e2e::live_processes_with("hog-4411"),
+        Vec::<String>::new(),
         "none outlived its worker"
     );
 }

@@ -305,8 +305,10 @@ pub const BUILD_PROCESS_MEMORY: u64 = 6 << 30;
 /// `/proc` every half second; past it the build is stopped like one past its time.
 pub const BUILD_TREE_MEMORY: u64 = 8 << 30;
 
-/// The CPU time one compiler of a build may use: far more than any dependency takes, so
-/// code that keeps the compiler working without end is stopped long before [`BUILD_LIMIT`].
+/// The CPU time the compiler of the submission's crate (and of the harness that calls it) may
+/// use: many times what the solution takes, so code that keeps the compiler working without
+/// end is stopped long before [`BUILD_LIMIT`]. Dependencies (the grader's own crate, the
+/// registry's) are not held to it: a cold build must not be blamed on a student.
 pub const BUILD_PROCESS_CPU_SECS: u64 = 300;
 
 /// [`BUILD_PROCESS_CPU_SECS`], or less where `GPU_LABS_BUILD_CPU_SECS` says so (a test hook:
@@ -321,24 +323,46 @@ fn build_cpu_secs() -> u64 {
 }
 
 /// A build in its own process group (ended whole at its limit, and on Ctrl-C: see
-/// `sandbox::tree`), each of its processes held to [`BUILD_PROCESS_MEMORY`] and
-/// [`BUILD_PROCESS_CPU_SECS`], soft and hard, whatever the shell allowed.
+/// `sandbox::tree`), each of its processes held to [`BUILD_PROCESS_MEMORY`], soft and hard,
+/// whatever the shell allowed.
 #[cfg(unix)]
 fn limit_build(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     command.process_group(0);
-    let cpu_secs = build_cpu_secs();
     // SAFETY: the closure runs between fork and exec and makes only getrlimit and setrlimit
     // calls.
     unsafe {
         command.pre_exec(move || {
             use crate::sandbox::limits::set_limit;
             set_limit(libc::RLIMIT_DATA, BUILD_PROCESS_MEMORY)?;
-            set_limit(libc::RLIMIT_CPU, cpu_secs)?;
             set_limit(libc::RLIMIT_CORE, 0)?;
             Ok(())
         });
     }
+}
+
+/// A `RUSTC_WRAPPER` (a shell script written in `dir`) that holds the compiler of the crates
+/// named `crates` to [`build_cpu_secs`] of CPU time, soft and hard, and runs every other
+/// compiler as is.
+fn cpu_limited_compiler(dir: &Path, crates: &[&str]) -> std::io::Result<PathBuf> {
+    let names: Vec<String> = crates
+        .iter()
+        .map(|c| format!("*\" --crate-name {c} \"*"))
+        .collect();
+    let script = format!(
+        "#!/bin/sh\n# Written by the grader: the submission's compilers get a CPU limit.\n\
+         case \" $* \" in\n  {}) ulimit -t {} || exit 1 ;;\nesac\nexec \"$@\"\n",
+        names.join("|"),
+        build_cpu_secs()
+    );
+    let path = dir.join(".rustc-limit.sh");
+    std::fs::write(&path, script)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(path)
 }
 
 /// Runs `command` to the end and collects its output, or stops it (its whole process group:
@@ -549,6 +573,9 @@ pub fn build(
         // folder, where the next submission's build could read it.
         .env("CARGO_INCREMENTAL", "0")
         .env_remove("RUSTFLAGS");
+    let wrapper = cpu_limited_compiler(&stage, &[&lab.lib_name(), "grade"])
+        .map_err(io("cannot write", &stage))?;
+    command.env("RUSTC_WRAPPER", wrapper);
     let Some(output) = output_within(command, BUILD_LIMIT).map_err(|source| StageError::Cargo {
         program: cargo.clone(),
         source,
@@ -654,22 +681,33 @@ mod build_limit_tests {
 
     #[test]
     fn every_process_of_a_build_is_held_to_its_limits_whatever_the_shell_allowed() {
-        let mut probe = Command::new("sh");
-        // dash and bash both print data (KiB) and CPU time (s) limits this way.
-        probe.args(["-c", "ulimit -d; ulimit -t; ulimit -H -t"]);
-        let out = output_within(probe, Duration::from_secs(30))
-            .unwrap()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper = super::cpu_limited_compiler(dir.path(), &["matmul_lab", "grade"]).unwrap();
+        // As cargo calls it: the wrapper, the compiler, its arguments. dash and bash both
+        // print data (KiB) and CPU time (s) limits this way.
+        let probe = |crate_name: &str| {
+            let mut probe = Command::new(&wrapper);
+            probe.args(["sh", "-c", "ulimit -d; ulimit -t; ulimit -H -t", "rustc"]);
+            probe.args(["--crate-name", crate_name, "--edition=2021"]);
+            let out = output_within(probe, Duration::from_secs(30))
+                .unwrap()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let data = (super::BUILD_PROCESS_MEMORY >> 10).to_string();
+        let cpu = super::build_cpu_secs().to_string();
+        for held in ["matmul_lab", "grade"] {
+            let text = probe(held);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines, [data.as_str(), &cpu, &cpu], "{held}: {text}");
+        }
+        let text = probe("ndarray");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(
-            lines,
-            [
-                (super::BUILD_PROCESS_MEMORY >> 10).to_string(),
-                super::build_cpu_secs().to_string(),
-                super::build_cpu_secs().to_string()
-            ],
-            "{text}"
+        assert_eq!(lines.first(), Some(&data.as_str()), "{text}");
+        assert_ne!(
+            lines.get(1),
+            Some(&cpu.as_str()),
+            "a dependency is not held: {text}"
         );
     }
 

@@ -223,45 +223,16 @@ impl Session {
         let region = Region::create(&region_path, words)
             .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
         order.stopwatch = Some(region_path.clone());
-        let identity = crate::sandbox::available()
-            .any()
-            .then_some(())
-            .filter(|()| crate::sandbox::limits::as_root())
-            .map(|()| crate::sandbox::limits::worker_identity());
         let kernel_cache = command
             .kernel_cache
             .clone()
             .unwrap_or_else(|| scratch.path().join("kernels"));
         let kernel_cache_made = std::fs::create_dir_all(&kernel_cache).is_ok();
-        // A worker of a grader run as root is not root: what it needs is given to it.
-        let mut program = command.program.clone();
-        let mut cwd = command.cwd.clone();
-        let mut env = command.env.clone();
-        #[cfg(unix)]
-        if let Some(id) = identity {
-            let library_path = env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == "LD_LIBRARY_PATH")
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
-            let given = crate::sandbox::root::give(
-                scratch.path(),
-                &program,
-                cwd.as_deref(),
-                library_path.as_ref(),
-            )
-            .map_err(SupervisorError::Scratch)?;
-            program = given.program;
-            cwd = given.cwd;
-            if let Some(path) = given.library_path {
-                env.push(("LD_LIBRARY_PATH".into(), path));
-            }
-            crate::sandbox::root::own(scratch.path(), id).map_err(SupervisorError::Scratch)?;
-            if kernel_cache_made && !kernel_cache.starts_with(scratch.path()) {
-                crate::sandbox::root::own(&kernel_cache, id).map_err(SupervisorError::Scratch)?;
-            }
-        }
+        let shared_cache = (kernel_cache_made && !kernel_cache.starts_with(scratch.path()))
+            .then_some(kernel_cache.as_path());
+        let WorkerCommand {
+            program, cwd, env, ..
+        } = given_to_worker(command, scratch.path(), shared_cache)?;
         let mut spec = crate::sandbox::spec_for(
             scratch.path(),
             &program,
@@ -269,7 +240,7 @@ impl Session {
             &env,
             order.backend,
         );
-        if kernel_cache_made && !kernel_cache.starts_with(scratch.path()) {
+        if shared_cache.is_some() {
             spec.writable.push(kernel_cache.clone());
         }
         // The sandbox is made here and applied by the worker's child before its program
@@ -506,6 +477,51 @@ impl Drop for Session {
             let _ = cancel.send(());
         }
     }
+}
+
+/// The program, working folder and environment a worker starts with: those of `command`,
+/// except that a worker of a grader run as root, which is not root, is given what it could not
+/// reach (see [`crate::sandbox::root`]), and its scratch folder and `shared_cache` become its
+/// own.
+fn given_to_worker(
+    command: &WorkerCommand,
+    scratch: &std::path::Path,
+    shared_cache: Option<&std::path::Path>,
+) -> Result<WorkerCommand, SupervisorError> {
+    let mut env = command.env.clone();
+    #[cfg(unix)]
+    if let Some(id) = crate::sandbox::child::identity_for(crate::sandbox::available()) {
+        let library_path = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
+        let given = crate::sandbox::root::give(
+            scratch,
+            &command.program,
+            command.cwd.as_deref(),
+            library_path.as_ref(),
+        )
+        .map_err(SupervisorError::Scratch)?;
+        if let Some(path) = given.library_path {
+            env.push(("LD_LIBRARY_PATH".into(), path));
+        }
+        crate::sandbox::root::own(scratch, id).map_err(SupervisorError::Scratch)?;
+        if let Some(cache) = shared_cache {
+            crate::sandbox::root::own(cache, id).map_err(SupervisorError::Scratch)?;
+        }
+        return Ok(WorkerCommand {
+            program: given.program,
+            cwd: given.cwd,
+            env,
+            kernel_cache: command.kernel_cache.clone(),
+        });
+    }
+    Ok(WorkerCommand {
+        env,
+        ..command.clone()
+    })
 }
 
 /// The signals the supervisor sends.

@@ -18,6 +18,12 @@ pub struct Identity {
     pub gid: u32,
 }
 
+/// Who a worker with `protections` becomes: an unprivileged identity when the grader runs as
+/// root and the sandbox is on, else `None` (it stays who the grader is).
+pub fn identity_for(protections: super::Protections) -> Option<Identity> {
+    (protections.any() && super::limits::as_root()).then(super::limits::worker_identity)
+}
+
 /// The sandbox of one worker, ready to be applied in its child.
 #[derive(Debug, Default)]
 pub struct Prepared {

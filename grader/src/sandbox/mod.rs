@@ -248,7 +248,9 @@ pub const SYSTEM_READABLE: &[&str] = &[
 /// What workers and builds may write of the system.
 pub const SYSTEM_WRITABLE: &[&str] = &["/dev/null"];
 
-/// A worker's own `/proc` entries (it makes its rules itself, so `self` is itself).
+/// A worker's own `/proc` entries. The supervisor leaves them out of the ruleset it makes (there
+/// `self` would be the supervisor): the worker's child opens them itself before it restricts
+/// itself (see [`child`]), and the worker's own check in `main` names them as they are.
 const WORKER_PROC: &[&str] = &[
     "/proc/driver",
     "/proc/self/maps",
