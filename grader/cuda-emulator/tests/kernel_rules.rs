@@ -217,3 +217,58 @@ emulated!(
         );
     }
 );
+
+/// `__popc` and 128-bit division compile to calls of the compiler's runtime helpers
+/// (`__popcountdi2`, `__udivmodti4`) on a portable x86-64 target: allowed, and right.
+const COMPILER_HELPERS: &str = r#"
+extern "C" __global__ void bits(const unsigned long long* in, long long* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned long long x = in[i];
+        __int128 wide = (__int128)x * 1000003 + 7;
+        out[4 * i] = __popc((unsigned)x);
+        out[4 * i + 1] = __popcll(x);
+        out[4 * i + 2] = (long long)(wide / 977);
+        out[4 * i + 3] = (long long)(wide % 977);
+    }
+}
+"#;
+
+emulated!(kernel_using_compiler_runtime_helpers_runs, {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let module = ctx
+        .load_module(compile_ptx(COMPILER_HELPERS).unwrap())
+        .unwrap();
+    let f = module.load_function("bits").unwrap();
+    let input: Vec<u64> = (0..100u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let n = input.len() as i32;
+    let in_d = stream.clone_htod(&input).unwrap();
+    let mut out = stream.alloc_zeros::<i64>(4 * input.len()).unwrap();
+    let mut l = stream.launch_builder(&f);
+    l.arg(&in_d).arg(&mut out).arg(&n);
+    unsafe { l.launch(LaunchConfig::for_num_elems(input.len() as u32)) }.unwrap();
+    let out = stream.clone_dtoh(&out).unwrap();
+    for (i, &x) in input.iter().enumerate() {
+        let wide = i128::from(x) * 1_000_003 + 7;
+        let want = [
+            i64::from((x as u32).count_ones()),
+            i64::from(x.count_ones()),
+            (wide / 977) as i64,
+            (wide % 977) as i64,
+        ];
+        assert_eq!(out[4 * i..4 * i + 4], want, "index {i}");
+    }
+});
+
+emulated!(kernel_cannot_run_a_shell_even_next_to_popc, {
+    refused(
+        r#"
+#include <cstdlib>
+extern "C" __global__ void k(unsigned* x) { x[0] = __popc(x[1]) + system("true"); }
+"#,
+        &["the host function `system`", HOST_FUNCTION],
+    );
+});
