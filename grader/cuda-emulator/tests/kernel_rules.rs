@@ -135,7 +135,7 @@ emulated!(
         std::fs::write(
             &cpp,
             "extern \"C\" int k() { return 7; }\n\
-             extern \"C\" const unsigned __gl_module_abi = 3;\n",
+             extern \"C\" const unsigned __gl_module_abi = 4;\n",
         )
         .unwrap();
         let st = std::process::Command::new("c++")
