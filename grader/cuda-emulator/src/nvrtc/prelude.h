@@ -158,6 +158,9 @@ static thread_local Fiber* current;
 static thread_local void* sched_sp;
 static thread_local unsigned long long warp_slots[32][32];
 static thread_local int block_counter;
+// Set when the threads of a block reached different barriers: barrier intervals then mean
+// nothing, so the race check says nothing about this launch (the barrier report says why).
+static bool barriers_diverged;
 
 __GL_RT static inline char* dyn_smem() { return dyn_smem_buf; }
 __GL_RT static inline unsigned linear_tid() {
@@ -252,6 +255,10 @@ __GL_RT static void check_barrier(unsigned n) {
         else if (!other && (f->barrier_line != first->barrier_line ||
                             f->barrier_count != first->barrier_count))
             other = f;
+    }
+    if (waiting && (done || other)) {
+        barriers_diverged = true;
+        launch->race_count = 0;
     }
     if (!waiting || (!done && !other) || __atomic_exchange_n(&warned_divergent_barrier, true, __ATOMIC_RELAXED)) return;
     char what[200];
@@ -517,7 +524,7 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
     L->race_rmw_pc = c->rmwpc;
 }
 __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, bool atom, uintptr_t ret) {
-    if (off) return;
+    if (off || barriers_diverged) return;
     uintptr_t a = (uintptr_t)p;
     if (a - launch->stack_lo < launch->stack_hi - launch->stack_lo) return;  // a thread's own stack
 #if __GL_USE_FIBERS
@@ -585,6 +592,7 @@ __GL_RT static inline void begin_launch() {
     while (!__atomic_compare_exchange_n(&busy, &expected, 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) expected = 0;
     gen++;
     off = false;
+    barriers_diverged = false;
 }
 __GL_RT static inline void end_launch() { __atomic_store_n(&busy, 0, __ATOMIC_RELEASE); }
 }  // namespace rc
