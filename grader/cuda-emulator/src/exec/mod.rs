@@ -297,7 +297,8 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     job.enter();
     job.work();
     let (fault, race) = job.wait();
-    if let Some(r) = race {
+    // A fault comes first (its indices out of bounds often make the race too).
+    if let Some(r) = race.filter(|_| fault.is_none()) {
         eprintln!(
             "{}",
             race::report(&job.func.name, job.grid, job.block, checked.as_deref(), &r)
