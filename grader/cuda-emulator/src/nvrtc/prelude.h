@@ -161,6 +161,19 @@ static thread_local int block_counter;
 // Set when the threads of a block reached different barriers: barrier intervals then mean
 // nothing, so the race check says nothing about this launch (the barrier report says why).
 static bool barriers_diverged;
+// Checked runs: the GPU thread running now, kept by the block runner in plain statics (a
+// checked launch runs on one OS thread) so that the access hooks read no thread-locals.
+struct RcNow {
+    Launch* launch;
+    uint32_t block, thread, epoch, warp;
+    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len;
+};
+static RcNow rc_now;
+#if __GL_RACECHECK
+#define __GL_RC(...) __VA_ARGS__
+#else
+#define __GL_RC(...)
+#endif
 
 __GL_RT static inline char* dyn_smem() { return dyn_smem_buf; }
 __GL_RT static inline unsigned linear_tid() {
@@ -305,6 +318,8 @@ __GL_RT static void run_block_fibers() {
                     Fiber* f = &fibers[t];
                     if (f->state != RUNNING) continue;
                     current = f;
+                    __GL_RC(rc_now.thread = t; rc_now.epoch = f->barrier_count; rc_now.warp = f->warp_count;
+                            rc_now.fiber_lo = (uintptr_t)f->stack;)
                     threadIdx = f->tid;
                     __gl_switch(&sched_sp, f->sp);
                 }
@@ -465,8 +480,9 @@ struct Slot {
     Cell* cells;
 };
 static Slot* table;
-static uintptr_t last_region = ~(uintptr_t)0;
-static Cell* last_cells;
+static const unsigned CACHED = 64;  // recently used chunks, direct-mapped by region
+static uintptr_t cached_region[CACHED];
+static Cell* cached_cells[CACHED];
 static uint32_t gen;
 static bool off;  // the shadow could not grow: no more checks in this launch
 static int busy;
@@ -476,24 +492,25 @@ struct Me {
 };
 __GL_RT static Cell* cells_for(uintptr_t a) {
     uintptr_t region = a >> REGION_BITS;
-    if (region == last_region) return last_cells;
+    unsigned slot = (unsigned)region & (CACHED - 1);
+    if (cached_cells[slot] && cached_region[slot] == region) return cached_cells[slot];
     if (!table) {
-        table = (Slot*)launch->alloc_stack(sizeof(Slot) * SLOTS);
+        table = (Slot*)rc_now.launch->alloc_stack(sizeof(Slot) * SLOTS);
         if (!table) return nullptr;
     }
     unsigned h = (unsigned)((region * 0x9E3779B97F4A7C15ull) >> 40) & (SLOTS - 1);
     for (unsigned i = 0; i < SLOTS / 2; i++, h = (h + 1) & (SLOTS - 1)) {
         Slot* s = &table[h];
         if (!s->cells) {
-            Cell* c = (Cell*)launch->alloc_stack(sizeof(Cell) << (REGION_BITS - 2));
+            Cell* c = (Cell*)rc_now.launch->alloc_stack(sizeof(Cell) << (REGION_BITS - 2));
             if (!c) return nullptr;
             s->region = region;
             s->cells = c;
         } else if (s->region != region) {
             continue;
         }
-        last_region = region;
-        last_cells = s->cells;
+        cached_region[slot] = region;
+        cached_cells[slot] = s->cells;
         return s->cells;
     }
     return nullptr;
@@ -505,7 +522,7 @@ __GL_RT static inline bool concurrent(uint32_t b, uint16_t t, uint32_t e, uint32
 }
 __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_t a, unsigned size,
                           bool write, bool vol, uint32_t pc, int shared) {
-    Launch* L = launch;
+    Launch* L = rc_now.launch;
     if (L->race_count++) return;
     L->race_addr = a;
     L->race_size = size;
@@ -525,24 +542,20 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
 }
 __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, bool atom, uintptr_t ret) {
     if (off || barriers_diverged) return;
+    const RcNow& now = rc_now;
     uintptr_t a = (uintptr_t)p;
-    if (a - launch->stack_lo < launch->stack_hi - launch->stack_lo) return;  // a thread's own stack
+    if (a - now.stack_lo < now.stack_len) return;  // the worker's stack: a thread's own locals
 #if __GL_USE_FIBERS
-    if (current && a - (uintptr_t)current->stack < STACK) return;
+    if (a - now.fiber_lo < STACK) return;  // the running fiber's stack
 #endif
     int shared = a - (uintptr_t)__start_gl_shared < (uintptr_t)(__stop_gl_shared - __start_gl_shared)
                      ? 1
-                     : (a - (uintptr_t)dyn_smem_buf < launch->dyn_smem ? 2 : 0);
+                     : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
     Me m;
-    m.block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    m.thread = (uint16_t)linear_tid();
-#if __GL_USE_FIBERS
-    m.epoch = current ? current->barrier_count : 0;
-    m.warp = current ? current->warp_count : 0;
-#else
-    m.epoch = 0;
-    m.warp = 0;
-#endif
+    m.block = now.block;
+    m.thread = (uint16_t)now.thread;
+    m.epoch = now.epoch;
+    m.warp = now.warp;
     uint32_t pc = (uint32_t)(ret - 1 - (uintptr_t)__ehdr_start);
     for (uintptr_t w = a & ~(uintptr_t)3; w < a + size; w += 4) {
         unsigned lo = a > w ? (unsigned)(a - w) : 0u;
@@ -592,6 +605,13 @@ __GL_RT static inline void begin_launch() {
     while (!__atomic_compare_exchange_n(&busy, &expected, 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) expected = 0;
     gen++;
     off = false;
+    Launch* L = launch;
+    rc_now.launch = L;
+    rc_now.stack_lo = L->stack_lo;
+    rc_now.stack_len = L->stack_hi - L->stack_lo;
+    rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
+    rc_now.dyn_len = L->dyn_smem;
+    rc_now.fiber_lo = 0;
     barriers_diverged = false;
 }
 __GL_RT static inline void end_launch() { __atomic_store_n(&busy, 0, __ATOMIC_RELEASE); }
@@ -782,6 +802,7 @@ __GL_RT static void run_block_loop() {
         for (unsigned y = 0; y < ny; y++)
             for (unsigned x = 0; x < nx; x++) {
                 threadIdx = uint3{x, y, z};
+                __GL_RC(rc_now.thread = x + nx * (y + ny * z);)
                 f(a);
             }
 }
@@ -827,6 +848,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         if (b >= total) break;
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
+        __GL_RC(rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
 #if __GL_USE_FIBERS
         run_block_fibers();
 #else
