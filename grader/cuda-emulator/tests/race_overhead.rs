@@ -96,7 +96,7 @@ fn race_check_overhead_on_the_matmul_items() {
         );
         String::from_utf8_lossy(&out.stdout)
             .lines()
-            .filter_map(|l| l.strip_prefix("TIMES "))
+            .filter_map(|l| l.find("TIMES ").map(|at| &l[at + "TIMES ".len()..]))
             .map(|l| {
                 let w: Vec<&str> = l.split_whitespace().collect();
                 let v = |i: usize| w[i].parse::<f64>().unwrap();
@@ -104,8 +104,24 @@ fn race_check_overhead_on_the_matmul_items() {
             })
             .collect()
     };
-    let plain = measure(&[("GPU_LABS_EMULATOR_RACECHECK", "0")]);
-    let checked = measure(&[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
+    // A fresh kernel cache each, so that the compile times include the compiler.
+    let cache = |tag: &str| {
+        let dir = common::profile_dir().join(format!("race-overhead-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir.to_string_lossy().into_owned()
+    };
+    let (plain_cache, checked_cache) = (cache("plain"), cache("checked"));
+    let plain = measure(&[
+        ("GPU_LABS_EMULATOR_RACECHECK", "0"),
+        ("GPU_LABS_EMULATOR_CACHE", &plain_cache),
+    ]);
+    let checked = measure(&[
+        ("GPU_LABS_EMULATOR_RACECHECK", "1"),
+        ("GPU_LABS_EMULATOR_CACHE", &checked_cache),
+    ]);
+    for dir in [&plain_cache, &checked_cache] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     println!("kernel        | compile plain / checked | item cases plain / checked (×) | 256³ plain / checked (×)");
     for ((name, p), (_, c)) in plain.iter().zip(&checked) {
         println!(
