@@ -120,7 +120,7 @@ fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
     assert_lost(&g, &["gpu_tiled_correct", "gpu_timer_sync"]);
     let out = g.output("gpu_tiled_correct");
     assert!(
-        out.contains("kernel `matmul_tiled` is a data race: thread (1,0,0) of block (0,0,0) read 4 bytes (line 16) in a __shared__ array and thread (0,0,0) of block (0,0,0) wrote it (line 12)"),
+        out.contains("kernel `matmul_tiled` is a data race: thread (1,0,0) of block (0,0,0) read 4 bytes (line 16) in __shared__ `tile_a` (byte offset 0) and thread (0,0,0) of block (0,0,0) wrote it (line 12)"),
         "{out}"
     );
     assert!(out.contains("Hint: put __syncthreads()"), "{out}");

@@ -123,7 +123,7 @@ checked!(
         // the first (line 10): the emulator ran thread 0 first, so it saw the read second.
         assert!(
             r.contains(
-                "thread (1,0,0) of block (0,0,0) read 4 bytes (line 10) in a __shared__ array"
+                "thread (1,0,0) of block (0,0,0) read 4 bytes (line 10) in __shared__ `tile` (byte offset 0)"
             ),
             "{r}"
         );
@@ -227,7 +227,7 @@ checked!(
         // its first step (line 9), with no __syncwarp() between.
         assert!(
             r.contains(
-                "thread (1,0,0) of block (0,0,0) wrote 4 bytes (line 9) in a __shared__ array"
+                "thread (1,0,0) of block (0,0,0) wrote 4 bytes (line 9) in __shared__ `s` (byte offset 4)"
             ),
             "{r}"
         );

@@ -60,9 +60,15 @@ fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
 }
 
 /// Where the racing address is: a shared variable (by symbol) or a device allocation.
-fn memory(r: &Race) -> String {
+fn memory(r: &Race, so: Option<&Path>) -> String {
     match r.shared {
-        1 => "in a __shared__ array".to_string(),
+        1 => so
+            .and_then(|so| std::fs::read(so).ok())
+            .and_then(|elf| crate::nvrtc::symbols::object_at(&elf, r.addr))
+            .map_or_else(
+                || "in a __shared__ array".to_string(),
+                |(name, offset)| format!("in __shared__ `{name}` (byte offset {offset})"),
+            ),
         2 => "in the dynamic shared memory (extern __shared__)".to_string(),
         _ => match crate::memory::containing(r.addr, 1) {
             Some(a) => {
@@ -149,7 +155,7 @@ pub fn report(
         at(1),
         if r.write[1] { "wrote" } else { "read" },
         r.size,
-        memory(r),
+        memory(r, so),
         at(0),
         what(0),
         r.count,

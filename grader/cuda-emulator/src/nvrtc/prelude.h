@@ -524,7 +524,8 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
                           bool write, bool vol, uint32_t pc, int shared) {
     Launch* L = rc_now.launch;
     if (L->race_count++) return;
-    L->race_addr = a;
+    // Static shared memory: relative to the module, so that the report can name the array.
+    L->race_addr = shared == 1 ? a - (uintptr_t)__ehdr_start : a;
     L->race_size = size;
     L->race_block[0] = other_wrote ? c->wblock : c->rblock;
     L->race_thread[0] = other_wrote ? c->wthread : c->rthread;

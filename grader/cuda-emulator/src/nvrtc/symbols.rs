@@ -98,6 +98,67 @@ pub fn undefined_in(elf: &[u8]) -> Result<Vec<Undefined>, String> {
     Ok(out)
 }
 
+const SHT_SYMTAB: u32 = 2;
+const STT_OBJECT: u8 = 1;
+
+/// The data object (`.symtab`) of an ELF64 little-endian object that holds address `vaddr`
+/// (relative to the object's load address): its name, demangled for a function's local
+/// static (`_ZZ6kernelE4tile` is `tile`), and the offset of `vaddr` in it. Race reports name
+/// `__shared__` arrays this way.
+pub fn object_at(elf: &[u8], vaddr: usize) -> Option<(String, usize)> {
+    let shoff = u64_at(elf, 0x28)?;
+    let shentsize = usize::from(u16_at(elf, 0x3A)?);
+    let shnum = usize::from(u16_at(elf, 0x3C)?);
+    let section = |i: usize| -> Option<(u32, usize, usize, usize)> {
+        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        Some((
+            u32_at(elf, h + 4)?,
+            u64_at(elf, h + 24)?,
+            u64_at(elf, h + 32)?,
+            u32_at(elf, h + 40)? as usize,
+        ))
+    };
+    for i in 0..shnum {
+        let (ty, off, size, link) = section(i)?;
+        if ty != SHT_SYMTAB {
+            continue;
+        }
+        let (_, str_off, str_size, _) = section(link)?;
+        let strtab = elf.get(str_off..str_off.checked_add(str_size)?)?;
+        let syms = elf.get(off..off.checked_add(size)?)?;
+        for s in syms.chunks_exact(24) {
+            let (value, len) = (u64_at(s, 8)?, u64_at(s, 16)?);
+            if s[4] & 0xf != STT_OBJECT || !(value..value + len.max(1)).contains(&vaddr) {
+                continue;
+            }
+            let name_at = u32_at(s, 0)? as usize;
+            let raw = strtab.get(name_at..)?.split(|&c| c == 0).next()?;
+            let raw = String::from_utf8_lossy(raw).into_owned();
+            return Some((demangle_local(&raw), vaddr - value));
+        }
+    }
+    None
+}
+
+/// The variable's own name in a mangled local static (`_ZZ6kernelE4tile` → `tile`) or
+/// internal-linkage variable (`_ZL4tile` → `tile`); other names unchanged.
+fn demangle_local(raw: &str) -> String {
+    let tail = if let Some(rest) = raw.strip_prefix("_ZZ") {
+        rest.rsplit_once('E').map(|(_, t)| t)
+    } else {
+        raw.strip_prefix("_ZL")
+    };
+    match tail {
+        Some(t) => {
+            // A length-prefixed name: `6tile_a` (maybe followed by a discriminator).
+            let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let len: usize = t[..digits].parse().unwrap_or(0);
+            t.get(digits..digits + len).unwrap_or(t).to_string()
+        }
+        None => raw.to_string(),
+    }
+}
+
 /// The undefined dynamic symbols of the shared object at `path`.
 pub fn undefined(path: &Path) -> Result<Vec<Undefined>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -403,6 +464,13 @@ mod tests {
         ] {
             assert!(!allowed(no), "{no}");
         }
+    }
+
+    #[test]
+    fn local_statics_are_named_as_written() {
+        assert_eq!(demangle_local("_ZZ12matmul_tiledE6tile_a"), "tile_a");
+        assert_eq!(demangle_local("_ZL4tile"), "tile");
+        assert_eq!(demangle_local("partial"), "partial");
     }
 
     #[test]
