@@ -485,6 +485,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_race_report_is_found_among_the_emulators_notes_and_checks_are_for_the_emulator() {
+        let race = "gpu-labs emulator: kernel `k` is a data race: thread (1,0,0) of block \
+                    (0,0,0) read 4 bytes (line 10) in __shared__ `tile` (byte offset 0) and ...";
+        let warp = "gpu-labs emulator: kernel `k` relies on implicit warp lockstep: thread ...";
+        let fault =
+            "gpu-labs emulator: kernel `k` block (0,0,0) thread (0,0,0) wrote 4 bytes past the end";
+        assert_eq!(race_in(&format!("{fault}\n{race}")), Some(race));
+        assert_eq!(race_in(warp), Some(warp));
+        assert_eq!(race_in(fault), None);
+        assert_eq!(
+            race_in(
+                "gpu-labs emulator: block (0,0,0): threads waited at different __syncthreads()"
+            ),
+            None
+        );
+        assert_eq!(race_check_env(Backend::Emulated).len(), 1);
+        assert!(race_check_env(Backend::Real).is_empty());
+        assert!(race_check_env(Backend::NoGpu).is_empty());
+    }
+
+    #[test]
     fn a_large_timed_product_is_checked_without_a_full_reference() {
         // Just above the full check: Freivalds' method, with a vector the worker cannot know.
         let a = inputs::matrix(7, "t", 0, "a", 1024, 256);
