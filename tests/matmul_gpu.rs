@@ -125,16 +125,25 @@ fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
         return;
     }
     // Without the barrier after the tiles are used, a thread loads the next tile over one that
-    // others still read. time_gpu_matmul launches the tiled kernel, so its product is wrong too.
+    // others still read. The correctness run is race-checked: the item is lost with the race
+    // (both threads, the shared array, the lines, the hint). time_gpu_matmul launches the
+    // tiled kernel unchecked, where the emulator's order makes its product wrong too.
     let g = grade_gpu_faulty(
         "        }\n        __syncthreads();\n    }\n    if (row < m",
         "        }\n    }\n    if (row < m",
     );
     assert_lost(&g, &["gpu_tiled_correct", "gpu_timer_sync"]);
-    assert_says(
-        &g,
-        "gpu_tiled_correct",
-        "Hint: every thread must reach __syncthreads() twice per tile",
+    let out = g.output("gpu_tiled_correct");
+    assert!(
+        out.contains("kernel `matmul_tiled` is a data race: thread (1,0,0) of block (0,0,0) read 4 bytes (line 16) in __shared__ `tile_a` (byte offset 0) and thread (0,0,0) of block (0,0,0) wrote it (line 12)"),
+        "{out}"
+    );
+    assert!(out.contains("Hint: put __syncthreads()"), "{out}");
+    // The race check is for correctness runs: the plain kernels still pass theirs.
+    assert!(
+        !g.lost().contains(&"gpu_correct".to_string()),
+        "{}",
+        g.stdout
     );
 }
 

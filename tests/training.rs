@@ -241,6 +241,23 @@ fn an_unstable_softmax_overflows_on_large_logits() {
 }
 
 #[test]
+fn a_bias_gradient_added_with_plain_plus_equals_races_and_loses_the_gpu_epochs() {
+    // Threads stride over every element of the gradient and add into bias_grad[column] with
+    // `+=`: the emulator's sequential threads get the right sums, a GPU loses updates. The
+    // race check of the correctness runs fails both GPU epochs, with the race and the hint.
+    let g = grade_faulty(
+        "src/gpu.rs",
+        "    int c = blockIdx.x * blockDim.x + threadIdx.x;\n    if (c < cols) {\n        float sum = 0.0f;\n        for (int r = 0; r < rows; ++r) {\n            sum += grad[(long long)r * cols + c];\n        }\n        bias_grad[c] += sum;\n    }",
+        "    int t = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int i = t; i < rows * cols; i += gridDim.x * blockDim.x) {\n        bias_grad[i % cols] += grad[i];\n    }",
+    );
+    assert_lost_within(&g, &["gpu_epoch_simple_nn", "gpu_epoch_mlp"], &[]);
+    for id in ["gpu_epoch_simple_nn", "gpu_epoch_mlp"] {
+        assert_says(&g, id, "kernel `bias_grad` is a data race: thread (");
+        assert_says(&g, id, "use atomicAdd");
+    }
+}
+
+#[test]
 fn a_gpu_epoch_timed_without_synchronizing_is_caught() {
     if gpu_labs_e2e::skip_unless_full() {
         return;

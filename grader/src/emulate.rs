@@ -106,6 +106,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/exec/decode.rs",
     "src/exec/fault.rs",
     "src/exec/pool.rs",
+    "src/exec/race.rs",
     "src/nvrtc/mod.rs",
     "src/nvrtc/compile.rs",
     "src/nvrtc/source.rs",

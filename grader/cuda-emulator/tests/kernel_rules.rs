@@ -135,7 +135,7 @@ emulated!(
         std::fs::write(
             &cpp,
             "extern \"C\" int k() { return 7; }\n\
-             extern \"C\" const unsigned __gl_module_abi = 3;\n",
+             extern \"C\" const unsigned __gl_module_abi = 4;\n",
         )
         .unwrap();
         let st = std::process::Command::new("c++")
@@ -218,53 +218,57 @@ emulated!(
     }
 );
 
-/// CUDA's bit intrinsics and 128-bit integers, which the host compiler turns into calls of its
-/// own runtime (`__popcountdi2`, `__udivti3`, …): allowed, unlike a host function.
+/// `__popc` and 128-bit division compile to calls of the compiler's runtime helpers
+/// (`__popcountdi2`, `__udivmodti4`) on a portable x86-64 target: allowed, and right.
 const COMPILER_HELPERS: &str = r#"
-extern "C" __global__ void k(const unsigned long long* in, long long* out, int n) {
+extern "C" __global__ void bits(const unsigned long long* in, long long* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         unsigned long long x = in[i];
-        unsigned __int128 wide = (unsigned __int128)x * 0x9E3779B97F4A7C15ull;
-        out[4 * i] = __popcll(x) + __popc((unsigned)x);
-        out[4 * i + 1] = __clzll(x | 1) + __ffsll(x);
-        out[4 * i + 2] = (long long)(wide / (x | 3));
-        out[4 * i + 3] = (long long)(wide % 1000003u);
+        __int128 wide = (__int128)x * 1000003 + 7;
+        out[4 * i] = __popc((unsigned)x);
+        out[4 * i + 1] = __popcll(x);
+        out[4 * i + 2] = (long long)(wide / 977);
+        out[4 * i + 3] = (long long)(wide % 977);
     }
 }
 "#;
 
-emulated!(kernel_with_bit_intrinsics_and_128_bit_integers_runs, {
+emulated!(kernel_using_compiler_runtime_helpers_runs, {
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let module = ctx
         .load_module(compile_ptx(COMPILER_HELPERS).unwrap())
         .unwrap();
-    let f = module.load_function("k").unwrap();
-    let input: Vec<u64> = (0..64u64)
-        .map(|i| i.wrapping_mul(0x2545F4914F6CDD1D) ^ (i << 7))
+    let f = module.load_function("bits").unwrap();
+    let input: Vec<u64> = (0..100u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
-    let n = input.len();
+    let n = input.len() as i32;
     let in_d = stream.clone_htod(&input).unwrap();
-    let mut out = stream.alloc_zeros::<i64>(4 * n).unwrap();
-    let ni = n as i32;
+    let mut out = stream.alloc_zeros::<i64>(4 * input.len()).unwrap();
     let mut l = stream.launch_builder(&f);
-    l.arg(&in_d).arg(&mut out).arg(&ni);
-    unsafe { l.launch(LaunchConfig::for_num_elems(n as u32)) }.unwrap();
+    l.arg(&in_d).arg(&mut out).arg(&n);
+    unsafe { l.launch(LaunchConfig::for_num_elems(input.len() as u32)) }.unwrap();
     let out = stream.clone_dtoh(&out).unwrap();
     for (i, &x) in input.iter().enumerate() {
-        let wide = x as u128 * 0x9E3779B97F4A7C15u128;
-        let ffs = if x == 0 {
-            0
-        } else {
-            x.trailing_zeros() as i64 + 1
-        };
-        let expected = [
-            (x.count_ones() + (x as u32).count_ones()) as i64,
-            (x | 1).leading_zeros() as i64 + ffs,
-            (wide / (x | 3) as u128) as i64,
-            (wide % 1000003) as i64,
+        let wide = i128::from(x) * 1_000_003 + 7;
+        let want = [
+            i64::from((x as u32).count_ones()),
+            i64::from(x.count_ones()),
+            (wide / 977) as i64,
+            (wide % 977) as i64,
         ];
-        assert_eq!(out[4 * i..4 * i + 4], expected, "index {i}, x = {x:#x}");
+        assert_eq!(out[4 * i..4 * i + 4], want, "index {i}");
     }
+});
+
+emulated!(kernel_cannot_run_a_shell_even_next_to_popc, {
+    refused(
+        r#"
+#include <cstdlib>
+extern "C" __global__ void k(unsigned* x) { x[0] = __popc(x[1]) + system("true"); }
+"#,
+        &["the host function `system`", HOST_FUNCTION],
+    );
 });

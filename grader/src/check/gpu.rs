@@ -52,6 +52,43 @@ pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult>
     }
 }
 
+/// The emulator's race report among its notes (checked runs, see [`race_check_env`]): a line
+/// naming a data race or code that relies on implicit warp lockstep.
+pub fn race_in(notes: &str) -> Option<&str> {
+    notes.lines().find(|l| {
+        l.starts_with("gpu-labs emulator: kernel")
+            && (l.contains(" is a data race: ")
+                || l.contains(" relies on implicit warp lockstep: "))
+    })
+}
+
+/// A GPU item whose kernel raced fails, even when its numbers came out right: on a GPU they
+/// depend on timing. The emulator's report says where and gives the hint.
+pub fn race_result(item: &Item, race: &str) -> ItemResult {
+    let report = race.trim_start_matches("gpu-labs emulator: ");
+    let (what, _) = report.split_once(": ").unwrap_or((report, ""));
+    ItemResult::failed(
+        item,
+        format!("{what} (found by the emulator's race check)"),
+        format!(
+            "`{}`: the GPU emulator found that {report}\nOn a GPU the threads of a kernel run \
+             at the same time, so a race gives wrong results some of the time even when it \
+             happened to give the right ones here: the item earns no correctness points until \
+             the race is gone.",
+            item.function
+        ),
+    )
+}
+
+/// The environment that turns on the emulator's race checks in a worker: correctness runs
+/// on the emulator only (timed runs use the plain build, so the checks cost them nothing).
+pub fn race_check_env(backend: Backend) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    match backend {
+        Backend::Emulated => vec![("GPU_LABS_EMULATOR_RACECHECK".into(), "1".into())],
+        _ => Vec::new(),
+    }
+}
+
 /// How the worker introduces a kernel's compile log (see `labs::matmul::gpu`).
 pub const COMPILE_ERROR: &str = "the kernel does not compile (NVRTC_ERROR_COMPILATION):\n";
 
@@ -446,6 +483,27 @@ pub fn not_from_device(item: &Item, n: &crate::protocol::NotFromDevice) -> ItemR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_race_report_is_found_among_the_emulators_notes_and_checks_are_for_the_emulator() {
+        let race = "gpu-labs emulator: kernel `k` is a data race: thread (1,0,0) of block \
+                    (0,0,0) read 4 bytes (line 10) in __shared__ `tile` (byte offset 0) and ...";
+        let warp = "gpu-labs emulator: kernel `k` relies on implicit warp lockstep: thread ...";
+        let fault =
+            "gpu-labs emulator: kernel `k` block (0,0,0) thread (0,0,0) wrote 4 bytes past the end";
+        assert_eq!(race_in(&format!("{fault}\n{race}")), Some(race));
+        assert_eq!(race_in(warp), Some(warp));
+        assert_eq!(race_in(fault), None);
+        assert_eq!(
+            race_in(
+                "gpu-labs emulator: block (0,0,0): threads waited at different __syncthreads()"
+            ),
+            None
+        );
+        assert_eq!(race_check_env(Backend::Emulated).len(), 1);
+        assert!(race_check_env(Backend::Real).is_empty());
+        assert!(race_check_env(Backend::NoGpu).is_empty());
+    }
 
     #[test]
     fn a_large_timed_product_is_checked_without_a_full_reference() {

@@ -258,8 +258,9 @@ pub fn outcome_of(
     item: &Item,
     order: &WorkOrder,
 ) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
-    let env =
+    let mut env =
         crate::gpu::worker_env(order.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
+    env.extend(gpu::race_check_env(order.backend));
     outcome_with_env(ctx, item, order, env)
 }
 
@@ -303,6 +304,10 @@ pub(crate) fn judge_run(
             item,
             &format!("could not sandbox your code on this machine ({why}), so it did not run it"),
         ))),
+        // A kernel that raced (checked runs) fails whatever its numbers.
+        WorkerRun::Reported { notes, .. } if gpu::race_in(&notes).is_some() => Ok(Err(
+            gpu::race_result(item, gpu::race_in(&notes).unwrap_or_default()),
+        )),
         WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
             let mut details = format!("`{}` {}.", item.function, death.explain());

@@ -52,6 +52,9 @@ pub struct Module {
     /// Leaves a faulting kernel (called from the signal handler).
     pub fault_jump: FaultJump,
     globals: Vec<usize>,
+    /// A checked (race-detecting) module: the compiled object, whose line table race reports
+    /// read; `None` for a plain module.
+    pub checked: Option<std::path::PathBuf>,
 }
 
 /// A kernel of a loaded module.
@@ -134,14 +137,16 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 3 {
+        if *(abi as *const u32) != 4 {
             return Err(INVALID_IMAGE);
         }
+        let checked = sym(lib, "__gl_racecheck").map(|_| so.to_path_buf());
         Ok(Module {
             lib: lib as usize,
             run_blocks: std::mem::transmute::<*mut c_void, RunBlocks>(run),
             fault_jump: std::mem::transmute::<*mut c_void, FaultJump>(jump),
             globals: Vec::new(),
+            checked,
         })
     }
 

@@ -5,6 +5,7 @@
 pub mod decode;
 pub mod fault;
 pub mod pool;
+pub mod race;
 
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -29,6 +30,60 @@ pub struct LaunchDesc {
     fault_kind: i32,
     message: [c_char; 512],
     alloc_stack: unsafe extern "C" fn(u64) -> *mut c_void,
+    race_count: u64,
+    race_addr: u64,
+    race_block: [u32; 2],
+    race_thread: [u32; 2],
+    race_pc: [u32; 2],
+    race_write: [u8; 2],
+    race_volatile: [u8; 2],
+    race_shared: u8,
+    race_rmw: u8,
+    race_pad: [u8; 2],
+    race_size: u32,
+    race_rmw_pc: u32,
+    race_pad2: u32,
+    stack_lo: usize,
+    stack_hi: usize,
+}
+
+impl LaunchDesc {
+    /// The first race the module recorded, if any.
+    fn race(&self) -> Option<race::Race> {
+        (self.race_count > 0).then(|| race::Race {
+            count: self.race_count,
+            addr: self.race_addr as usize,
+            size: self.race_size,
+            block: self.race_block,
+            thread: self.race_thread,
+            pc: self.race_pc,
+            write: self.race_write.map(|w| w != 0),
+            volatile: self.race_volatile.map(|v| v != 0),
+            shared: self.race_shared,
+            rmw: (self.race_rmw != 0).then_some(self.race_rmw_pc),
+        })
+    }
+}
+
+/// The calling thread's stack, `(lowest, highest)` address: each GPU thread's locals in turn
+/// (a checked module does not record accesses there). `(0, 0)` when unknown.
+fn own_stack() -> (usize, usize) {
+    // SAFETY: queries the attributes of the calling thread into a zeroed, then destroyed, attr.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return (0, 0);
+        }
+        let mut addr: *mut c_void = std::ptr::null_mut();
+        let mut size = 0usize;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        if ok {
+            (addr as usize, addr as usize + size)
+        } else {
+            (0, 0)
+        }
+    }
 }
 
 /// Allocates a fiber stack of `len` bytes for a module's block runner, with an inaccessible
@@ -77,6 +132,7 @@ pub struct Fault {
 struct JobState {
     active: usize,
     fault: Option<Fault>,
+    race: Option<race::Race>,
 }
 
 /// One kernel launch in flight.
@@ -174,7 +230,23 @@ impl Job {
             fault_kind: 0,
             message: [0; 512],
             alloc_stack: alloc_fiber_stack,
+            race_count: 0,
+            race_addr: 0,
+            race_block: [0; 2],
+            race_thread: [0; 2],
+            race_pc: [0; 2],
+            race_write: [0; 2],
+            race_volatile: [0; 2],
+            race_shared: 0,
+            race_rmw: 0,
+            race_pad: [0; 2],
+            race_size: 0,
+            race_rmw_pc: 0,
+            race_pad2: 0,
+            stack_lo: 0,
+            stack_hi: 0,
         };
+        (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| Fault {
             kind,
             block: desc.fault_block,
@@ -191,6 +263,9 @@ impl Job {
         if st.fault.is_none() {
             st.fault = fault;
         }
+        if st.race.is_none() {
+            st.race = desc.race();
+        }
         st.active -= 1;
         let finished = st.active == 0 && self.exhausted();
         drop(st);
@@ -199,12 +274,12 @@ impl Job {
         }
     }
 
-    fn wait(&self) -> Option<Fault> {
+    fn wait(&self) -> (Option<Fault>, Option<race::Race>) {
         let mut st = self.lock();
         while !(st.active == 0 && self.exhausted()) {
             st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        st.fault.clone()
+        (st.fault.clone(), st.race.take())
     }
 }
 
@@ -214,10 +289,22 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     if job.total == 0 {
         return Ok(());
     }
-    pool::submit(&job);
+    // A checked module records every access in one shadow: its blocks run on this thread alone.
+    let checked = job.func.module.checked.clone();
+    if checked.is_none() {
+        pool::submit(&job);
+    }
     job.enter();
     job.work();
-    match job.wait() {
+    let (fault, race) = job.wait();
+    // A fault comes first (its indices out of bounds often make the race too).
+    if let Some(r) = race.filter(|_| fault.is_none()) {
+        eprintln!(
+            "{}",
+            race::report(&job.func.name, job.grid, job.block, checked.as_deref(), &r)
+        );
+    }
+    match fault {
         None => Ok(()),
         Some(f) => {
             eprintln!("{}", fault::report(&job.func.name, &f));

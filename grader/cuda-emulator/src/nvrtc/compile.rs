@@ -39,6 +39,28 @@ const BASE_FLAGS: &[&str] = &[
     "-pthread",
 ];
 
+/// Extra compiler flags of a checked (race-detecting) build: the compiler instruments every
+/// load and store that other threads could see with a call of a `__tsan_*` hook, which the
+/// prelude defines (no sanitizer runtime is linked), volatile accesses apart; `-g1` keeps the
+/// line table that race reports read.
+const RACECHECK_FLAGS: &[&str] = &[
+    "-fsanitize=thread",
+    "--param",
+    "tsan-distinguish-volatile=1",
+    "--param",
+    "tsan-instrument-func-entry-exit=0",
+    "-g1",
+];
+
+/// The variable that asks for checked builds: the grader sets it for correctness runs only,
+/// so timed runs use the plain (uninstrumented) build.
+pub const RACECHECK_VARIABLE: &str = "GPU_LABS_EMULATOR_RACECHECK";
+
+/// Whether this process compiles kernels with race detection ([`RACECHECK_VARIABLE`] is `1`).
+pub fn race_check_asked() -> bool {
+    std::env::var(RACECHECK_VARIABLE).is_ok_and(|v| v == "1")
+}
+
 /// A successful compilation.
 #[derive(Debug)]
 pub struct Compiled {
@@ -181,6 +203,9 @@ pub fn nvrtc_style(log: &str) -> String {
 /// Runs the host compiler on the translation unit `cpp` (called `name` in diagnostics),
 /// writing the shared object `so`; `inc` (the program's headers) is searched when `with_inc`.
 /// Returns the compiler's diagnostics in NVRTC's style, as `Err` when it failed.
+/// A checked build compiles (with [`RACECHECK_FLAGS`]) and links in two steps, so that the
+/// driver does not link the sanitizer's runtime.
+#[allow(clippy::too_many_arguments)]
 fn run_compiler(
     name: &str,
     cxx: &[String],
@@ -189,6 +214,7 @@ fn run_compiler(
     with_inc: bool,
     cpp: &Path,
     so: &Path,
+    checked: bool,
 ) -> Result<String, String> {
     let mut cmd = Command::new(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS).args(flags);
@@ -198,7 +224,37 @@ fn run_compiler(
     if with_inc {
         cmd.arg(format!("-I{}", inc.display()));
     }
-    cmd.arg("-x").arg("c++").arg(cpp).arg("-o").arg(so);
+    let object = so.with_extension("o");
+    if checked {
+        cmd.args(RACECHECK_FLAGS).arg("-c");
+    }
+    cmd.arg("-x")
+        .arg("c++")
+        .arg(cpp)
+        .arg("-o")
+        .arg(if checked { &object } else { so });
+    let mut log = compiler_output(name, cxx, cpp, &mut cmd)?;
+    if checked {
+        let mut link = Command::new(&cxx[0]);
+        link.args(&cxx[1..])
+            .args(["-shared", "-fPIC", "-pthread"])
+            .arg(&object)
+            .arg("-o")
+            .arg(so);
+        let linked = compiler_output(name, cxx, cpp, &mut link);
+        let _ = std::fs::remove_file(&object);
+        log.push_str(&linked?);
+    }
+    Ok(log)
+}
+
+/// Runs one compiler command; its diagnostics in NVRTC's style, as `Err` when it failed.
+fn compiler_output(
+    name: &str,
+    cxx: &[String],
+    cpp: &Path,
+    cmd: &mut Command,
+) -> Result<String, String> {
     let output = cmd.output().map_err(|e| {
         format!(
             "gpu-labs emulator: cannot run the C++ compiler `{}`: {e} (install g++ or set CXX)",
@@ -216,7 +272,10 @@ fn run_compiler(
 }
 
 /// Compiles (or finds in the cache) `src`, named `name` in diagnostics. `headers` are
-/// `(include name, contents)` pairs given to `nvrtcCreateProgram`.
+/// `(include name, contents)` pairs given to `nvrtcCreateProgram`. When race checks are
+/// asked for ([`race_check_asked`]) the checked build is tried first; should it fail where
+/// the plain one compiles (a compiler without `-fsanitize=thread`), the plain one is used and
+/// a line on stderr says the kernels ran unchecked.
 pub fn compile(
     src: &str,
     name: &str,
@@ -229,7 +288,36 @@ pub fn compile(
             return Err(format!("{file}({line}): error: {message}\n"));
         }
     }
-    let tu = source::translation_unit(src, name, PRELUDE);
+    if race_check_asked() {
+        let why = match compile_variant(src, name, headers, options, true) {
+            Ok(c) => return Ok(c),
+            Err(log) => log,
+        };
+        let plain = compile_variant(src, name, headers, options, false);
+        if plain.is_ok() {
+            let first = why.lines().find(|l| l.contains("error")).unwrap_or("");
+            eprintln!(
+                "gpu-labs emulator: note: the race-checking build of `{name}` failed, so its \
+                 kernels ran without race checks ({first})"
+            );
+        }
+        return plain;
+    }
+    compile_variant(src, name, headers, options, false)
+}
+
+/// [`compile`] for one variant: plain, or `checked` (race detection).
+fn compile_variant(
+    src: &str,
+    name: &str,
+    headers: &[(String, String)],
+    options: &[String],
+    checked: bool,
+) -> Result<Compiled, String> {
+    let mut tu = source::translation_unit(src, name, PRELUDE);
+    if checked {
+        tu.insert_str(0, "#define __GL_RACECHECK 1\n");
+    }
     let cxx = compiler();
     let flags = host_flags(options);
     let mut key_parts: Vec<&[u8]> = vec![tu.as_bytes()];
@@ -276,7 +364,16 @@ pub fn compile(
             std::fs::write(&p, h).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         }
     }
-    let output = run_compiler(name, &cxx, &flags, &inc, !headers.is_empty(), &cpp, &tmp_so);
+    let output = run_compiler(
+        name,
+        &cxx,
+        &flags,
+        &inc,
+        !headers.is_empty(),
+        &cpp,
+        &tmp_so,
+        checked,
+    );
     let _ = std::fs::remove_dir_all(&inc);
     let log = match output {
         Ok(log) => log,
@@ -375,7 +472,7 @@ mod tests {
             let cpp = dir.join(format!("p{i}.cpp"));
             let so = dir.join(format!("p{i}.so"));
             std::fs::write(&cpp, source::translation_unit(src, "empty.cu", PRELUDE)).unwrap();
-            let log = run_compiler("empty.cu", &compiler(), &[], &dir, false, &cpp, &so);
+            let log = run_compiler("empty.cu", &compiler(), &[], &dir, false, &cpp, &so, false);
             assert!(log.is_ok(), "{log:?}");
             let needs = symbols::undefined(&so).unwrap();
             assert!(!needs.is_empty());

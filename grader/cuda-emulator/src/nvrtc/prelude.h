@@ -3,6 +3,9 @@
 // use and the block runner the emulator's worker threads call. __GL_USE_FIBERS is defined
 // (0 or 1) before this file: 1 when the source synchronises threads (__syncthreads, warp
 // shuffles...), which then run as cooperative fibers; 0 runs the threads of a block in a loop.
+#ifndef __GL_RACECHECK
+#define __GL_RACECHECK 0
+#endif
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -22,7 +25,16 @@
 #define __host__
 #define __constant__
 #define __managed__
+#if __GL_RACECHECK
+// Checked runs (race detection): all blocks of a launch run on one worker thread at a time,
+// so shared memory need not be per thread; in its own section, its addresses are known.
+#define __shared__ static __attribute__((section("gl_shared")))
+// Runtime code of the prelude: not instrumented (its own accesses are not the kernel's).
+#define __GL_RT __attribute__((no_sanitize_thread))
+#else
 #define __shared__ static thread_local
+#define __GL_RT
+#endif
 #define __noinline__ __attribute__((noinline))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __restrict__ __restrict
@@ -87,6 +99,24 @@ struct Launch {
     // Returns a fiber stack of the given size with a guard page below it, or null: the
     // emulator allocates them, so that modules need neither mmap nor mprotect.
     void* (*alloc_stack)(uint64_t);
+    // Checked runs: the first data race found (linear block and thread indices of the two
+    // accesses, the address, what each was), and how many racing accesses were seen.
+    uint64_t race_count;
+    uint64_t race_addr;
+    uint32_t race_block[2];
+    uint32_t race_thread[2];
+    uint32_t race_pc[2];       // code offsets in the module of the two accesses
+    uint8_t race_write[2];
+    uint8_t race_volatile[2];
+    uint8_t race_shared;       // 1: shared memory (static), 2: dynamic shared memory
+    uint8_t race_rmw;          // the earlier access's thread read and wrote the element
+    uint8_t race_pad[2];
+    uint32_t race_size;
+    uint32_t race_rmw_pc;      // the earlier thread's read of the element (race_rmw)
+    uint32_t race_pad2;
+    // The worker thread's own stack (private to each GPU thread in turn: not checked).
+    uintptr_t stack_lo;
+    uintptr_t stack_hi;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -113,6 +143,7 @@ struct Fiber {
     uint3 tid;
     int barrier_line;        // source line of the __syncthreads() it waits at
     unsigned barrier_count;  // how many __syncthreads() it has reached
+    unsigned warp_count;     // how many warp-wide operations (__syncwarp, shuffles) it has done
 };
 
 static thread_local sigjmp_buf jump;
@@ -127,16 +158,32 @@ static thread_local Fiber* current;
 static thread_local void* sched_sp;
 static thread_local unsigned long long warp_slots[32][32];
 static thread_local int block_counter;
+// Set when the threads of a block reached different barriers: barrier intervals then mean
+// nothing, so the race check says nothing about this launch (the barrier report says why).
+static bool barriers_diverged;
+// Checked runs: the GPU thread running now, kept by the block runner in plain statics (a
+// checked launch runs on one OS thread) so that the access hooks read no thread-locals.
+struct RcNow {
+    Launch* launch;
+    uint32_t block, thread, epoch, warp;
+    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len;
+};
+static RcNow rc_now;
+#if __GL_RACECHECK
+#define __GL_RC(...) __VA_ARGS__
+#else
+#define __GL_RC(...)
+#endif
 
-static inline char* dyn_smem() { return dyn_smem_buf; }
-static inline unsigned linear_tid() {
+__GL_RT static inline char* dyn_smem() { return dyn_smem_buf; }
+__GL_RT static inline unsigned linear_tid() {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 
-[[noreturn]] static inline void stop(int kind) { siglongjmp(jump, kind); }
+__GL_RT [[noreturn]] static inline void stop(int kind) { siglongjmp(jump, kind); }
 }  // namespace __gl
 
-[[noreturn]] static inline void __gl_assert_fail(const char* expr, const char* file, int line,
+__GL_RT [[noreturn]] static inline void __gl_assert_fail(const char* expr, const char* file, int line,
                                                  const char* func) {
     snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%s:%d: %s: Assertion `%s` failed.",
              file, line, func, expr);
@@ -144,7 +191,7 @@ static inline unsigned linear_tid() {
 }
 #undef assert
 #define assert(e) ((e) ? (void)0 : __gl_assert_fail(#e, __FILE__, __LINE__, __func__))
-[[noreturn]] static inline void __trap() { __gl::stop(__gl::FAULT_TRAP); }
+__GL_RT [[noreturn]] static inline void __trap() { __gl::stop(__gl::FAULT_TRAP); }
 static inline void __brkpt() { __trap(); }
 
 // ---------------------------------------------------------------- fibers
@@ -167,7 +214,7 @@ asm(".text\n"
 extern "C" __attribute__((visibility("hidden"))) void __gl_fiber_start();
 namespace __gl {
 static const size_t STACK = 256 * 1024;
-static inline void fiber_reset(Fiber* f) {
+__GL_RT static inline void fiber_reset(Fiber* f) {
     uintptr_t top = ((uintptr_t)f->stack + STACK) & ~(uintptr_t)15;
     uint64_t* sp = (uint64_t*)(top - 88);
     memset(sp, 0, 88);
@@ -184,7 +231,7 @@ static inline void fiber_reset(Fiber* f) {
 #endif
 
 namespace __gl {
-static bool ensure_fibers(unsigned n) {
+__GL_RT static bool ensure_fibers(unsigned n) {
     if (n <= fiber_cap) return true;
     Fiber* fs = (Fiber*)realloc(fibers, sizeof(Fiber) * n);
     if (!fs) return false;
@@ -197,16 +244,18 @@ static bool ensure_fibers(unsigned n) {
     }
     return true;
 }
-static inline void yield(int state) {
+__GL_RT static inline void yield(int state) {
     Fiber* f = current;
     f->state = state;
+    if (state == WARP_WAIT) f->warp_count++;
     __gl_switch(&f->sp, sched_sp);
 }
 // Every thread of a block must reach the same __syncthreads() the same number of times; one
 // inside an `if` that only some threads take is undefined on a GPU (a hang or wrong results).
 // The emulator says so once per module, on stderr, where the grader picks it up.
-static std::atomic<bool> warned_divergent_barrier{false};
-static void check_barrier(unsigned n) {
+// (Builtins, not std::atomic, whose inline members a checked build would instrument.)
+static bool warned_divergent_barrier = false;
+__GL_RT static void check_barrier(unsigned n) {
     unsigned waiting = 0, done = 0;
     const Fiber* first = nullptr;
     const Fiber* other = nullptr;
@@ -220,7 +269,11 @@ static void check_barrier(unsigned n) {
                             f->barrier_count != first->barrier_count))
             other = f;
     }
-    if (!waiting || (!done && !other) || warned_divergent_barrier.exchange(true)) return;
+    if (waiting && (done || other)) {
+        barriers_diverged = true;
+        launch->race_count = 0;
+    }
+    if (!waiting || (!done && !other) || __atomic_exchange_n(&warned_divergent_barrier, true, __ATOMIC_RELAXED)) return;
     char what[200];
     if (other && other->barrier_line != first->barrier_line)
         snprintf(what, sizeof what, "threads waited at different __syncthreads() (line %d and line %d)",
@@ -236,7 +289,7 @@ static void check_barrier(unsigned n) {
             "__syncthreads() (is one inside an `if` or a loop that only some threads take?)\n",
             blockIdx.x, blockIdx.y, blockIdx.z, what);
 }
-static void run_block_fibers() {
+__GL_RT static void run_block_fibers() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     unsigned n = nx * ny * nz;
     if (!ensure_fibers(n)) {
@@ -251,6 +304,7 @@ static void run_block_fibers() {
                 fibers[i].state = RUNNING;
                 fibers[i].barrier_line = 0;
                 fibers[i].barrier_count = 0;
+                fibers[i].warp_count = 0;
                 fiber_reset(&fibers[i]);
             }
     unsigned warps = (n + 31) / 32;
@@ -264,6 +318,8 @@ static void run_block_fibers() {
                     Fiber* f = &fibers[t];
                     if (f->state != RUNNING) continue;
                     current = f;
+                    __GL_RC(rc_now.thread = t; rc_now.epoch = f->barrier_count; rc_now.warp = f->warp_count;
+                            rc_now.fiber_lo = (uintptr_t)f->stack;)
                     threadIdx = f->tid;
                     __gl_switch(&sched_sp, f->sp);
                 }
@@ -286,7 +342,7 @@ static void run_block_fibers() {
 }
 }  // namespace __gl
 
-extern "C" void __gl_fiber_main(__gl::Fiber* f) {
+extern "C" __GL_RT void __gl_fiber_main(__gl::Fiber* f) {
     __gl::tramp(__gl::args);
     f->state = __gl::DONE;
     __gl_switch(&f->sp, __gl::sched_sp);
@@ -294,7 +350,7 @@ extern "C" void __gl_fiber_main(__gl::Fiber* f) {
 }
 
 namespace __gl {
-static inline void barrier(int line) {
+__GL_RT static inline void barrier(int line) {
     current->barrier_line = line;
     current->barrier_count++;
     yield(BLOCK_WAIT);
@@ -302,8 +358,8 @@ static inline void barrier(int line) {
 }  // namespace __gl
 // A macro, so each barrier knows its line in the student's source (`#line` keeps them).
 #define __syncthreads() __gl::barrier(__LINE__)
-static inline void __syncwarp(unsigned = 0xffffffffu) { __gl::yield(__gl::WARP_WAIT); }
-static inline int __gl_block_reduce(int pred, int op) {
+__GL_RT static inline void __syncwarp(unsigned = 0xffffffffu) { __gl::yield(__gl::WARP_WAIT); }
+__GL_RT static inline int __gl_block_reduce(int pred, int op) {
     __shared__ int acc;
     if (__gl::linear_tid() == 0) acc = op == 2 ? 1 : 0;
     __syncthreads();
@@ -321,7 +377,7 @@ static inline int __syncthreads_and(int p) { return __gl_block_reduce(p, 2); }
 
 namespace __gl {
 template <class T>
-static inline T exchange(T v, int src_lane, bool take) {
+__GL_RT static inline T exchange(T v, int src_lane, bool take) {
     static_assert(sizeof(T) <= 8, "warp shuffles of types larger than 8 bytes are not supported");
     unsigned lin = linear_tid(), w = lin >> 5, lane = lin & 31;
     unsigned long long bits = 0;
@@ -333,7 +389,7 @@ static inline T exchange(T v, int src_lane, bool take) {
     yield(WARP_WAIT);
     return r;
 }
-static inline unsigned warp_vote(int pred) {
+__GL_RT static inline unsigned warp_vote(int pred) {
     unsigned lin = linear_tid(), w = lin >> 5, lane = lin & 31;
     warp_slots[w][lane] = pred != 0;
     yield(WARP_WAIT);
@@ -381,9 +437,9 @@ static inline int __all_sync(unsigned m, int pred) {
 #endif  // __GL_USE_FIBERS
 
 static inline unsigned __activemask() { return 0xffffffffu; }
-static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+__GL_RT static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+__GL_RT static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+__GL_RT static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __nanosleep(unsigned) {}
 static inline long long clock64() {
 #if defined(__x86_64__)
@@ -393,24 +449,233 @@ static inline long long clock64() {
 #endif
 }
 
+// ---------------------------------------------------------------- race check
+// Checked runs (`__GL_RACECHECK`): the kernel is compiled with -fsanitize=thread, so the
+// compiler calls a hook before each load and store through memory other threads could see;
+// the hooks below (no sanitizer runtime) keep a shadow cell per 4-byte word: the last writer
+// and a reader, each with its block, thread, barrier interval (how many __syncthreads() the
+// thread had passed) and warp interval (how many warp-wide operations). Two accesses race
+// when one writes, neither is atomic, they come from different threads, and nothing orders
+// them: different blocks (global memory), or the same block in the same barrier interval,
+// and for threads of one warp, the same warp interval too. Shared memory is per block, so a
+// cell last touched by another block starts afresh there.
+#if __GL_RACECHECK
+extern "C" __attribute__((visibility("hidden"))) char __start_gl_shared[];
+extern "C" __attribute__((visibility("hidden"))) char __stop_gl_shared[];
+extern "C" __attribute__((visibility("hidden"))) const char __ehdr_start[];
+__attribute__((section("gl_shared"), used)) static char __gl_shared_anchor;
+namespace __gl {
+namespace rc {
+struct Cell {
+    uint32_t gen, wblock, rblock, wpc, rpc, rmwpc;
+    uint32_t wepoch, wwarp, repoch, rwarp;
+    uint16_t wthread, rthread;
+    uint8_t wmask, rmask, flags, pad;
+};
+enum { W = 1, R = 2, WATOM = 4, RATOM = 8, WVOL = 16, RVOL = 32, RMW = 64 };
+static const unsigned REGION_BITS = 16;  // 64 KiB of memory per shadow chunk
+static const unsigned SLOTS = 1u << 16;
+struct Slot {
+    uintptr_t region;
+    Cell* cells;
+};
+static Slot* table;
+static const unsigned CACHED = 64;  // recently used chunks, direct-mapped by region
+static uintptr_t cached_region[CACHED];
+static Cell* cached_cells[CACHED];
+static uint32_t gen;
+static bool off;  // the shadow could not grow: no more checks in this launch
+static int busy;
+struct Me {
+    uint32_t block, epoch, warp;
+    uint16_t thread;
+};
+__GL_RT static Cell* cells_for(uintptr_t a) {
+    uintptr_t region = a >> REGION_BITS;
+    unsigned slot = (unsigned)region & (CACHED - 1);
+    if (cached_cells[slot] && cached_region[slot] == region) return cached_cells[slot];
+    if (!table) {
+        table = (Slot*)rc_now.launch->alloc_stack(sizeof(Slot) * SLOTS);
+        if (!table) return nullptr;
+    }
+    unsigned h = (unsigned)((region * 0x9E3779B97F4A7C15ull) >> 40) & (SLOTS - 1);
+    for (unsigned i = 0; i < SLOTS / 2; i++, h = (h + 1) & (SLOTS - 1)) {
+        Slot* s = &table[h];
+        if (!s->cells) {
+            Cell* c = (Cell*)rc_now.launch->alloc_stack(sizeof(Cell) << (REGION_BITS - 2));
+            if (!c) return nullptr;
+            s->region = region;
+            s->cells = c;
+        } else if (s->region != region) {
+            continue;
+        }
+        cached_region[slot] = region;
+        cached_cells[slot] = s->cells;
+        return s->cells;
+    }
+    return nullptr;
+}
+__GL_RT static inline bool concurrent(uint32_t b, uint16_t t, uint32_t e, uint32_t w, const Me& m) {
+    if (b != m.block) return true;  // blocks never wait for each other within a launch
+    if (t == m.thread || e != m.epoch) return false;
+    return (t >> 5) != (m.thread >> 5) || w == m.warp;
+}
+__GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_t a, unsigned size,
+                          bool write, bool vol, uint32_t pc, int shared) {
+    Launch* L = rc_now.launch;
+    if (L->race_count++) return;
+    // Static shared memory: relative to the module, so that the report can name the array.
+    L->race_addr = shared == 1 ? a - (uintptr_t)__ehdr_start : a;
+    L->race_size = size;
+    L->race_block[0] = other_wrote ? c->wblock : c->rblock;
+    L->race_thread[0] = other_wrote ? c->wthread : c->rthread;
+    L->race_pc[0] = other_wrote ? c->wpc : c->rpc;
+    L->race_write[0] = other_wrote;
+    L->race_volatile[0] = (c->flags & (other_wrote ? WVOL : RVOL)) != 0;
+    L->race_block[1] = m.block;
+    L->race_thread[1] = m.thread;
+    L->race_pc[1] = pc;
+    L->race_write[1] = write;
+    L->race_volatile[1] = vol;
+    L->race_shared = (uint8_t)shared;
+    L->race_rmw = other_wrote && (c->flags & RMW);
+    L->race_rmw_pc = c->rmwpc;
+}
+__GL_RT static void access(const void* p, unsigned size, bool write, bool vol, bool atom, uintptr_t ret) {
+    if (off || barriers_diverged) return;
+    const RcNow& now = rc_now;
+    uintptr_t a = (uintptr_t)p;
+    if (a - now.stack_lo < now.stack_len) return;  // the worker's stack: a thread's own locals
+#if __GL_USE_FIBERS
+    if (a - now.fiber_lo < STACK) return;  // the running fiber's stack
+#endif
+    int shared = a - (uintptr_t)__start_gl_shared < (uintptr_t)(__stop_gl_shared - __start_gl_shared)
+                     ? 1
+                     : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
+    Me m;
+    m.block = now.block;
+    m.thread = (uint16_t)now.thread;
+    m.epoch = now.epoch;
+    m.warp = now.warp;
+    uint32_t pc = (uint32_t)(ret - 1 - (uintptr_t)__ehdr_start);
+    for (uintptr_t w = a & ~(uintptr_t)3; w < a + size; w += 4) {
+        unsigned lo = a > w ? (unsigned)(a - w) : 0u;
+        unsigned hi = a + size - w < 4 ? (unsigned)(a + size - w) : 4u;
+        uint8_t mask = (uint8_t)(((1u << hi) - 1) & ~((1u << lo) - 1));
+        Cell* cs = cells_for(w);
+        if (!cs) {
+            off = true;
+            return;
+        }
+        Cell* c = &cs[(w >> 2) & ((1u << (REGION_BITS - 2)) - 1)];
+        if (c->gen != gen ||
+            (shared && (((c->flags & W) && c->wblock != m.block) || ((c->flags & R) && c->rblock != m.block)))) {
+            memset(c, 0, sizeof *c);
+            c->gen = gen;
+        }
+        bool wconc = (c->flags & W) && (c->wmask & mask) && !atom && !(c->flags & WATOM) &&
+                     concurrent(c->wblock, c->wthread, c->wepoch, c->wwarp, m);
+        bool rconc = (c->flags & R) && concurrent(c->rblock, c->rthread, c->repoch, c->rwarp, m);
+        if (wconc) found(c, true, m, a, size, write, vol, pc, shared);
+        else if (write && rconc && (c->rmask & mask) && !atom && !(c->flags & RATOM))
+            found(c, false, m, a, size, write, vol, pc, shared);
+        if (write) {
+            bool rmw = (c->flags & R) && c->rblock == m.block && c->rthread == m.thread && c->repoch == m.epoch;
+            c->flags = (uint8_t)((c->flags & (R | RATOM | RVOL)) | W | (atom ? WATOM : 0) | (vol ? WVOL : 0) |
+                                 (rmw ? RMW : 0));
+            c->wblock = m.block;
+            c->wthread = m.thread;
+            c->wepoch = m.epoch;
+            c->wwarp = m.warp;
+            c->wmask = mask;
+            c->wpc = pc;
+            c->rmwpc = rmw ? c->rpc : 0;
+        } else if (!rconc) {
+            c->flags = (uint8_t)((c->flags & ~(RATOM | RVOL)) | R | (atom ? RATOM : 0) | (vol ? RVOL : 0));
+            c->rblock = m.block;
+            c->rthread = m.thread;
+            c->repoch = m.epoch;
+            c->rwarp = m.warp;
+            c->rmask = mask;
+            c->rpc = pc;
+        }
+    }
+}
+__GL_RT static inline void begin_launch() {
+    int expected = 0;
+    while (!__atomic_compare_exchange_n(&busy, &expected, 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) expected = 0;
+    gen++;
+    off = false;
+    Launch* L = launch;
+    rc_now.launch = L;
+    rc_now.stack_lo = L->stack_lo;
+    rc_now.stack_len = L->stack_hi - L->stack_lo;
+    rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
+    rc_now.dyn_len = L->dyn_smem;
+    rc_now.fiber_lo = 0;
+    barriers_diverged = false;
+}
+__GL_RT static inline void end_launch() { __atomic_store_n(&busy, 0, __ATOMIC_RELEASE); }
+}  // namespace rc
+}  // namespace __gl
+#define __GL_TSAN_HOOKS(N)                                                                             \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read##N(void* p) {            \
+        __gl::rc::access(p, N, false, false, false, (uintptr_t)__builtin_return_address(0));          \
+    }                                                                                                  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write##N(void* p) {           \
+        __gl::rc::access(p, N, true, false, false, (uintptr_t)__builtin_return_address(0));           \
+    }                                                                                                  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_read##N(void* p) {  \
+        __gl::rc::access(p, N, false, false, false, (uintptr_t)__builtin_return_address(0));          \
+    }                                                                                                  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_write##N(void* p) { \
+        __gl::rc::access(p, N, true, false, false, (uintptr_t)__builtin_return_address(0));           \
+    }                                                                                                  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_read##N(void* p) {   \
+        __gl::rc::access(p, N, false, true, false, (uintptr_t)__builtin_return_address(0));           \
+    }                                                                                                  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_write##N(void* p) {  \
+        __gl::rc::access(p, N, true, true, false, (uintptr_t)__builtin_return_address(0));            \
+    }
+__GL_TSAN_HOOKS(1)
+__GL_TSAN_HOOKS(2)
+__GL_TSAN_HOOKS(4)
+__GL_TSAN_HOOKS(8)
+__GL_TSAN_HOOKS(16)
+#undef __GL_TSAN_HOOKS
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read_range(void* p, unsigned long n) {
+    __gl::rc::access(p, (unsigned)n, false, false, false, (uintptr_t)__builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write_range(void* p, unsigned long n) {
+    __gl::rc::access(p, (unsigned)n, true, false, false, (uintptr_t)__builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_init() {}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(void*) {}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
+extern "C" __GL_VIS const uint32_t __gl_racecheck = 1;
+#define __GL_ANOTE(p) ::__gl::rc::access((p), sizeof(*(p)), true, false, true, (uintptr_t)__builtin_return_address(0))
+#else
+#define __GL_ANOTE(p) ((void)0)
+#endif
+
 // ---------------------------------------------------------------- atomics
 #define __GL_ATOMIC_INT(T)                                                                               \
-    static inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }          \
-    static inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }          \
-    static inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }        \
-    static inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }          \
-    static inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }            \
-    static inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }          \
-    static inline T atomicCAS(T* p, T cmp, T v) {                                                        \
+    __GL_RT static inline T atomicAdd(T* p, T v) { __GL_ANOTE(p); return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }          \
+    __GL_RT static inline T atomicSub(T* p, T v) { __GL_ANOTE(p); return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }          \
+    __GL_RT static inline T atomicExch(T* p, T v) { __GL_ANOTE(p); return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }        \
+    __GL_RT static inline T atomicAnd(T* p, T v) { __GL_ANOTE(p); return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }          \
+    __GL_RT static inline T atomicOr(T* p, T v) { __GL_ANOTE(p); return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }            \
+    __GL_RT static inline T atomicXor(T* p, T v) { __GL_ANOTE(p); return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }          \
+    __GL_RT static inline T atomicCAS(T* p, T cmp, T v) { __GL_ANOTE(p);                                                        \
         __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);              \
         return cmp;                                                                                      \
     }                                                                                                    \
-    static inline T atomicMax(T* p, T v) {                                                               \
+    __GL_RT static inline T atomicMax(T* p, T v) { __GL_ANOTE(p);                                                               \
         T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
         while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
         return old;                                                                                      \
     }                                                                                                    \
-    static inline T atomicMin(T* p, T v) {                                                               \
+    __GL_RT static inline T atomicMin(T* p, T v) { __GL_ANOTE(p);                                                               \
         T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
         while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
         return old;                                                                                      \
@@ -421,14 +686,14 @@ __GL_ATOMIC_INT(long long)
 __GL_ATOMIC_INT(unsigned long long)
 #undef __GL_ATOMIC_INT
 #define __GL_ATOMIC_FLOAT(T)                                                                             \
-    static inline T atomicAdd(T* p, T v) {                                                               \
+    __GL_RT static inline T atomicAdd(T* p, T v) { __GL_ANOTE(p);                                                               \
         T old;                                                                                           \
         __atomic_load(p, &old, __ATOMIC_RELAXED);                                                        \
         T sum;                                                                                           \
         do { sum = old + v; } while (!__atomic_compare_exchange(p, &old, &sum, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
         return old;                                                                                      \
     }                                                                                                    \
-    static inline T atomicExch(T* p, T v) {                                                              \
+    __GL_RT static inline T atomicExch(T* p, T v) { __GL_ANOTE(p);                                                              \
         T old;                                                                                           \
         __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);                                                \
         return old;                                                                                      \
@@ -436,12 +701,12 @@ __GL_ATOMIC_INT(unsigned long long)
 __GL_ATOMIC_FLOAT(float)
 __GL_ATOMIC_FLOAT(double)
 #undef __GL_ATOMIC_FLOAT
-static inline unsigned atomicInc(unsigned* p, unsigned lim) {
+__GL_RT static inline unsigned atomicInc(unsigned* p, unsigned lim) { __GL_ANOTE(p);
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(p, &old, old >= lim ? 0u : old + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
     return old;
 }
-static inline unsigned atomicDec(unsigned* p, unsigned lim) {
+__GL_RT static inline unsigned atomicDec(unsigned* p, unsigned lim) { __GL_ANOTE(p);
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(p, &old, (old == 0 || old > lim) ? lim : old - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
     return old;
@@ -526,11 +791,11 @@ static inline T __ldg(const T* p) { return *p; }
 template <class T>
 static inline T __ldcs(const T* p) { return *p; }
 template <class T>
-static inline void __stcs(T* p, T v) { *p = v; }
+static inline void __stcs(T* p, T v) { __GL_ANOTE(p); *p = v; }
 
 // ---------------------------------------------------------------- block runner
 namespace __gl {
-static void run_block_loop() {
+__GL_RT static void run_block_loop() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     void (*f)(void**) = tramp;
     void** a = args;
@@ -538,6 +803,7 @@ static void run_block_loop() {
         for (unsigned y = 0; y < ny; y++)
             for (unsigned x = 0; x < nx; x++) {
                 threadIdx = uint3{x, y, z};
+                __GL_RC(rc_now.thread = x + nx * (y + ny * z);)
                 f(a);
             }
 }
@@ -545,7 +811,7 @@ static void run_block_loop() {
 
 // Runs blocks of a launch until none are left (or another worker faulted). Returns 0, or the
 // kind of fault that stopped this worker (details in the Launch).
-extern "C" __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
+extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
     using namespace __gl;
     launch = L;
     tramp = L->tramp;
@@ -559,8 +825,14 @@ extern "C" __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         if (!dyn_smem_buf) return FAULT_TRAP;
     }
     volatile uint64_t total = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
+#if __GL_RACECHECK
+    rc::begin_launch();
+#endif
     int kind = sigsetjmp(jump, 1);
     if (kind != 0) {
+#if __GL_RACECHECK
+        rc::end_launch();
+#endif
         L->fault_block[0] = blockIdx.x;
         L->fault_block[1] = blockIdx.y;
         L->fault_block[2] = blockIdx.z;
@@ -577,19 +849,23 @@ extern "C" __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         if (b >= total) break;
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
+        __GL_RC(rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
 #if __GL_USE_FIBERS
         run_block_fibers();
 #else
         run_block_loop();
 #endif
     }
+#if __GL_RACECHECK
+    rc::end_launch();
+#endif
     fflush(stdout);
     return 0;
 }
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
-extern "C" __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 3;
+extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 4;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {

@@ -98,6 +98,67 @@ pub fn undefined_in(elf: &[u8]) -> Result<Vec<Undefined>, String> {
     Ok(out)
 }
 
+const SHT_SYMTAB: u32 = 2;
+const STT_OBJECT: u8 = 1;
+
+/// The data object (`.symtab`) of an ELF64 little-endian object that holds address `vaddr`
+/// (relative to the object's load address): its name, demangled for a function's local
+/// static (`_ZZ6kernelE4tile` is `tile`), and the offset of `vaddr` in it. Race reports name
+/// `__shared__` arrays this way.
+pub fn object_at(elf: &[u8], vaddr: usize) -> Option<(String, usize)> {
+    let shoff = u64_at(elf, 0x28)?;
+    let shentsize = usize::from(u16_at(elf, 0x3A)?);
+    let shnum = usize::from(u16_at(elf, 0x3C)?);
+    let section = |i: usize| -> Option<(u32, usize, usize, usize)> {
+        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        Some((
+            u32_at(elf, h + 4)?,
+            u64_at(elf, h + 24)?,
+            u64_at(elf, h + 32)?,
+            u32_at(elf, h + 40)? as usize,
+        ))
+    };
+    for i in 0..shnum {
+        let (ty, off, size, link) = section(i)?;
+        if ty != SHT_SYMTAB {
+            continue;
+        }
+        let (_, str_off, str_size, _) = section(link)?;
+        let strtab = elf.get(str_off..str_off.checked_add(str_size)?)?;
+        let syms = elf.get(off..off.checked_add(size)?)?;
+        for s in syms.chunks_exact(24) {
+            let (value, len) = (u64_at(s, 8)?, u64_at(s, 16)?);
+            if s[4] & 0xf != STT_OBJECT || !(value..value + len.max(1)).contains(&vaddr) {
+                continue;
+            }
+            let name_at = u32_at(s, 0)? as usize;
+            let raw = strtab.get(name_at..)?.split(|&c| c == 0).next()?;
+            let raw = String::from_utf8_lossy(raw).into_owned();
+            return Some((demangle_local(&raw), vaddr - value));
+        }
+    }
+    None
+}
+
+/// The variable's own name in a mangled local static (`_ZZ6kernelE4tile` → `tile`) or
+/// internal-linkage variable (`_ZL4tile` → `tile`); other names unchanged.
+fn demangle_local(raw: &str) -> String {
+    let tail = if let Some(rest) = raw.strip_prefix("_ZZ") {
+        rest.rsplit_once('E').map(|(_, t)| t)
+    } else {
+        raw.strip_prefix("_ZL")
+    };
+    match tail {
+        Some(t) => {
+            // A length-prefixed name: `6tile_a` (maybe followed by a discriminator).
+            let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let len: usize = t[..digits].parse().unwrap_or(0);
+            t.get(digits..digits + len).unwrap_or(t).to_string()
+        }
+        None => raw.to_string(),
+    }
+}
+
 /// The undefined dynamic symbols of the shared object at `path`.
 pub fn undefined(path: &Path) -> Result<Vec<Undefined>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -144,12 +205,33 @@ pub const COMPILER_INSERTED: &[&str] = &[
     "memset",
 ];
 
-/// The host compiler's own runtime helpers (libgcc), which it calls for operations the target
-/// has no instruction for: population counts, bit scans and parities (CUDA's `__popc`, `__clz`,
-/// `__ffs`), 128-bit integer arithmetic and conversions, `pow` with an integer exponent, complex
-/// products. Pure computations on their arguments, so a kernel that needs one has not called a
-/// host function of its own.
+/// What CUDA device code may call that the emulator takes from the C library: `printf` (which
+/// the compiler may turn into `puts` or `putchar`), device-side `malloc`/`free`, `new`/`delete`,
+/// `memcpy`/`memset`/`memcmp` and `assert`.
+pub const DEVICE_RUNTIME: &[&str] = &[
+    "printf",
+    "puts",
+    "putchar",
+    "malloc",
+    "free",
+    "memcpy",
+    "memset",
+    "memcmp",
+    "__assert_fail",
+    "_Znwm",
+    "_Znam",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+];
+
+/// The compiler's own runtime helpers (libgcc, and compiler-rt's names for the same): what
+/// `g++ -O3` calls for an operation the portable target has no instruction for — `__popc`
+/// becomes `__popcountdi2` without `-mpopcnt`, 128-bit division `__divti3`, overflow checks
+/// `__mulodi4`, and so on. They compute on their arguments only; a student never names them.
 pub const COMPILER_RUNTIME: &[&str] = &[
+    // Bit counting, parity, byte swaps.
     "__popcountsi2",
     "__popcountdi2",
     "__popcountti2",
@@ -170,61 +252,71 @@ pub const COMPILER_RUNTIME: &[&str] = &[
     "__clrsbti2",
     "__bswapsi2",
     "__bswapdi2",
+    // 128-bit (and 64-bit) integer arithmetic and shifts.
     "__divti3",
     "__udivti3",
     "__modti3",
     "__umodti3",
     "__divmodti4",
     "__udivmodti4",
+    "__divdi3",
+    "__udivdi3",
+    "__moddi3",
+    "__umoddi3",
+    "__udivmoddi4",
     "__multi3",
-    "__mulvti3",
-    "__muloti4",
-    "__mulodi4",
     "__negti2",
-    "__absvti2",
     "__ashlti3",
     "__ashrti3",
     "__lshrti3",
     "__cmpti2",
     "__ucmpti2",
+    // Arithmetic that traps or reports overflow (-ftrapv, __builtin_*_overflow).
+    "__mulosi4",
+    "__mulodi4",
+    "__muloti4",
+    "__addvsi3",
+    "__addvdi3",
+    "__addvti3",
+    "__subvsi3",
+    "__subvdi3",
+    "__subvti3",
+    "__mulvsi3",
+    "__mulvdi3",
+    "__mulvti3",
+    "__negvsi2",
+    "__negvdi2",
+    "__negvti2",
+    "__absvsi2",
+    "__absvdi2",
+    "__absvti2",
+    // Conversions between floating point and 128-bit integers, and half precision.
     "__floattisf",
     "__floattidf",
+    "__floattixf",
     "__floatuntisf",
     "__floatuntidf",
+    "__floatuntixf",
     "__fixsfti",
     "__fixdfti",
+    "__fixxfti",
     "__fixunssfti",
     "__fixunsdfti",
-    "__powisf2",
-    "__powidf2",
-    "__mulsc3",
-    "__muldc3",
-    "__divsc3",
-    "__divdc3",
+    "__fixunsxfti",
     "__extendhfsf2",
+    "__extendhfdf2",
     "__truncsfhf2",
     "__truncdfhf2",
-];
-
-/// What CUDA device code may call that the emulator takes from the C library: `printf` (which
-/// the compiler may turn into `puts` or `putchar`), device-side `malloc`/`free`, `new`/`delete`,
-/// `memcpy`/`memset`/`memcmp` and `assert`.
-pub const DEVICE_RUNTIME: &[&str] = &[
-    "printf",
-    "puts",
-    "putchar",
-    "malloc",
-    "free",
-    "memcpy",
-    "memset",
-    "memcmp",
-    "__assert_fail",
-    "_Znwm",
-    "_Znam",
-    "_ZdlPv",
-    "_ZdaPv",
-    "_ZdlPvm",
-    "_ZdaPvm",
+    // Integer powers and complex multiplication/division.
+    "__powisf2",
+    "__powidf2",
+    "__powixf2",
+    "__mulsc3",
+    "__muldc3",
+    "__mulxc3",
+    "__divsc3",
+    "__divdc3",
+    "__divxc3",
 ];
 
 /// The C math library functions behind CUDA's math API (each in its `double` form; the `float`
@@ -350,7 +442,9 @@ mod tests {
             "memcpy",
             "__tls_get_addr",
             "__popcountdi2",
-            "__udivti3",
+            "__divti3",
+            "__udivmodti4",
+            "__mulodi4",
         ] {
             assert!(allowed(ok), "{ok}");
         }
@@ -363,13 +457,20 @@ mod tests {
             "getenv",
             "system",
             "f",
-            // Names beside the helpers' that are not theirs.
-            "__popcount",
             "__libc_start_main",
-            "__udivti4",
+            "__popcount",
+            "__divti",
+            "popen",
         ] {
             assert!(!allowed(no), "{no}");
         }
+    }
+
+    #[test]
+    fn local_statics_are_named_as_written() {
+        assert_eq!(demangle_local("_ZZ12matmul_tiledE6tile_a"), "tile_a");
+        assert_eq!(demangle_local("_ZL4tile"), "tile");
+        assert_eq!(demangle_local("partial"), "partial");
     }
 
     #[test]

@@ -99,7 +99,6 @@ pub fn run_child(name: &str) -> Output {
 /// Runs test `name` of this binary in a child under the emulator, with extra variables.
 pub fn run_child_with(name: &str, vars: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(std::env::current_exe().expect("current exe"));
-    cmd.envs(vars.iter().copied());
     cmd.args([
         name,
         "--exact",
@@ -109,6 +108,8 @@ pub fn run_child_with(name: &str, vars: &[(&str, &str)]) -> Output {
     ])
     .env(CHILD, name);
     emulator_env(&mut cmd);
+    // After the emulator's environment, so that a test may override it (its kernel cache).
+    cmd.envs(vars.iter().copied());
     let out = cmd.output().expect("run child");
     eprintln!(
         "--- child `{name}` stdout:\n{}--- stderr:\n{}",

@@ -1,0 +1,201 @@
+//! Data races found by a checked module (compiled with race detection, see the prelude's
+//! "race check" part): what the module recorded of the first one in a launch, and the report
+//! printed for the student, with both threads, the memory, the source lines and a hint.
+
+use std::path::Path;
+
+/// The first race of a launch, as the module recorded it (indices linear).
+#[derive(Clone, Debug, Default)]
+pub struct Race {
+    /// How many racing accesses the launch made.
+    pub count: u64,
+    /// The address of the later access.
+    pub addr: usize,
+    /// Its size in bytes.
+    pub size: u32,
+    /// Linear block index of the earlier and the later access.
+    pub block: [u32; 2],
+    /// Linear thread index (in its block) of each.
+    pub thread: [u32; 2],
+    /// Code offset in the module of each.
+    pub pc: [u32; 2],
+    /// Whether each was a write.
+    pub write: [bool; 2],
+    /// Whether each was through a `volatile` lvalue.
+    pub volatile: [bool; 2],
+    /// 0: global memory, 1: static shared memory, 2: dynamic shared memory.
+    pub shared: u8,
+    /// The earlier thread read and then wrote the element: the code offset of its read.
+    pub rmw: Option<u32>,
+}
+
+fn coords(linear: u32, dims: [u32; 3]) -> String {
+    let (x, y) = (dims[0].max(1), dims[1].max(1));
+    format!("({},{},{})", linear % x, (linear / x) % y, linear / (x * y))
+}
+
+/// Source lines of code offsets in `so`, from its line table (`addr2line`, part of binutils,
+/// which the C++ compiler needs anyway); `None` for each where it cannot tell.
+fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
+    let out = std::process::Command::new("addr2line")
+        .arg("-e")
+        .arg(so)
+        .args(pcs.iter().map(|pc| format!("{pc:#x}")))
+        .output();
+    let text = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => return vec![None; pcs.len()],
+    };
+    let mut found: Vec<Option<String>> = text
+        .lines()
+        .map(|l| {
+            let (_, line) = l.rsplit_once(':')?;
+            let line = line.split_whitespace().next()?;
+            (line != "0" && line != "?" && !l.contains("gpu-labs-prelude"))
+                .then(|| format!("line {line}"))
+        })
+        .collect();
+    found.resize(pcs.len(), None);
+    found
+}
+
+/// Where the racing address is: a shared variable (by symbol) or a device allocation.
+fn memory(r: &Race, so: Option<&Path>) -> String {
+    match r.shared {
+        1 => so
+            .and_then(|so| std::fs::read(so).ok())
+            .and_then(|elf| crate::nvrtc::symbols::object_at(&elf, r.addr))
+            .map_or_else(
+                || "in a __shared__ array".to_string(),
+                |(name, offset)| format!("in __shared__ `{name}` (byte offset {offset})"),
+            ),
+        2 => "in the dynamic shared memory (extern __shared__)".to_string(),
+        _ => match crate::memory::containing(r.addr, 1) {
+            Some(a) => {
+                let what = match a.kind {
+                    crate::memory::Kind::ModuleGlobal => "a __device__ variable",
+                    _ => "a device allocation",
+                };
+                format!(
+                    "at offset {} of {what} of {} bytes (at {:#x})",
+                    r.addr - a.base,
+                    a.size,
+                    a.base
+                )
+            }
+            None => format!("at address {:#x}", r.addr),
+        },
+    }
+}
+
+/// The report of a race in `kernel` launched with `grid` and `block` dimensions; `so` is the
+/// checked module's object (for source lines).
+pub fn report(
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    so: Option<&Path>,
+    r: &Race,
+) -> String {
+    let at = |i: usize| {
+        format!(
+            "thread {} of block {}",
+            coords(r.thread[i], block),
+            coords(r.block[i], grid)
+        )
+    };
+    let rmw_pc = r.rmw.unwrap_or(0);
+    let src = so.map_or_else(
+        || vec![None, None, None],
+        |so| lines(so, &[r.pc[0], r.pc[1], rmw_pc]),
+    );
+    // A read-modify-write in one statement (`x += ...`; the lines tell where known).
+    let rmw = r.rmw.is_some() && (src[0].is_none() || src[0] == src[2]);
+    let what = |i: usize| {
+        let verb = if r.write[i] { "wrote" } else { "read" };
+        match &src[i] {
+            Some(line) => format!("{verb} it ({line})"),
+            None => verb.to_string(),
+        }
+    };
+    let same_block = r.block[0] == r.block[1];
+    let same_warp = same_block && r.thread[0] / 32 == r.thread[1] / 32;
+    let (kind, hint) = if same_warp && (r.volatile[0] || r.volatile[1]) {
+        (
+            "relies on implicit warp lockstep",
+            "threads of a warp do not run in lockstep (since Volta): a `volatile` shared \
+             array does not order them. Put __syncwarp() between the steps (read into a \
+             register, __syncwarp(), write, __syncwarp()), or use __shfl_down_sync",
+        )
+    } else if rmw {
+        (
+            "is a data race",
+            "several threads update the same element with a plain read-modify-write (`+=`), \
+             so updates are lost on a GPU: use atomicAdd (or reduce in shared memory first)",
+        )
+    } else if same_block {
+        (
+            "is a data race",
+            "put __syncthreads() between the write and the other threads' reads (and before \
+             the next write of the same element): threads of a block, even of one warp, do not \
+             run in lockstep (within one warp, __syncwarp() is enough)",
+        )
+    } else {
+        (
+            "is a data race",
+            "blocks do not wait for each other within a launch: give each element one writing \
+             block, use atomicAdd, or split the work into two kernels",
+        )
+    };
+    let later_line = src[1].as_ref().map_or(String::new(), |l| format!(" ({l})"));
+    format!(
+        "gpu-labs emulator: kernel `{kernel}` {kind}: {} {} {} bytes{later_line} {} and {} \
+         {} with nothing ordering the two ({} racing access{} in this launch); on a GPU the \
+         result depends on timing. Hint: {hint}.",
+        at(1),
+        if r.write[1] { "wrote" } else { "read" },
+        r.size,
+        memory(r, so),
+        at(0),
+        what(0),
+        r.count,
+        if r.count == 1 { "" } else { "es" },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_both_threads_and_the_hint() {
+        let r = Race {
+            count: 3,
+            addr: 0,
+            size: 4,
+            block: [1, 1],
+            thread: [0, 33],
+            pc: [0, 0],
+            write: [true, false],
+            volatile: [false, false],
+            shared: 1,
+            rmw: None,
+        };
+        let text = report("k", [4, 1, 1], [64, 1, 1], None, &r);
+        assert!(
+            text.contains("thread (33,0,0) of block (1,0,0) read 4 bytes in a __shared__ array"),
+            "{text}"
+        );
+        assert!(
+            text.contains("thread (0,0,0) of block (1,0,0) wrote"),
+            "{text}"
+        );
+        assert!(text.contains("__syncthreads()"), "{text}");
+        let warp = Race {
+            thread: [0, 16],
+            volatile: [true, true],
+            ..r
+        };
+        assert!(report("k", [4, 1, 1], [64, 1, 1], None, &warp).contains("implicit warp lockstep"));
+    }
+}

@@ -1,0 +1,282 @@
+//! Race detection in checked runs (`GPU_LABS_EMULATOR_RACECHECK=1`): each hazard kind is
+//! reported with the two threads' indices, and correct kernels run with no report.
+
+mod common;
+
+use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::compile_ptx;
+
+/// Runs kernel `k(const float* in, float* out, int n)` of `src` on `grid`×`block` threads with
+/// `n` = 4096 and prints `out[0..4]`.
+fn launch(src: &str, grid: u32, block: u32) {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let module = ctx.load_module(compile_ptx(src).unwrap()).unwrap();
+    let f = module.load_function("k").unwrap();
+    let n = 4096usize;
+    let input: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let in_d = stream.clone_htod(&input).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(n).unwrap();
+    let ni = n as i32;
+    let mut l = stream.launch_builder(&f);
+    l.arg(&in_d).arg(&mut out).arg(&ni);
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    unsafe { l.launch(cfg) }.unwrap();
+    let out = stream.clone_dtoh(&out).unwrap();
+    println!("out = {:?}", &out[..4]);
+}
+
+/// Runs test `name` in a checked child and returns its stderr's race lines.
+fn races_of(name: &str) -> Vec<String> {
+    let out = common::run_child_with(name, &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
+    assert!(out.status.success(), "child failed: {:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("race-checking build"),
+        "ran unchecked: {stderr}"
+    );
+    stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("gpu-labs emulator: kernel")
+                && (l.contains("data race") || l.contains("lockstep"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+macro_rules! checked {
+    ($name:ident, $src:expr, $grid:expr, $block:expr, |$races:ident| $check:block) => {
+        #[test]
+        fn $name() {
+            if common::is_child(stringify!($name)) {
+                launch($src, $grid, $block);
+                return;
+            }
+            let $races = races_of(stringify!($name));
+            $check
+        }
+    };
+}
+
+/// Many threads add into one element with `+=` (global memory, missing atomic).
+const BIAS_PLUS_EQUALS: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i % 4] += in[i];
+    }
+}
+"#;
+
+checked!(
+    global_read_modify_write_without_atomic,
+    BIAS_PLUS_EQUALS,
+    4,
+    256,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        assert!(
+            r.contains("thread (4,0,0) of block (0,0,0) read 4 bytes (line 5)"),
+            "{r}"
+        );
+        assert!(
+            r.contains("thread (0,0,0) of block (0,0,0) wrote it (line 5)"),
+            "{r}"
+        );
+        assert!(r.contains("atomicAdd"), "{r}");
+    }
+);
+
+/// A tiled kernel without the `__syncthreads()` after the product of a tile: threads load the
+/// next tile over elements others still read (shared memory, read then write, missing barrier).
+const TILE_MISSING_SECOND_BARRIER: &str = r#"
+#define T 16
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float tile[T];
+    int t = threadIdx.x;
+    float acc = 0.0f;
+    for (int base = 0; base < 4 * T; base += T) {
+        tile[t] = in[base + t];
+        __syncthreads();
+        for (int j = 0; j < T; j++) acc += tile[j];
+    }
+    out[blockIdx.x * T + t] = acc;
+}
+"#;
+
+checked!(
+    shared_write_after_read_without_barrier,
+    TILE_MISSING_SECOND_BARRIER,
+    2,
+    16,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        // Thread 0 loads tile[0] of the second tile (line 8) while thread 1 may still be summing
+        // the first (line 10): the emulator ran thread 0 first, so it saw the read second.
+        assert!(
+            r.contains(
+                "thread (1,0,0) of block (0,0,0) read 4 bytes (line 10) in __shared__ `tile` (byte offset 0)"
+            ),
+            "{r}"
+        );
+        assert!(
+            r.contains("thread (0,0,0) of block (0,0,0) wrote it (line 8)"),
+            "{r}"
+        );
+        assert!(r.contains("Hint: put __syncthreads()"), "{r}");
+    }
+);
+
+/// Thread i writes s[i] and reads its neighbour's s[i + 1] with no barrier (shared memory,
+/// read after write, across warps).
+const NEIGHBOUR_WITHOUT_BARRIER: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    s[t] = s[t] * 2.0f;
+    float right = t < 63 ? s[t + 1] : 0.0f;
+    out[t] = right;
+}
+"#;
+
+checked!(
+    shared_read_after_write_across_warps,
+    NEIGHBOUR_WITHOUT_BARRIER,
+    1,
+    64,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        assert!(
+            r.contains("thread (1,0,0) of block (0,0,0) wrote 4 bytes (line 7)"),
+            "{r}"
+        );
+        assert!(
+            r.contains("thread (0,0,0) of block (0,0,0) read it (line 8)"),
+            "{r}"
+        );
+    }
+);
+
+/// Every block writes its sum to out[0] (global memory, write-write across blocks).
+const EVERY_BLOCK_WRITES_ONE_ELEMENT: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    if (threadIdx.x == 0) {
+        out[0] = in[blockIdx.x];
+    }
+}
+"#;
+
+checked!(
+    global_write_write_across_blocks,
+    EVERY_BLOCK_WRITES_ONE_ELEMENT,
+    3,
+    32,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        assert!(r.contains("thread (0,0,0) of block (1,0,0) wrote 4 bytes (line 4) at offset 0 of a device allocation"), "{r}");
+        assert!(
+            r.contains("thread (0,0,0) of block (0,0,0) wrote it (line 4)"),
+            "{r}"
+        );
+        assert!(r.contains("blocks do not wait"), "{r}");
+    }
+);
+
+/// The classic unrolled last-warp reduction through a `volatile` array, no __syncwarp.
+const WARP_SYNCHRONOUS_REDUCTION: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 64 + t];
+    __syncthreads();
+    if (t < 32) {
+        volatile float* v = s;
+        v[t] += v[t + 32];
+        v[t] += v[t + 16];
+        v[t] += v[t + 8];
+        v[t] += v[t + 4];
+        v[t] += v[t + 2];
+        v[t] += v[t + 1];
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+"#;
+
+checked!(
+    warp_synchronous_code_is_reported,
+    WARP_SYNCHRONOUS_REDUCTION,
+    2,
+    64,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        assert!(r.contains("relies on implicit warp lockstep"), "{r}");
+        // Thread 0 ran its steps first and read v[1] (line 14); thread 1 then wrote v[1] in
+        // its first step (line 9), with no __syncwarp() between.
+        assert!(
+            r.contains(
+                "thread (1,0,0) of block (0,0,0) wrote 4 bytes (line 9) in __shared__ `s` (byte offset 4)"
+            ),
+            "{r}"
+        );
+        assert!(
+            r.contains("thread (0,0,0) of block (0,0,0) read it (line 14)"),
+            "{r}"
+        );
+        assert!(r.contains("__syncwarp()"), "{r}");
+    }
+);
+
+/// Correct kernels: a tree reduction with barriers, the last warp with __syncwarp, warp
+/// shuffles, atomics into one element, and a tiled loop with both barriers.
+const CORRECT: &str = r#"
+#define T 16
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float s[64];
+    __shared__ float tile[T];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 64 + t];
+    __syncthreads();
+    for (int step = 32; step > 16; step /= 2) {
+        if (t < step) s[t] += s[t + step];
+        __syncthreads();
+    }
+    if (t < 32) {
+        float v = s[t];
+        for (int step = 16; step > 0; step /= 2) {
+            v += s[t + step];
+            __syncwarp();
+            s[t] = v;
+            __syncwarp();
+        }
+        float w = in[t];
+        for (int d = 16; d > 0; d /= 2) w += __shfl_down_sync(0xffffffffu, w, d);
+        if (t == 0) out[blockIdx.x] = s[0] + w;
+    }
+    atomicAdd(&out[100], 1.0f);
+    float acc = 0.0f;
+    for (int base = 0; base < 4 * T; base += T) {
+        if (t < T) tile[t] = in[base + t];
+        __syncthreads();
+        for (int j = 0; j < T; j++) acc += tile[j];
+        __syncthreads();
+    }
+    out[200 + blockIdx.x * 64 + t] = acc;
+}
+"#;
+
+checked!(correct_kernels_have_no_report, CORRECT, 4, 64, |races| {
+    assert!(races.is_empty(), "{races:?}");
+});
