@@ -441,6 +441,29 @@ fn output_within(
     }))
 }
 
+/// A compiler message as the student should read it: the grading machine's folders it names
+/// (a dependency's source in the build's cargo registry, the grader's own crate) shortened to
+/// what the student has too (`ndarray-0.17.2/src/…`, `grader/src/…`).
+fn without_machine_paths(error: &str, cache: &Path) -> String {
+    let registry = cache
+        .join("build-home")
+        .join(".cargo")
+        .join("registry")
+        .join("src");
+    let mut text = error.to_string();
+    if let Ok(indexes) = std::fs::read_dir(&registry) {
+        for index in indexes.flatten() {
+            let prefix = format!("{}/", index.path().display());
+            text = text.replace(&prefix, "");
+        }
+    }
+    let grader = Path::new(GRADER_DIR);
+    if let Some(root) = grader.parent() {
+        text = text.replace(&format!("{}/", root.display()), "");
+    }
+    text
+}
+
 /// Files removed when it is dropped, on every way out of a build.
 struct RemoveOnDrop(Vec<PathBuf>);
 
@@ -623,7 +646,10 @@ pub fn build(
             // An error in the submission points into its src/ or the harness that calls it;
             // anywhere else (the grader's own sources) it is the grader's fault.
             if error.contains("--> src/") || error.contains("--> tests/grade.rs") {
-                return Ok(Build::CompileError(error.trim_end().to_string()));
+                return Ok(Build::CompileError(without_machine_paths(
+                    error.trim_end(),
+                    cache,
+                )));
             }
             return Err(StageError::Harness(error.trim_end().to_string()));
         }
@@ -660,6 +686,36 @@ pub fn build(
         binary: copied,
         source_dir,
     })
+}
+
+#[cfg(test)]
+mod message_tests {
+    #[test]
+    fn a_compile_error_names_no_folder_of_the_grading_machine() {
+        let cache = tempfile::tempdir().unwrap();
+        let index = cache
+            .path()
+            .join("build-home/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f");
+        std::fs::create_dir_all(&index).unwrap();
+        let error = format!(
+            "error[E0107]: function takes 1 generic argument\n --> src/layers.rs:98:17\nnote: \
+             function defined here\n   --> {}/ndarray-0.17.2/src/linalg/impl_linalg.rs:633:8\n   \
+             --> {}/src/lib.rs:1:1",
+            index.display(),
+            super::GRADER_DIR
+        );
+        let shown = super::without_machine_paths(&error, cache.path());
+        assert!(
+            shown.contains("--> ndarray-0.17.2/src/linalg/impl_linalg.rs:633:8"),
+            "{shown}"
+        );
+        assert!(shown.contains("--> grader/src/lib.rs:1:1"), "{shown}");
+        assert!(
+            !shown.contains(&cache.path().display().to_string()),
+            "{shown}"
+        );
+        assert!(shown.contains("--> src/layers.rs:98:17"));
+    }
 }
 
 #[cfg(test)]
