@@ -414,3 +414,70 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
         assert!(mlp, "seed {seed}: the MLP does not use the sigmoid");
     }
 }
+
+/// Whether each of `items` passed for the crate at `dir` on seeds 1–4 (`--only` those items).
+fn passes_on_four_seeds(dir: &std::path::Path, items: &[&str]) -> Vec<(u64, Vec<bool>)> {
+    (1..=4)
+        .map(|seed| {
+            let mut args = vec![
+                "--gpu".to_string(),
+                "off".into(),
+                "--seed".into(),
+                seed.to_string(),
+            ];
+            for id in items {
+                args.extend(["--only".to_string(), id.to_string()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let g = grade(dir, &args);
+            assert_eq!(g.code, Some(0), "{}", g.stderr);
+            let passed = items
+                .iter()
+                .map(|id| g.score(id) == g.item(id)["max_score"].as_f64().unwrap_or(-1.0))
+                .collect();
+            (seed, passed)
+        })
+        .collect()
+}
+
+#[test]
+fn elementwise_items_test_relu_at_exactly_zero_and_the_sigmoid_where_it_overflows() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    const ITEMS: &[&str] = &["relu", "relu_backward", "sigmoid"];
+    let fixture = gpu_labs_e2e::copy_with_sources(
+        &solution(),
+        &workspace().join("tests/fixtures/training_alternative/src"),
+    );
+    let right = [solution(), fixture.path().to_path_buf()];
+    for dir in &right {
+        for (seed, passed) in passes_on_four_seeds(dir, ITEMS) {
+            assert!(
+                passed.iter().all(|p| *p),
+                "{}: seed {seed}: {passed:?}",
+                dir.display()
+            );
+        }
+    }
+    // ReLU's gradient passed at exactly 0 (x >= 0): random inputs never hit 0.
+    let at_zero = faulty_copy_of(
+        &solution(),
+        "src/layers.rs",
+        ".map_collect(|&g, &v| if v > 0.0 { g } else { 0.0 })",
+        ".map_collect(|&g, &v| if v >= 0.0 { g } else { 0.0 })",
+    );
+    // The sigmoid as e^x / (1 + e^x) everywhere: ∞/∞ at x = 100.
+    let naive = faulty_copy_of(
+        &solution(),
+        "src/layers.rs",
+        "        if v >= 0.0 {\n            1.0 / (1.0 + (-v).exp())\n        } else {\n            let e = v.exp();\n            e / (1.0 + e)\n        }",
+        "        let e = v.exp();\n        e / (1.0 + e)",
+    );
+    for (seed, passed) in passes_on_four_seeds(at_zero.path(), ITEMS) {
+        assert_eq!(passed, [true, false, true], "ReLU at 0, seed {seed}");
+    }
+    for (seed, passed) in passes_on_four_seeds(naive.path(), ITEMS) {
+        assert_eq!(passed, [true, true, false], "naive sigmoid, seed {seed}");
+    }
+}

@@ -18,6 +18,22 @@ pub fn matrix(
     Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-scale..=scale))
 }
 
+/// The input of an elementwise item (ReLU, its backward pass, the sigmoid): values in
+/// [−6, 6], with the edges the lab's rules name: every fifth value exactly 0 (ReLU's gradient
+/// there is 0, as in PyTorch), and every seventh ±100, where a naive sigmoid overflows
+/// (`e^x / (1 + e^x)` at x = 100 is ∞/∞). The worker and the judge both take it from here.
+pub fn elementwise_input(seed: u64, item: &str, case: usize, shape: (usize, usize)) -> Array2<f32> {
+    let mut x = matrix(seed, item, case, "x", shape, 6.0);
+    for (n, v) in x.iter_mut().enumerate() {
+        if n % 5 == 2 {
+            *v = 0.0;
+        } else if n % 7 == 3 {
+            *v = if n % 2 == 0 { 100.0 } else { -100.0 };
+        }
+    }
+    x
+}
+
 /// `rows` class labels in `0..classes`.
 pub fn labels(seed: u64, item: &str, case: usize, rows: usize, classes: usize) -> Vec<usize> {
     let mut rng = rng_for(seed, item, case, "labels");

@@ -489,13 +489,11 @@ impl Judge<'_> {
 
     fn elementwise(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
         for (case, (&[rows, cols], got)) in c.cases.iter().zip(sent).enumerate() {
-            let x = wide(&inputs::matrix(
+            let x = wide(&inputs::elementwise_input(
                 self.seed,
                 self.id(),
                 case,
-                "x",
                 (rows, cols),
-                6.0,
             ));
             let g = wide(&inputs::matrix(
                 self.seed,

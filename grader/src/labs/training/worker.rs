@@ -113,7 +113,7 @@ impl Run<'_> {
             Kind::Elementwise(c) => {
                 let mut out = Vec::new();
                 for (case, &[r, k]) in c.cases.iter().enumerate() {
-                    let x = inputs::matrix(seed, item, case, "x", (r, k), 6.0);
+                    let x = inputs::elementwise_input(seed, item, case, (r, k));
                     let g = inputs::matrix(seed, item, case, "grad", (r, k), 1.0);
                     let y = guarded(Some(case), || match self.function {
                         "relu" => (lab.relu)(&x),
