@@ -166,7 +166,7 @@ fn scores(results: &Value) -> BTreeMap<String, f64> {
         .flatten()
         .map(|t| {
             (
-                t["number"].as_str().unwrap_or("").to_string(),
+                t["extra_data"]["item"].as_str().unwrap_or("").to_string(),
                 t["score"].as_f64().unwrap_or(-1.0),
             )
         })

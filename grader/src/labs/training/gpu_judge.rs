@@ -36,7 +36,13 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
             untraced = work.is_none();
             match work.as_ref().and_then(|w| off_device(item, s, w)) {
                 Some(failed) => return Ok(failed),
-                None => judge.epoch(&s.as_setup(), f32::from_bits(loss), &layers, None),
+                None => judge.epoch(
+                    &s.as_setup(),
+                    f32::from_bits(loss),
+                    &layers,
+                    None,
+                    super::judge::GPU_TRAJECTORY,
+                ),
             }
         }
         _ => return Err(bad(item, "its results do not fit the item's kind")),
