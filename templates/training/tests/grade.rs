@@ -227,5 +227,26 @@ fn main() -> std::process::ExitCode {
                 },
             )
         },
+        train_on_gpu: |stream, s, marks| {
+            with_model(
+                s.net,
+                Some(s.layers),
+                &mut StdRng::seed_from_u64(0),
+                |m, _| {
+                    marks.before()?;
+                    let loss = gpu::train_on(
+                        &gpu::Device::Gpu(stream.clone()),
+                        m,
+                        head(s.net),
+                        s.x,
+                        s.labels,
+                        s.batches,
+                        s.lr,
+                    )?;
+                    marks.after()?;
+                    Ok((loss, layers_of(m)))
+                },
+            )
+        },
     })
 }

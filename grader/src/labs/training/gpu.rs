@@ -41,7 +41,8 @@ pub fn run(
     let sent = match kind {
         Kind::GpuTransfer => transfer(lab, seed, item, &stream),
         Kind::GpuLoader(c) => loader(lab, seed, item, &c.cases, &stream),
-        Kind::GpuEpoch(s) => epoch(lab, seed, item, s, &stream),
+        Kind::GpuEpoch(s) => epoch(seed, item, s, &stream, lab.gpu_epoch),
+        Kind::GpuTrainOn(s) => epoch(seed, item, s, &stream, lab.train_on_gpu),
         _ => return Err("not a GPU kind of the training lab".into()),
     };
     Ok(match sent {
@@ -166,17 +167,19 @@ impl Marks for Watch {
     }
 }
 
+/// One epoch of the student's on the GPU (`train_epoch_gpu`, or `train_on`'s GPU branch),
+/// watched between the marks.
 fn epoch(
-    lab: &Submission,
     seed: u64,
     item: &str,
     s: &GpuSetup,
     stream: &Arc<CudaStream>,
+    student: super::GpuEpochFn,
 ) -> Result<SentGpu, Ended> {
     let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size);
     let mut watch = Watch::default();
     let result = called(None, || {
-        (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut watch)
+        student(stream, data.setup(s.model, s.lr), &mut watch)
     });
     let provenance = match &result {
         Ok((_, after)) => {

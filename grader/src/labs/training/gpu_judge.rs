@@ -45,6 +45,19 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
                 ),
             }
         }
+        (Kind::GpuTrainOn(s), SentGpu::Epoch { loss, layers, work }) => {
+            untraced = work.is_none();
+            match work.as_ref().and_then(|w| not_through_the_gpu(item, s, w)) {
+                Some(failed) => return Ok(failed),
+                None => judge.epoch(
+                    &s.as_setup(),
+                    f32::from_bits(loss),
+                    &layers,
+                    None,
+                    super::judge::GPU_TRAJECTORY,
+                ),
+            }
+        }
         _ => return Err(bad(item, "its results do not fit the item's kind")),
     }?;
     let mut graded = result(item, verdict);
@@ -261,6 +274,28 @@ fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
             format!("one epoch of {batches} batches launched {} kernels. The bias, activations, loss gradient and update belong in your own CUDA kernels.", w.launches),
             host,
         );
+    }
+    None
+}
+
+/// `train_on`'s GPU branch, failed when it did not train on the GPU (too few cuBLAS calls or
+/// launches for its batches: the CPU epoch run instead) or gave back parameters that never
+/// came back from the GPU.
+fn not_through_the_gpu(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
+    let batches = s.examples.div_ceil(s.batch_size) as u64;
+    if w.blas_calls < batches || w.launches < batches {
+        return Some(ItemResult::failed(
+            item,
+            format!("the GPU branch made {} cuBLAS calls and {} launches for {batches} batches", w.blas_calls, w.launches),
+            format!("`train_on` with `Device::Gpu` trained {batches} batches with {} cuBLAS calls and {} kernel launches: it did not train on the GPU.\nHint: in the `Device::Gpu` branch, move the model and the data to the GPU and call `train_epoch_gpu` with a `DeviceDataLoader`.", w.blas_calls, w.launches),
+        ));
+    }
+    if w.not_copied_back > 0 {
+        return Some(ItemResult::failed(
+            item,
+            format!("{} values never came back from the GPU", w.not_copied_back),
+            format!("After `train_on` with `Device::Gpu`, {} of the model's values were never copied back from the GPU: the model still holds the parameters from before the epoch.\nHint: end the GPU branch with `GpuModel::to_host` into `model`.", w.not_copied_back),
+        ));
     }
     None
 }

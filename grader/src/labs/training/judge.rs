@@ -7,6 +7,7 @@ use super::compare::{compare, row, Mismatch};
 use super::inputs::{self, OPTIMIZER_SHAPES};
 use super::kinds::{Cases, Kind, Sent, SentLayer, SentPass, Setup, Steps, Training};
 use super::reference::{self as r, EpochTargets, LoopFault, Optimizer, Targets, TwoLayer};
+use super::trajectory::{self, Parameters, Tolerance};
 use super::worker::net_of;
 use super::{Layer, Net};
 use crate::check::{outcome_of, unexpected, GradeContext};
@@ -20,16 +21,31 @@ use ndarray::{Array1, Array2};
 const REL: f64 = 1e-3;
 const ABS: f64 = 1e-4;
 /// How far (relative to how far the reference moved) an epoch's parameters may be from the
-/// reference's. Measured over seeds 1–8 on both epoch items (`grader grade --only … --seed N`):
-/// correct loops stay within 4.2e-6 (the solution, f64 accumulation, the batch summed in
-/// reverse by hand, the independent fixture: f32 rounding only); the closest wrong loop, a
-/// SimpleNN backward without the sigmoid's derivative, leaves by 7.9e-3 to 1.9e-2. So 1e-4:
-/// 24× above the worst correct, 79× below the closest wrong. (At 0.02 that mistake passed on
-/// six seeds of eight.)
-const TRAJECTORY: f64 = 1e-4;
-/// The same for an epoch on the GPU, whose cuBLAS products and the student's kernels sum in
-/// their own orders: kept at the earlier 2%, which was not measured again this session.
-pub(super) const GPU_TRAJECTORY: f64 = 0.02;
+/// reference's; see [`trajectory`] for why the typical hidden unit is read. Measured with
+/// `GPU_LABS_DEBUG_EPOCH=1 grader grade … --only train_epoch --only train_epoch_mlp --only
+/// cpu_fallback --seed N`, seeds 1–80 for the solution and 1–40 for each of the independent
+/// fixture, the batch summed in reverse by hand and every layer product in f64 (600 epochs):
+/// the typical unit of a correct loop stays within 4.3e-5 (4e-6 except where a ReLU input
+/// rounded to the other side of 0; the worst, seed 60 of `cpu_fallback`), the whole model
+/// within 5.7e-3. The closest wrong loop, SimpleNN's backward without the sigmoid's
+/// derivative, puts the typical unit 2.65e-3 to 3.2e-2 off (seeds 1–40 and 101–124). So
+/// `typical` 3e-4, 7× above the worst correct and 8.8× below the closest wrong, and `all`
+/// 0.05, a loose bound 8.8× above the worst rounding cascade. (The whole-model distance alone
+/// at 1e-4 failed correct loops in 11 of the 600 epochs; at 0.02 that mistake passed on six
+/// seeds of eight.)
+const TRAJECTORY: Tolerance = Tolerance {
+    typical: 3e-4,
+    all: 0.05,
+};
+/// The same for an epoch on the GPU (`gpu_epoch_simple_nn`, `gpu_epoch_mlp`, `train_on_gpu`).
+/// Measured on the emulator, seeds 1–20 of the solution and the independent fixture (120
+/// epochs): the typical unit within 4.2e-6, as on the CPU. A real GPU's cuBLAS (FP32) and
+/// atomics sum in orders the emulator does not reproduce, which only a GPU could measure, so
+/// `typical` is 1e-3: 23× above the worst correct CPU loop, 2.6× below the closest wrong one.
+pub(super) const GPU_TRAJECTORY: Tolerance = Tolerance {
+    typical: 1e-3,
+    all: 0.05,
+};
 /// The fewest items from which an unshuffled or repeated order is a mistake, not chance
 /// (10! ≈ 3.6 million orders).
 const SHUFFLE_TELLS: usize = 10;
@@ -389,12 +405,69 @@ impl Judge<'_> {
                     "draw every value from the `rng` argument",
                 );
             }
+            if let Some(verdict) = self.not_drawn_as_documented(case, inputs, outputs, &first) {
+                return verdict;
+            }
         }
         Ok(Ok(format!(
-            "right shapes, uniform on ±1/√in, zero gradients, reproducible from the seed ({} \
-             cases)",
+            "right shapes, the documented uniform draws on ±1/√in (weights, then biases), zero \
+             gradients, reproducible from the seed ({} cases)",
             c.cases.len()
         )))
+    }
+
+    /// The layer against the one the documented draws give from the worker's generator
+    /// (weight row by row, then bias, each `rng.random_range(-bound..bound)` in f32): any other
+    /// distribution (zero biases, a normal, another bound, another order) shows here.
+    fn not_drawn_as_documented(
+        &self,
+        case: usize,
+        inputs: usize,
+        outputs: usize,
+        got: &Got,
+    ) -> Option<Verdict> {
+        use rand::RngExt;
+        let mut rng = super::rng_for(self.seed, self.id(), case, "init");
+        let bound = 1.0 / (inputs as f32).sqrt();
+        let weight = Array2::from_shape_simple_fn((outputs, inputs), || {
+            f64::from(rng.random_range(-bound..bound))
+        });
+        let bias =
+            Array1::from_shape_simple_fn(outputs, || f64::from(rng.random_range(-bound..bound)));
+        let at = self.case_text(case);
+        let call = format!("`Linear::new({inputs}, {outputs}, rng)`");
+        if let Err(m) = compare("weight", weight.view(), got.weight.view(), 1e-5, 1e-7) {
+            return Some(wrong(
+                format!("the weights are not the documented draws{at}"),
+                format!("{call}: {m}."),
+                "bound = 1.0 / (inputs as f32).sqrt(), then the weight row by row, each \
+                 rng.random_range(-bound..bound) (Array2::from_shape_simple_fn), before the bias",
+            ));
+        }
+        if let Err(m) = compare(
+            "bias",
+            row(&bias.to_vec()).view(),
+            got.bias.view(),
+            1e-5,
+            1e-7,
+        ) {
+            let zeros = got.bias.iter().all(|&b| b == 0.0);
+            let (reason, hint) = if zeros {
+                (
+                    format!("the biases are all 0{at}"),
+                    "nn.Linear draws the biases too: after the weight, each \
+                     rng.random_range(-bound..bound)",
+                )
+            } else {
+                (
+                    format!("the biases are not the documented draws{at}"),
+                    "draw the biases after the weight, from the same rng, each \
+                     rng.random_range(-bound..bound)",
+                )
+            };
+            return Some(wrong(reason, format!("{call}: {m}."), hint));
+        }
+        None
     }
 
     fn forward(&self, c: &Cases<3>, sent: &[Matrix]) -> Verdict {
@@ -896,7 +969,7 @@ impl Judge<'_> {
         loss: f32,
         sent: &[SentLayer],
         first_bad: Option<usize>,
-        trajectory: f64,
+        trajectory: Tolerance,
     ) -> Verdict {
         let function = &self.item.function;
         let epoch = ReferenceEpoch::new(self.seed, self.id(), s);
@@ -923,47 +996,35 @@ impl Judge<'_> {
         if got.len() != 2 {
             return Err(bad(self.item, "an epoch sent other than two layers"));
         }
-        // How far the student's parameters are from a reference run, relative to how far
-        // that run moved them.
-        let distance = |model: &TwoLayer| {
-            let (mut off, mut moved) = (0.0, 0.0);
-            for ((reference, begin), got) in
-                [&model.layer1, &model.layer2].iter().zip(start).zip(&got)
-            {
-                let pairs = [
-                    (
-                        reference.weight.iter().copied().collect::<Vec<f64>>(),
-                        &begin.weight.iter().copied().collect::<Vec<f32>>(),
-                        got.weight.iter().copied().collect::<Vec<f32>>(),
-                    ),
-                    (
-                        reference.bias.to_vec(),
-                        &begin.bias.to_vec(),
-                        got.bias.iter().copied().collect(),
-                    ),
-                ];
-                for (r, b, g) in pairs {
-                    if r.len() != g.len() {
-                        return f64::INFINITY;
-                    }
-                    for ((r, b), g) in r.iter().zip(b).zip(&g) {
-                        off += (r - f64::from(*g)).powi(2);
-                        moved += (r - f64::from(*b)).powi(2);
-                    }
-                }
-            }
-            (off / moved.max(1e-30)).sqrt()
-        };
+        let biases: Vec<Array1<f32>> = got
+            .iter()
+            .map(|g| g.bias.iter().copied().collect())
+            .collect();
+        let parameters: Vec<Parameters> = got
+            .iter()
+            .zip(&biases)
+            .map(|(g, bias)| (g.weight.view(), bias.view()))
+            .collect();
+        let distance = |model: &TwoLayer| trajectory::distance(model, start, &parameters);
         let (expected_loss, reference) = run(None);
         let loss_ok =
             |expected: f64| (f64::from(loss) - expected).abs() <= 1e-3 * expected.abs() + 1e-5;
         let off = distance(&reference);
-        if off <= trajectory && loss_ok(expected_loss) {
+        if std::env::var_os("GPU_LABS_DEBUG_EPOCH").is_some() {
+            eprintln!(
+                "DEBUG {} all {:e} typical {:e}",
+                self.item.id(),
+                off.all,
+                off.typical
+            );
+        }
+        if off.within(trajectory) && loss_ok(expected_loss) {
             return Ok(Ok(format!(
                 "from the grader's start and batch order, one epoch ({} batches) follows the \
-                 reference: parameters within {} of the way they moved, mean loss {loss:.5}",
+                 reference: parameters within {} of the way they moved (the median hidden \
+                 unit), mean loss {loss:.5}",
                 order.len(),
-                percent(off)
+                percent(off.typical)
             )));
         }
         let faults = LoopFault::ALL.into_iter().filter(|f| {
@@ -973,7 +1034,7 @@ impl Judge<'_> {
         });
         for fault in faults {
             let (fault_loss, model) = run(Some(fault));
-            if distance(&model) <= trajectory && loss_ok(fault_loss) {
+            if distance(&model).within(trajectory) && loss_ok(fault_loss) {
                 let (what, hint) = match fault {
                     LoopFault::NoZeroGrad => ("gradients are never zeroed, so they pile up from batch to batch", "call model.zero_grad() at the start of every batch"),
                     LoopFault::StepBeforeBackward => ("the optimizer steps before backward, so each step uses the previous batch's gradients", "the order is zero_grad, forward, loss, backward, step"),
@@ -988,7 +1049,7 @@ impl Judge<'_> {
                 );
             }
         }
-        if off <= trajectory {
+        if off.within(trajectory) {
             return wrong(
                 "wrong mean loss".to_string(),
                 format!("`{function}` trained right, but returned a mean loss of {loss}, expected {expected_loss:.6}."),
@@ -1019,9 +1080,11 @@ impl Judge<'_> {
         wrong(
             "parameters leave the reference after one epoch".to_string(),
             format!(
-                "`{function}` from the grader's start and batch order ends {:.1}% of the way \
-                 off the reference's parameters.{detail}",
-                off * 100.0
+                "`{function}` from the grader's start and batch order ends {} of the way \
+                 off the reference's parameters (the median hidden unit; {} for all of \
+                 them together).{detail}",
+                percent(off.typical),
+                percent(off.all)
             ),
             "for each batch: zero_grad, forward, loss, backward, optimizer step; make sure the \
              other items (layers, losses, model, optimizer) pass first",

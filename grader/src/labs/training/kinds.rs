@@ -107,6 +107,11 @@ pub static KINDS: &[KindInfo] = &[
         functions: &["train_epoch_gpu"],
     },
     KindInfo {
+        label: "gpu-train-on",
+        keys: GPU_KEYS,
+        functions: &["train_on"],
+    },
+    KindInfo {
         label: "gpu-timer",
         keys: GPU_KEYS,
         functions: &["time_gpu_epoch"],
@@ -174,6 +179,8 @@ pub enum Kind {
     GpuLoader(Cases<2>),
     /// One SGD epoch on the GPU from the grader's parameters and batch order.
     GpuEpoch(GpuSetup),
+    /// `train_on(&Device::Gpu(..), ..)`: the same epoch through the driver's GPU branch.
+    GpuTrainOn(GpuSetup),
     /// The two-sided synchronization check of `time_gpu_epoch`.
     GpuTimer(GpuSetup),
     /// `train_on(&Device::Cpu, ..)`: the same epoch on the CPU, with every GPU hidden.
@@ -395,6 +402,7 @@ pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec,
         "gpu-transfer" => Kind::GpuTransfer,
         "gpu-loader" => Kind::GpuLoader(read_keys(keys, CASE_KEYS)?),
         "gpu-epoch" => Kind::GpuEpoch(read_keys(keys, GPU_KEYS)?),
+        "gpu-train-on" => Kind::GpuTrainOn(read_keys(keys, GPU_KEYS)?),
         "gpu-timer" => Kind::GpuTimer(read_keys(keys, GPU_KEYS)?),
         "cpu-fallback" => Kind::CpuFallback(read_keys(keys, GPU_KEYS)?),
         "gpu-speedup" => {
@@ -436,7 +444,7 @@ impl Kind {
                 Err(KeyError::new("steps", "steps must be 1..=1000"))
             }
             Kind::Epoch(s) => setup_ok(s.lr, s.examples, s.batch_size),
-            Kind::GpuEpoch(s) | Kind::GpuTimer(s) | Kind::CpuFallback(s) => {
+            Kind::GpuEpoch(s) | Kind::GpuTrainOn(s) | Kind::GpuTimer(s) | Kind::CpuFallback(s) => {
                 setup_ok(s.lr, s.examples, s.batch_size)
             }
             Kind::Train(t) => {
@@ -490,6 +498,7 @@ impl KindSpec for Kind {
                 | Kind::GpuTransfer
                 | Kind::GpuLoader(_)
                 | Kind::GpuEpoch(_)
+                | Kind::GpuTrainOn(_)
                 | Kind::GpuTimer(_)
                 | Kind::GpuSpeedup(_)
         )
@@ -509,9 +518,11 @@ impl KindSpec for Kind {
     fn needs(&self) -> Needs {
         match self {
             Kind::GpuSpeedup(s) => Needs::RealGpu(s.policy),
-            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) | Kind::GpuTimer(_) => {
-                Needs::Gpu
-            }
+            Kind::GpuTransfer
+            | Kind::GpuLoader(_)
+            | Kind::GpuEpoch(_)
+            | Kind::GpuTrainOn(_)
+            | Kind::GpuTimer(_) => Needs::Gpu,
             _ => Needs::Nothing,
         }
     }
@@ -568,7 +579,7 @@ impl KindSpec for Kind {
             Kind::DeviceSelect => crate::check::gpu::grade_device_select(ctx, item),
             Kind::GpuTimer(s) => gpu_judge::timer(ctx, item, s),
             Kind::GpuSpeedup(s) => gpu_judge::speedup(ctx, item, s),
-            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) => {
+            Kind::GpuTransfer | Kind::GpuLoader(_) | Kind::GpuEpoch(_) | Kind::GpuTrainOn(_) => {
                 gpu_judge::grade(ctx, item, self)
             }
             _ => judge::grade(ctx, item, self),

@@ -16,6 +16,7 @@ pub mod inputs;
 pub mod judge;
 pub mod kinds;
 pub mod reference;
+pub mod trajectory;
 pub mod worker;
 pub mod yardstick;
 
@@ -201,6 +202,10 @@ pub struct Submission {
     pub time_gpu_epoch: GpuTimerFn,
     /// `train_on(&Device::Cpu, ..)`: the mean loss and the layers after.
     pub train_on_cpu: fn(EpochSetup<'_>) -> GpuResult<(f32, Layers)>,
+    /// `train_on(&Device::Gpu(stream), ..)` between the marks (which then also see the
+    /// model and the data go up and the parameters come back): the mean loss and the layers
+    /// after.
+    pub train_on_gpu: GpuEpochFn,
 }
 
 /// The generator for one input of one case of an item: the same in the worker and the

@@ -21,6 +21,7 @@ impl LabWorker for Submission {
             Kind::GpuTransfer
             | Kind::GpuLoader(_)
             | Kind::GpuEpoch(_)
+            | Kind::GpuTrainOn(_)
             | Kind::GpuTimer(_)
             | Kind::GpuSpeedup(_) => return super::gpu::run(self, order, &kind, checkpoints),
             Kind::DeviceSelect => {
@@ -267,6 +268,7 @@ impl Run<'_> {
             | Kind::GpuTransfer
             | Kind::GpuLoader(_)
             | Kind::GpuEpoch(_)
+            | Kind::GpuTrainOn(_)
             | Kind::GpuTimer(_)
             | Kind::GpuSpeedup(_)
             | Kind::CpuFallback(_) => {

@@ -1,0 +1,395 @@
+//! The training lab against a table of mistakes students make, each a small edit of the
+//! solution, graded on eight seeds: every mistake loses the same items on every seed, and
+//! nothing else among the items it can touch. Mistakes that touch disjoint items share a
+//! copy (one build), which is graded only on those items.
+//!
+//! Full suite only (`GPU_LABS_FULL=1`): about 14 builds and 112 gradings.
+
+use gpu_labs_e2e::{copy_crate, edit, grade, workspace, HOST_STEP};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The seeds every copy is graded on: 1 and 2, and six on which a correct f32 loop takes the
+/// other side of a ReLU kink from the f64 reference in one of the epoch items.
+const SEEDS: [u64; 8] = [1, 2, 23, 29, 39, 43, 47, 60];
+
+/// A mistake: what it is, where (a file of the solution, a piece of its code and what the
+/// student wrote instead), and the items it must lose.
+struct Mistake {
+    what: &'static str,
+    file: &'static str,
+    find: &'static str,
+    replace: &'static str,
+    lost: &'static [&'static str],
+}
+
+const fn m(
+    what: &'static str,
+    file: &'static str,
+    find: &'static str,
+    replace: &'static str,
+    lost: &'static [&'static str],
+) -> Mistake {
+    Mistake {
+        what,
+        file,
+        find,
+        replace,
+        lost,
+    }
+}
+
+/// The epoch items: each runs the student's whole loop (`cpu_fallback` through `train_on`).
+const EPOCHS: &[&str] = &["train_epoch", "train_epoch_mlp", "cpu_fallback"];
+
+/// Copies of the CPU part, each a set of mistakes touching disjoint items.
+const CPU_COPIES: &[&[Mistake]] = &[
+    &[
+        m(
+            "Linear::forward without the bias",
+            "src/layers.rs",
+            "        x.dot(&self.weight.t()) + &self.bias\n",
+            "        x.dot(&self.weight.t())\n",
+            &["linear_forward"],
+        ),
+        m(
+            "ReLU's gradient passed at exactly 0",
+            "src/layers.rs",
+            "if v > 0.0 { g } else { 0.0 }",
+            "if v >= 0.0 { g } else { 0.0 }",
+            &["relu_backward"],
+        ),
+        m(
+            "BCE without clamping its logs",
+            "src/losses.rs",
+            "let log = |v: f32| v.ln().max(-100.0);",
+            "let log = |v: f32| v.ln();",
+            &["bce_loss"],
+        ),
+        m(
+            "cross-entropy's gradient not divided by the batch",
+            "src/losses.rs",
+            "    let n = labels.len() as f32;\n    let mut grad = logits.clone();",
+            "    let n = 1.0f32;\n    let _ = labels.len();\n    let mut grad = logits.clone();",
+            &["cross_entropy_grad"],
+        ),
+        m(
+            "SGD climbs the gradient",
+            "src/optim.rs",
+            "layer.weight.scaled_add(-self.lr, &layer.weight_grad);",
+            "layer.weight.scaled_add(self.lr, &layer.weight_grad);",
+            &["sgd"],
+        ),
+        m(
+            "weights uniform on ±1 instead of ±1/√in",
+            "src/layers.rs",
+            "let bound = 1.0 / (inputs as f32).sqrt();",
+            "let bound = 1.0f32;",
+            &["linear_init"],
+        ),
+    ],
+    &[
+        m(
+            "Linear::backward overwrites the weight gradient",
+            "src/layers.rs",
+            "general_mat_mul(1.0, &grad_output.t(), x, 1.0, &mut self.weight_grad);",
+            "general_mat_mul(1.0, &grad_output.t(), x, 0.0, &mut self.weight_grad);",
+            &["linear_backward"],
+        ),
+        m(
+            "sigmoid written e^x / (1 + e^x) everywhere",
+            "src/layers.rs",
+            "        if v >= 0.0 {\n            1.0 / (1.0 + (-v).exp())",
+            "        if v != v {\n            1.0 / (1.0 + (-v).exp())",
+            &["sigmoid"],
+        ),
+        m(
+            "BCE's gradient not divided by the batch",
+            "src/losses.rs",
+            "    let n = p.len() as f32;\n",
+            "    let n = 1.0f32;\n",
+            &["bce_grad"],
+        ),
+        m(
+            "cross-entropy without subtracting the max",
+            "src/losses.rs",
+            "let log_sum_exp = max + row.iter().map(|&v| (v - max).exp()).sum::<f32>().ln();",
+            "let log_sum_exp = row.iter().map(|&v| v.exp()).sum::<f32>().ln() + 0.0 * max;",
+            &["cross_entropy"],
+        ),
+        m(
+            "Adam without its bias correction",
+            "src/optim.rs",
+            "let c1 = 1.0 - self.beta1.powi(self.t);",
+            "let c1 = 1.0 + 0.0 * self.beta1.powi(self.t);",
+            &["adam"],
+        ),
+        m(
+            "biases initialised to zero",
+            "src/layers.rs",
+            "let bias = Array1::from_shape_simple_fn(outputs, || rng.random_range(-bound..bound));",
+            "let bias = Array1::zeros(outputs);",
+            &["linear_init"],
+        ),
+    ],
+    &[
+        m(
+            "SimpleNN's backward without the sigmoid's derivative",
+            "src/models.rs",
+            "        grad.zip_mut_with(output, |g, &p| *g *= p * (1.0 - p));\n",
+            "",
+            &["simple_nn"],
+        ),
+        m(
+            "the MLP's backward skips the ReLU",
+            "src/models.rs",
+            "        let grad = cross_entropy_grad(output, labels);\n        let grad_hidden = self.layer2.backward(&self.hidden, &grad);\n        let grad_hidden_pre = relu_backward(&self.hidden_pre, &grad_hidden);",
+            "        let grad = cross_entropy_grad(output, labels);\n        let grad_hidden = self.layer2.backward(&self.hidden, &grad);\n        let grad_hidden_pre = grad_hidden;",
+            &["mlp"],
+        ),
+        m(
+            "SGD leaves the biases alone",
+            "src/optim.rs",
+            "            layer.bias.scaled_add(-self.lr, &layer.bias_grad);\n",
+            "",
+            &["sgd"],
+        ),
+        m(
+            "Adam forgets its moments every step",
+            "src/optim.rs",
+            "        if self.m.is_empty() {",
+            "        if !self.m.is_empty() || self.m.is_empty() {",
+            &["adam"],
+        ),
+    ],
+    &[
+        m(
+            "the loop never zeroes the gradients",
+            "src/data_loop.rs",
+            "        model.zero_grad();\n",
+            "",
+            EPOCHS,
+        ),
+        m(
+            "batches in order, never shuffled",
+            "src/data_loop.rs",
+            "let j = rng.random_range(0..=i);\n        order.swap(i, j);",
+            "let _ = (i, &mut *rng);",
+            &["batches"],
+        ),
+    ],
+    &[
+        m(
+            "the optimizer steps before backward",
+            "src/data_loop.rs",
+            "        model.backward(&out, &y);\n        optimizer.step(&mut model.layers_mut());\n",
+            "        optimizer.step(&mut model.layers_mut());\n        model.backward(&out, &y);\n",
+            EPOCHS,
+        ),
+        m(
+            "the last, shorter batch dropped",
+            "src/data_loop.rs",
+            "        .chunks(batch_size.max(1))",
+            "        .chunks_exact(batch_size.max(1))",
+            &["batches"],
+        ),
+    ],
+    &[m(
+        "the epoch's loss summed over batches, not averaged",
+        "src/data_loop.rs",
+        "    (total / batches.len().max(1) as f64) as f32\n",
+        "    total as f32\n",
+        EPOCHS,
+    )],
+];
+
+/// Copies of the GPU part, graded on the emulator.
+const GPU_COPIES: &[&[Mistake]] = &[
+    &[
+        m(
+            "bias gradients added with a plain += from many threads (a race)",
+            "src/gpu.rs",
+            "    int c = blockIdx.x * blockDim.x + threadIdx.x;\n    if (c < cols) {\n        float sum = 0.0f;\n        for (int r = 0; r < rows; ++r) {\n            sum += grad[(long long)r * cols + c];\n        }\n        bias_grad[c] += sum;\n    }",
+            "    int t = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int i = t; i < rows * cols; i += gridDim.x * blockDim.x) {\n        bias_grad[i % cols] += grad[i];\n    }",
+            &["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"],
+        ),
+        m(
+            "to_host gives back zero weight gradients",
+            "src/gpu.rs",
+            "            weight_grad: matrix(&self.weight_grad)?,\n",
+            "            weight_grad: Array2::zeros(shape),\n",
+            &["gpu_to_device"],
+        ),
+    ],
+    &[
+        m(
+            "the timer stops before the GPU finished",
+            "src/gpu.rs",
+            "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n    stream.synchronize()?;\n",
+            "    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n",
+            &["time_gpu_epoch"],
+        ),
+        m(
+            "train_on's GPU branch trains on the CPU",
+            "src/gpu.rs",
+            "            let loss = train_epoch_gpu(&mut gpu, loader, lr)?;\n            gpu.to_host(model)?;\n            Ok(loss)\n",
+            "            let _ = (&mut gpu, loader);\n            Ok(crate::train_epoch(model, &mut Sgd { lr }, x, labels, batches))\n",
+            &["train_on_gpu"],
+        ),
+    ],
+    &[
+        m(
+            "the timer starts while earlier work is still queued",
+            "src/gpu.rs",
+            "    stream.synchronize()?;\n    let start = Instant::now();\n",
+            "    let start = Instant::now();\n",
+            &["time_gpu_epoch"],
+        ),
+        m(
+            "train_on's GPU branch never copies the parameters back",
+            "src/gpu.rs",
+            "            gpu.to_host(model)?;\n            Ok(loss)\n",
+            "            Ok(loss)\n",
+            &["train_on_gpu"],
+        ),
+    ],
+    &[m(
+        "the step computed on the host",
+        "src/gpu.rs",
+        HOST_STEP.0,
+        HOST_STEP.1,
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
+    )],
+];
+
+/// The solution with every mistake of `copy` made, in `to`.
+fn make_copy(copy: &[Mistake], to: &Path) {
+    copy_crate(&workspace().join("solutions/training"), to);
+    let files: BTreeSet<&str> = copy.iter().map(|m| m.file).collect();
+    for file in files {
+        let path = to.join(file);
+        let text = std::fs::read_to_string(&path).expect("read a file of the copy");
+        let edits: Vec<(&str, &str)> = copy
+            .iter()
+            .filter(|m| m.file == file)
+            .map(|m| (m.find, m.replace))
+            .collect();
+        let text = edit::apply(&text, &edits)
+            .unwrap_or_else(|(i, e)| panic!("{file}: edit {} ({}): {e}", i + 1, copy[i].what));
+        std::fs::write(&path, text).expect("write a file of the copy");
+    }
+}
+
+/// Grades each copy on every seed, only on the items its mistakes touch; returns one line
+/// per seed on which a copy lost other than exactly its mistakes' items.
+fn grade_copies(copies: &[&[Mistake]], gpu: &str) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for copy in copies {
+        let dir = tempfile::Builder::new()
+            .prefix("mistakes-")
+            .tempdir()
+            .expect("temp dir");
+        make_copy(copy, dir.path());
+        let expected: BTreeSet<&str> = copy.iter().flat_map(|m| m.lost.iter().copied()).collect();
+        for seed in SEEDS {
+            let seed = seed.to_string();
+            let mut args = vec!["--gpu", gpu, "--seed", &seed];
+            for id in &expected {
+                args.extend(["--only", id]);
+            }
+            let g = grade(dir.path(), &args);
+            assert_eq!(g.code, Some(0), "{}", g.stderr);
+            let lost: BTreeSet<String> = g.lost().into_iter().collect();
+            let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+            if lost != expected {
+                let names: Vec<&str> = copy.iter().map(|m| m.what).collect();
+                wrong.push(format!(
+                    "seed {seed}: [{}] lost {lost:?}, expected {expected:?}\n{}",
+                    names.join("; "),
+                    g.stdout
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn every_cpu_mistake_loses_its_items_on_every_seed() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let wrong = grade_copies(CPU_COPIES, "off");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn every_gpu_mistake_loses_its_items_on_every_seed() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let wrong = grade_copies(GPU_COPIES, "emulate");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+#[test]
+fn the_table_covers_every_step_of_the_loop_with_two_mistakes_per_kind() {
+    // Not graded: the table's own shape, so that trimming it shows. Every item a student
+    // function feeds is named by some mistake, and each kind of step has two.
+    let all: Vec<&Mistake> = CPU_COPIES
+        .iter()
+        .chain(GPU_COPIES)
+        .flat_map(|c| c.iter())
+        .collect();
+    let named: BTreeSet<&str> = all.iter().flat_map(|m| m.lost.iter().copied()).collect();
+    for id in [
+        "linear_init",
+        "linear_forward",
+        "linear_backward",
+        "relu_backward",
+        "sigmoid",
+        "bce_loss",
+        "bce_grad",
+        "cross_entropy",
+        "cross_entropy_grad",
+        "simple_nn",
+        "mlp",
+        "sgd",
+        "adam",
+        "batches",
+        "train_epoch",
+        "train_epoch_mlp",
+        "cpu_fallback",
+        "gpu_to_device",
+        "gpu_epoch_simple_nn",
+        "gpu_epoch_mlp",
+        "time_gpu_epoch",
+        "train_on_gpu",
+    ] {
+        assert!(named.contains(id), "no mistake of the table loses {id}");
+    }
+    for kind in [
+        &["linear_init"][..],
+        &["linear_forward", "linear_backward"],
+        &["relu_backward", "sigmoid"],
+        &[
+            "bce_loss",
+            "bce_grad",
+            "cross_entropy",
+            "cross_entropy_grad",
+        ],
+        &["simple_nn", "mlp"],
+        &["sgd", "adam"],
+        &["batches"],
+        &["train_epoch"],
+        &["time_gpu_epoch"],
+        &["train_on_gpu"],
+        &["gpu_epoch_mlp"],
+    ] {
+        let count = all
+            .iter()
+            .filter(|m| m.lost.iter().any(|id| kind.contains(id)))
+            .count();
+        assert!(count >= 2, "{kind:?}: {count} mistakes, want two or more");
+    }
+}
