@@ -250,8 +250,13 @@ fn a_bias_gradient_added_with_plain_plus_equals_races_and_loses_the_gpu_epochs()
         "    int c = blockIdx.x * blockDim.x + threadIdx.x;\n    if (c < cols) {\n        float sum = 0.0f;\n        for (int r = 0; r < rows; ++r) {\n            sum += grad[(long long)r * cols + c];\n        }\n        bias_grad[c] += sum;\n    }",
         "    int t = blockIdx.x * blockDim.x + threadIdx.x;\n    for (int i = t; i < rows * cols; i += gridDim.x * blockDim.x) {\n        bias_grad[i % cols] += grad[i];\n    }",
     );
-    assert_lost_within(&g, &["gpu_epoch_simple_nn", "gpu_epoch_mlp"], &[]);
-    for id in ["gpu_epoch_simple_nn", "gpu_epoch_mlp"] {
+    // train_on's GPU branch runs the same kernel.
+    assert_lost_within(
+        &g,
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"],
+        &[],
+    );
+    for id in ["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"] {
         assert_says(&g, id, "kernel `bias_grad` is a data race: thread (");
         assert_says(&g, id, "use atomicAdd");
     }
@@ -283,7 +288,7 @@ fn a_gpu_step_that_computes_on_the_host_is_caught() {
     let g = grade_faulty("src/gpu.rs", HOST_STEP.0, HOST_STEP.1);
     assert_lost_within(
         &g,
-        &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"],
         &["time_gpu_epoch"],
     );
     assert_says(&g, "gpu_epoch_mlp", "went through the host");

@@ -258,8 +258,53 @@ const GPU_COPIES: &[&[Mistake]] = &[
         "src/gpu.rs",
         HOST_STEP.0,
         HOST_STEP.1,
-        &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"],
     )],
+];
+
+/// What the feedback must say about some mistakes (the mistake, its item, a phrase), checked
+/// on every seed: the message points at the mistake, not only the points.
+const SAYS: &[(&str, &str, &str)] = &[
+    (
+        "biases initialised to zero",
+        "linear_init",
+        "the biases are all 0",
+    ),
+    (
+        "the epoch's loss summed over batches, not averaged",
+        "train_epoch",
+        "summed but not divided by the number of batches",
+    ),
+    (
+        "the loop never zeroes the gradients",
+        "train_epoch_mlp",
+        "never zeroed",
+    ),
+    (
+        "the optimizer steps before backward",
+        "train_epoch",
+        "steps before backward",
+    ),
+    (
+        "train_on's GPU branch trains on the CPU",
+        "train_on_gpu",
+        "it did not train on the GPU",
+    ),
+    (
+        "train_on's GPU branch never copies the parameters back",
+        "train_on_gpu",
+        "never copied back from the GPU",
+    ),
+    (
+        "bias gradients added with a plain += from many threads (a race)",
+        "gpu_epoch_mlp",
+        "is a data race",
+    ),
+    (
+        "ReLU's gradient passed at exactly 0",
+        "relu_backward",
+        "where x is exactly 0 the gradient is 0 too",
+    ),
 ];
 
 /// The solution with every mistake of `copy` made, in `to`.
@@ -301,6 +346,14 @@ fn grade_copies(copies: &[&[Mistake]], gpu: &str) -> Vec<String> {
             assert_eq!(g.code, Some(0), "{}", g.stderr);
             let lost: BTreeSet<String> = g.lost().into_iter().collect();
             let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
+            for (what, id, text) in SAYS {
+                if copy.iter().any(|m| m.what == *what) && !g.output(id).contains(text) {
+                    wrong.push(format!(
+                        "seed {seed}: [{what}]: {id} does not say {text:?}:\n{}",
+                        g.output(id)
+                    ));
+                }
+            }
             if lost != expected {
                 let names: Vec<&str> = copy.iter().map(|m| m.what).collect();
                 wrong.push(format!(

@@ -621,7 +621,7 @@ mod tests {
     fn the_embedded_training_rubric_is_valid_and_refuses_a_matmul_key() {
         let a = embedded("training").expect("embedded rubric parses");
         assert_eq!(a.assignment.lab_crate, "training-lab");
-        assert_eq!(a.max_score(), 45.0);
+        assert_eq!(a.max_score(), 46.0);
         let text = a.text.replacen(
             "lr = 0.01\nsteps = 3",
             "lr = 0.01\nsteps = 3\ntolerance = 2",
