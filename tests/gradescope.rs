@@ -545,17 +545,14 @@ fn grade_in_a_container(refused: Refused) -> Graded {
     }
 }
 
-/// What every container grading must show: full marks (the solution), a results.json within
-/// Gradescope's specification with its tests numbered in rubric order, and a sandbox line that
-/// says the container isolated the run and which protections were active inside it.
+/// What every container grading must show: full marks (the solution; its speed tier, which
+/// depends on how busy this machine is, only measured), a results.json within Gradescope's
+/// specification with its tests numbered in rubric order, and a sandbox line that says the
+/// container isolated the run and which protections were active inside it.
 fn check_container_grading(graded: &Graded) -> String {
     assert_eq!(graded.code, Some(0), "{}", graded.stderr);
     check_gradescope_schema(&graded.json);
-    assert_eq!(
-        graded.json["score"], graded.json["extra_data"]["max_score"],
-        "{}\n{}",
-        graded.json, graded.stderr
-    );
+    gpu_labs_e2e::assert_lost(graded, &[]);
     let tests = graded.json["tests"].as_array().expect("tests");
     let ids: Vec<&str> = tests
         .iter()

@@ -118,13 +118,6 @@ const CPU_COPIES: &[&[Mistake]] = &[
             &["cross_entropy"],
         ),
         m(
-            "Adam without its bias correction",
-            "src/optim.rs",
-            "let c1 = 1.0 - self.beta1.powi(self.t);",
-            "let c1 = 1.0 + 0.0 * self.beta1.powi(self.t);",
-            &["adam"],
-        ),
-        m(
             "biases initialised to zero",
             "src/layers.rs",
             "let bias = Array1::from_shape_simple_fn(outputs, || rng.random_range(-bound..bound));",
@@ -192,6 +185,22 @@ const CPU_COPIES: &[&[Mistake]] = &[
             "        .chunks(batch_size.max(1))",
             "        .chunks_exact(batch_size.max(1))",
             &["batches"],
+        ),
+    ],
+    &[
+        m(
+            "Adam without its bias correction",
+            "src/optim.rs",
+            "let c1 = 1.0 - self.beta1.powi(self.t);",
+            "let c1 = 1.0 + 0.0 * self.beta1.powi(self.t);",
+            &["adam", "train_epoch"],
+        ),
+        m(
+            "Adam without its bias correction (the second moment's too)",
+            "src/optim.rs",
+            "let c2 = 1.0 - self.beta2.powi(self.t);",
+            "let c2 = 1.0 + 0.0 * self.beta2.powi(self.t);",
+            &["adam", "train_epoch"],
         ),
     ],
     &[m(
@@ -299,6 +308,37 @@ const SAYS: &[(&str, &str, &str)] = &[
         "bias gradients added with a plain += from many threads (a race)",
         "gpu_epoch_mlp",
         "is a data race",
+    ),
+    (
+        "Adam without its bias correction",
+        "adam",
+        "without its bias correction",
+    ),
+    (
+        "Adam without its bias correction",
+        "train_epoch",
+        "without its bias correction",
+    ),
+    ("batches in order, never shuffled", "batches", "0, 1, 2"),
+    (
+        "cross-entropy without subtracting the max",
+        "cross_entropy",
+        "log-sum-exp",
+    ),
+    (
+        "the timer stops before the GPU finished",
+        "time_gpu_epoch",
+        "clock stopped before the GPU finished",
+    ),
+    (
+        "the step computed on the host",
+        "gpu_epoch_simple_nn",
+        "went through the host",
+    ),
+    (
+        "the step computed on the host",
+        "gpu_epoch_mlp",
+        "went through the host",
     ),
     (
         "ReLU's gradient passed at exactly 0",
