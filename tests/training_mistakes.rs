@@ -262,6 +262,34 @@ const GPU_COPIES: &[&[Mistake]] = &[
             &["train_on_gpu"],
         ),
     ],
+    &[
+        m(
+            "the grid rounded down, in blocks of 32",
+            "src/gpu.rs",
+            "const BLOCK: u32 = 256;",
+            "const BLOCK: u32 = 32;",
+            &[
+                "device_loader",
+                "gpu_epoch_simple_nn",
+                "gpu_epoch_mlp",
+                "time_gpu_epoch",
+                "train_on_gpu",
+            ],
+        ),
+        m(
+            "the grid rounded down, in blocks of 32 (the division)",
+            "src/gpu.rs",
+            "let blocks = u32::try_from(n.div_ceil(BLOCK as usize))",
+            "let blocks = u32::try_from(n / BLOCK as usize)",
+            &[
+                "device_loader",
+                "gpu_epoch_simple_nn",
+                "gpu_epoch_mlp",
+                "time_gpu_epoch",
+                "train_on_gpu",
+            ],
+        ),
+    ],
     &[m(
         "the step computed on the host",
         "src/gpu.rs",
@@ -454,6 +482,7 @@ fn the_table_covers_every_step_of_the_loop_with_two_mistakes_per_kind() {
         "train_epoch_mlp",
         "cpu_fallback",
         "gpu_to_device",
+        "device_loader",
         "gpu_epoch_simple_nn",
         "gpu_epoch_mlp",
         "time_gpu_epoch",
@@ -478,6 +507,7 @@ fn the_table_covers_every_step_of_the_loop_with_two_mistakes_per_kind() {
         &["time_gpu_epoch"],
         &["train_on_gpu"],
         &["gpu_epoch_mlp"],
+        &["device_loader", "gpu_to_device"],
     ] {
         let count = all
             .iter()

@@ -176,7 +176,7 @@ fn epoch(
     stream: &Arc<CudaStream>,
     student: super::GpuEpochFn,
 ) -> Result<SentGpu, Ended> {
-    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size);
+    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
     let mut watch = Watch::default();
     let result = called(None, || {
         student(stream, data.setup(s.model, s.lr), &mut watch)
@@ -315,7 +315,7 @@ fn timer_samples(
 ) -> Result<Result<SentGpu, Ended>, String> {
     let mut examples = s.examples;
     let data = loop {
-        let data = inputs::epoch(seed, item, s.model, examples, s.batch_size);
+        let data = inputs::epoch(seed, item, s.model, examples, s.batch_size, s.hidden);
         let mut marks = TimerMarks {
             stream,
             busy: &mut *busy,

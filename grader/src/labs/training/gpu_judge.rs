@@ -474,6 +474,7 @@ mod tests {
             lr: 0.01,
             examples: 2000,
             batch_size: 64,
+            hidden: None,
         }
     }
 

@@ -108,6 +108,13 @@ pub fn shapes(net: Net) -> [(usize, usize); 2] {
     }
 }
 
+/// [`shapes`] with another hidden width where one is given.
+pub fn shapes_with(net: Net, hidden: Option<usize>) -> [(usize, usize); 2] {
+    let [(inputs, width), (_, outputs)] = shapes(net);
+    let width = hidden.unwrap_or(width);
+    [(inputs, width), (width, outputs)]
+}
+
 /// How many classes a model tells apart.
 pub fn classes(net: Net) -> usize {
     match net {
@@ -118,7 +125,19 @@ pub fn classes(net: Net) -> usize {
 
 /// A model's layers for a case, as the grader sets them (gradients given with `grads`).
 pub fn layers(seed: u64, item: &str, case: usize, net: Net, grads: bool) -> Layers {
-    let [first, second] = shapes(net);
+    layers_with(seed, item, case, net, grads, None)
+}
+
+/// [`layers`] with another hidden width where one is given.
+pub fn layers_with(
+    seed: u64,
+    item: &str,
+    case: usize,
+    net: Net,
+    grads: bool,
+    hidden: Option<usize>,
+) -> Layers {
+    let [first, second] = shapes_with(net, hidden);
     [
         layer(seed, item, case, "layer1", first, grads),
         layer(seed, item, case, "layer2", second, grads),
@@ -149,7 +168,14 @@ pub struct Epoch {
 }
 
 /// The inputs of an epoch of `net` on `examples` examples in batches of `batch_size`.
-pub fn epoch(seed: u64, item: &str, net: Net, examples: usize, batch_size: usize) -> Epoch {
+pub fn epoch(
+    seed: u64,
+    item: &str,
+    net: Net,
+    examples: usize,
+    batch_size: usize,
+    hidden: Option<usize>,
+) -> Epoch {
     let set = dataset(seed, item, net, examples, "train");
     let order = super::reference::batches(
         examples,
@@ -158,7 +184,7 @@ pub fn epoch(seed: u64, item: &str, net: Net, examples: usize, batch_size: usize
     );
     Epoch {
         x: inputs_f32(&set),
-        layers: layers(seed, item, 0, net, false),
+        layers: layers_with(seed, item, 0, net, false, hidden),
         order,
         set,
     }

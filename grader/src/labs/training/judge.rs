@@ -232,7 +232,7 @@ pub(super) struct ReferenceEpoch {
 impl ReferenceEpoch {
     /// The epoch the worker ran for item `id` with `s`'s keys.
     pub(super) fn new(seed: u64, id: &str, s: &Setup) -> ReferenceEpoch {
-        let epoch = inputs::epoch(seed, id, s.model, s.examples, s.batch_size);
+        let epoch = inputs::epoch(seed, id, s.model, s.examples, s.batch_size, s.hidden);
         ReferenceEpoch {
             start: epoch.layers,
             order: epoch.order,

@@ -140,7 +140,7 @@ const SPEED_KEYS: &[&str] = &[
 ];
 
 /// Keys of the GPU epoch kinds (SGD: the GPU step's optimizer).
-const GPU_KEYS: &[&str] = &["model", "lr", "examples", "batch_size"];
+const GPU_KEYS: &[&str] = &["model", "lr", "examples", "batch_size", "hidden"];
 
 /// One training item's own keys, by kind (also the lab's part of its work order).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -245,6 +245,10 @@ pub struct GpuSetup {
     pub examples: usize,
     /// Minibatch size.
     pub batch_size: usize,
+    /// The hidden layer's width, when not the lesson's (32 for SimpleNN, 128 for the MLP): a
+    /// width and batch that no block size divides show a grid rounded down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<usize>,
 }
 
 impl GpuSetup {
@@ -256,6 +260,7 @@ impl GpuSetup {
             lr: self.lr,
             examples: self.examples,
             batch_size: self.batch_size,
+            hidden: self.hidden,
         }
     }
 }
@@ -330,6 +335,9 @@ pub struct Setup {
     pub examples: usize,
     /// Minibatch size.
     pub batch_size: usize,
+    /// The hidden layer's width when a GPU item sets it (not a key of `epoch` items).
+    #[serde(skip)]
+    pub hidden: Option<usize>,
 }
 
 /// `accuracy` keys.
@@ -445,7 +453,13 @@ impl Kind {
             }
             Kind::Epoch(s) => setup_ok(s.lr, s.examples, s.batch_size),
             Kind::GpuEpoch(s) | Kind::GpuTrainOn(s) | Kind::GpuTimer(s) | Kind::CpuFallback(s) => {
-                setup_ok(s.lr, s.examples, s.batch_size)
+                setup_ok(s.lr, s.examples, s.batch_size)?;
+                match s.hidden {
+                    Some(h) if h == 0 || h > 4096 => {
+                        Err(KeyError::new("hidden", "hidden must be 1..=4096"))
+                    }
+                    _ => Ok(()),
+                }
             }
             Kind::Train(t) => {
                 setup_ok(t.lr, t.examples, t.batch_size)?;

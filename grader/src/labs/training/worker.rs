@@ -199,7 +199,7 @@ impl Run<'_> {
                     x,
                     layers,
                     order,
-                } = inputs::epoch(seed, item, s.model, s.examples, s.batch_size);
+                } = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
                 let opt = s.optimizer.with(s.lr);
                 let epoch = |batches: &[Vec<usize>]| {
                     guarded(None, || {
@@ -285,7 +285,14 @@ impl Run<'_> {
 /// `train_on(&Device::Cpu, ..)`: the `epoch` kind's data, start and batch order; sent as an
 /// epoch (no NaN search: the CPU epoch item does that).
 fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> Outcome {
-    let epoch = inputs::epoch(order.seed, &order.item, s.model, s.examples, s.batch_size);
+    let epoch = inputs::epoch(
+        order.seed,
+        &order.item,
+        s.model,
+        s.examples,
+        s.batch_size,
+        s.hidden,
+    );
     match guarded(None, || (lab.train_on_cpu)(epoch.setup(s.model, s.lr))) {
         Ok(Ok((loss, layers))) => {
             let sent = Sent::Epoch {
