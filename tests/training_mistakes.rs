@@ -42,6 +42,15 @@ const fn m(
 /// The epoch items: each runs the student's whole loop (`cpu_fallback` through `train_on`).
 const EPOCHS: &[&str] = &["train_epoch", "train_epoch_mlp", "cpu_fallback"];
 
+/// What a grid rounded down loses: every item whose launches cover sizes no block divides.
+const GRID_ROUNDED_DOWN: &[&str] = &[
+    "device_loader",
+    "gpu_epoch_simple_nn",
+    "gpu_epoch_mlp",
+    "time_gpu_epoch",
+    "train_on_gpu",
+];
+
 /// Copies of the CPU part, each a set of mistakes touching disjoint items.
 const CPU_COPIES: &[&[Mistake]] = &[
     &[
@@ -268,26 +277,14 @@ const GPU_COPIES: &[&[Mistake]] = &[
             "src/gpu.rs",
             "const BLOCK: u32 = 256;",
             "const BLOCK: u32 = 32;",
-            &[
-                "device_loader",
-                "gpu_epoch_simple_nn",
-                "gpu_epoch_mlp",
-                "time_gpu_epoch",
-                "train_on_gpu",
-            ],
+            GRID_ROUNDED_DOWN,
         ),
         m(
             "the grid rounded down, in blocks of 32 (the division)",
             "src/gpu.rs",
             "let blocks = u32::try_from(n.div_ceil(BLOCK as usize))",
             "let blocks = u32::try_from(n / BLOCK as usize)",
-            &[
-                "device_loader",
-                "gpu_epoch_simple_nn",
-                "gpu_epoch_mlp",
-                "time_gpu_epoch",
-                "train_on_gpu",
-            ],
+            GRID_ROUNDED_DOWN,
         ),
     ],
     &[m(

@@ -101,6 +101,30 @@ fn on_gpu<R>(
     })
 }
 
+/// `train_on` on `device` for a model holding the setup's layers, between the marks where
+/// there are any: the mean loss and the layers after.
+fn train_on(
+    device: gpu::Device,
+    s: EpochSetup<'_>,
+    mut marks: Option<&mut dyn Marks>,
+) -> GpuResult<(f32, Layers)> {
+    with_model(
+        s.net,
+        Some(s.layers),
+        &mut StdRng::seed_from_u64(0),
+        |m, _| {
+            if let Some(marks) = marks.as_mut() {
+                marks.before()?;
+            }
+            let loss = gpu::train_on(&device, m, head(s.net), s.x, s.labels, s.batches, s.lr)?;
+            if let Some(marks) = marks.as_mut() {
+                marks.after()?;
+            }
+            Ok((loss, layers_of(m)))
+        },
+    )
+}
+
 fn main() -> std::process::ExitCode {
     grader::harness::main(grader::training::Submission {
         linear_new: |i, o, rng| layer(&lab::Linear::new(i, o, rng)),
@@ -208,45 +232,7 @@ fn main() -> std::process::ExitCode {
         time_gpu_epoch: |stream, s, marks| {
             on_gpu(stream, s, marks, gpu::time_gpu_epoch).map(|(timed, _)| timed)
         },
-        train_on_cpu: |s| {
-            with_model(
-                s.net,
-                Some(s.layers),
-                &mut StdRng::seed_from_u64(0),
-                |m, _| {
-                    let loss = gpu::train_on(
-                        &gpu::Device::Cpu,
-                        m,
-                        head(s.net),
-                        s.x,
-                        s.labels,
-                        s.batches,
-                        s.lr,
-                    )?;
-                    Ok((loss, layers_of(m)))
-                },
-            )
-        },
-        train_on_gpu: |stream, s, marks| {
-            with_model(
-                s.net,
-                Some(s.layers),
-                &mut StdRng::seed_from_u64(0),
-                |m, _| {
-                    marks.before()?;
-                    let loss = gpu::train_on(
-                        &gpu::Device::Gpu(stream.clone()),
-                        m,
-                        head(s.net),
-                        s.x,
-                        s.labels,
-                        s.batches,
-                        s.lr,
-                    )?;
-                    marks.after()?;
-                    Ok((loss, layers_of(m)))
-                },
-            )
-        },
+        train_on_cpu: |s| train_on(gpu::Device::Cpu, s, None),
+        train_on_gpu: |stream, s, marks| train_on(gpu::Device::Gpu(stream.clone()), s, Some(marks)),
     })
 }

@@ -32,22 +32,15 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
     let verdict = match (kind, sent) {
         (Kind::GpuTransfer, SentGpu::Transfer(sent)) => transfer(&judge, &sent),
         (Kind::GpuLoader(c), SentGpu::Batches(sent)) => loader(&judge, &c.cases, &sent),
-        (Kind::GpuEpoch(s), SentGpu::Epoch { loss, layers, work }) => {
+        (Kind::GpuEpoch(s) | Kind::GpuTrainOn(s), SentGpu::Epoch { loss, layers, work }) => {
             untraced = work.is_none();
-            match work.as_ref().and_then(|w| off_device(item, s, w)) {
-                Some(failed) => return Ok(failed),
-                None => judge.epoch(
-                    &s.as_setup(),
-                    f32::from_bits(loss),
-                    &layers,
-                    None,
-                    super::judge::GPU_TRAJECTORY,
-                ),
-            }
-        }
-        (Kind::GpuTrainOn(s), SentGpu::Epoch { loss, layers, work }) => {
-            untraced = work.is_none();
-            match work.as_ref().and_then(|w| not_through_the_gpu(item, s, w)) {
+            // What the counted device work must show: the step on the GPU
+            // (`train_epoch_gpu`), or `train_on`'s GPU branch training there at all.
+            let work_check = match kind {
+                Kind::GpuEpoch(_) => off_device,
+                _ => not_through_the_gpu,
+            };
+            match work.as_ref().and_then(|w| work_check(item, s, w)) {
                 Some(failed) => return Ok(failed),
                 None => judge.epoch(
                     &s.as_setup(),

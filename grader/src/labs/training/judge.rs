@@ -429,11 +429,10 @@ impl Judge<'_> {
         use rand::RngExt;
         let mut rng = super::rng_for(self.seed, self.id(), case, "init");
         let bound = 1.0 / (inputs as f32).sqrt();
-        let weight = Array2::from_shape_simple_fn((outputs, inputs), || {
-            f64::from(rng.random_range(-bound..bound))
-        });
-        let bias =
-            Array1::from_shape_simple_fn(outputs, || f64::from(rng.random_range(-bound..bound)));
+        let mut draw = || f64::from(rng.random_range(-bound..bound));
+        let weight = Array2::from_shape_simple_fn((outputs, inputs), &mut draw);
+        // One row, as the worker sends a bias.
+        let bias = Array2::from_shape_simple_fn((1, outputs), &mut draw);
         let at = self.case_text(case);
         let call = format!("`Linear::new({inputs}, {outputs}, rng)`");
         if let Err(m) = compare("weight", weight.view(), got.weight.view(), 1e-5, 1e-7) {
@@ -444,13 +443,7 @@ impl Judge<'_> {
                  rng.random_range(-bound..bound) (Array2::from_shape_simple_fn), before the bias",
             ));
         }
-        if let Err(m) = compare(
-            "bias",
-            row(&bias.to_vec()).view(),
-            got.bias.view(),
-            1e-5,
-            1e-7,
-        ) {
+        if let Err(m) = compare("bias", bias.view(), got.bias.view(), 1e-5, 1e-7) {
             let zeros = got.bias.iter().all(|&b| b == 0.0);
             let (reason, hint) = if zeros {
                 (
@@ -601,12 +594,9 @@ impl Judge<'_> {
             };
             let got = self.unpack(got)?;
             if let Err(m) = compare("output", expected.view(), got.view(), REL, ABS) {
-                let hint = if self.function() == "relu_backward"
-                    && compare("", g.view(), got.view(), REL, ABS).is_ok()
-                {
-                    "the gradient passed through unchanged: ReLU blocks it where x ≤ 0"
-                } else if self.function() == "relu_backward" && {
-                    // Passed where x is exactly 0 too: `x >= 0` for `x > 0`.
+                let relu_backward = self.function() == "relu_backward";
+                // The gradient passed where x is exactly 0 too: `x >= 0` for `x > 0`.
+                let passed_at_zero = || {
                     let mut at_zero = g.clone();
                     at_zero.zip_mut_with(&x, |g, &v| {
                         if v < 0.0 {
@@ -614,7 +604,10 @@ impl Judge<'_> {
                         }
                     });
                     compare("", at_zero.view(), got.view(), REL, ABS).is_ok()
-                } {
+                };
+                let hint = if relu_backward && compare("", g.view(), got.view(), REL, ABS).is_ok() {
+                    "the gradient passed through unchanged: ReLU blocks it where x ≤ 0"
+                } else if relu_backward && passed_at_zero() {
                     "where x is exactly 0 the gradient is 0 too (PyTorch's choice): test x > 0, \
                      not x ≥ 0"
                 } else {
@@ -1045,14 +1038,14 @@ impl Judge<'_> {
                 && (*f != LoopFault::AdamWithoutBiasCorrection
                     || s.optimizer == super::kinds::OptName::Adam)
         });
+        // Naming the mistake only (the item is lost either way): a wrong loop takes bigger
+        // steps, and more ReLU inputs round across 0 on its path, so 10× the room.
+        let naming = Tolerance {
+            typical: 10.0 * trajectory.typical,
+            all: trajectory.all,
+        };
         for fault in faults {
             let (fault_loss, model) = run(Some(fault));
-            // Naming the mistake only (the item is lost either way): a wrong loop takes bigger
-            // steps, and more ReLU inputs round across 0 on its path, so 10× the room.
-            let naming = Tolerance {
-                typical: 10.0 * trajectory.typical,
-                all: trajectory.all,
-            };
             if distance(&model).within(naming) && loss_ok(fault_loss) {
                 let (what, hint) = match fault {
                     LoopFault::NoZeroGrad => ("gradients are never zeroed, so they pile up from batch to batch", "call model.zero_grad() at the start of every batch"),

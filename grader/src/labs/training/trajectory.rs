@@ -13,6 +13,7 @@
 
 use super::reference::TwoLayer;
 use super::Layer;
+use crate::check::speedup::median;
 use ndarray::{ArrayView1, ArrayView2};
 
 /// One layer's parameters as a student's epoch left them.
@@ -110,23 +111,15 @@ pub fn distance(reference: &TwoLayer, start: &[Layer; 2], got: &[Parameters]) ->
         add(&mut bias2_off, *r, *b, *g);
     }
     let moved = moved.max(1e-30);
-    // For measuring the tolerances (see `judge.rs`): every unit's squared distance.
-    if std::env::var_os("GPU_LABS_DEBUG_EPOCH").is_some() {
-        let units: Vec<String> = unit_off.iter().map(|u| format!("{u:e}")).collect();
-        eprintln!("RAW {moved:e} {bias2_off:e} {}", units.join(" "));
-    }
     let all = ((unit_off.iter().sum::<f64>() + bias2_off) / moved).sqrt();
-    let mut units: Vec<f64> = unit_off
+    let units: Vec<f64> = unit_off
         .iter()
         .map(|off| (off * hidden as f64 / moved).sqrt())
         .collect();
-    units.sort_by(f64::total_cmp);
-    let typical = match hidden {
-        0 => all,
-        n if n % 2 == 1 => units[n / 2],
-        n => (units[n / 2 - 1] + units[n / 2]) / 2.0,
-    };
-    Distance { all, typical }
+    Distance {
+        all,
+        typical: median(&units),
+    }
 }
 
 #[cfg(test)]
