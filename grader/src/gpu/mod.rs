@@ -13,7 +13,8 @@ use crate::protocol::Backend;
 use std::ffi::OsString;
 
 /// The GPU mode asked for on the command line (`--gpu`) or as a test-binary argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum GpuMode {
     /// A real GPU when one passes the trial (driver, device, NVRTC, cuBLAS), else the emulator.
     #[default]
