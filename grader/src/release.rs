@@ -125,8 +125,12 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
         path: manifest_path.clone(),
         reason: "no [package] name".into(),
     })?;
-    if let Some(lock) = lock_file(&package, source)? {
-        files.push(("Cargo.lock".into(), lock));
+    if let Some(lock) = lock_file(&package)? {
+        let path_grader = GraderSource::Path(crate::stage::GRADER_DIR.to_string());
+        let lock = with_grader(&manifest_text(&files), &path_grader)
+            .and_then(|manifest| pruned_by_cargo(&manifest, &lock))
+            .unwrap_or(lock);
+        files.push(("Cargo.lock".into(), with_grader_source(&lock, source)));
     }
     files.push((".gitignore".into(), GITIGNORE.into()));
     files.push((
@@ -164,10 +168,10 @@ struct LockedPackage {
 
 /// The released crate's `Cargo.lock`: this workspace's, cut down to the packages the lab's
 /// build uses, so students and Classroom build the versions this repository tested (and
-/// Classroom's cache key, the lock's hash, changes exactly when they do). A git grader at a
-/// full commit hash gets its exact `source`; at another revision (a tag) cargo adds it on the
-/// first build. `None` when the grader's sources come without the workspace's lock.
-fn lock_file(package: &str, source: &GraderSource) -> Result<Option<String>, ReleaseError> {
+/// Classroom's cache key, the lock's hash, changes exactly when they do). The grader is a path
+/// dependency here ([`with_grader_source`] points it elsewhere). `None` when the grader's
+/// sources come without the workspace's lock.
+fn lock_file(package: &str) -> Result<Option<String>, ReleaseError> {
     let path = Path::new(crate::stage::GRADER_DIR)
         .join("..")
         .join("Cargo.lock");
@@ -204,9 +208,10 @@ fn lock_file(package: &str, source: &GraderSource) -> Result<Option<String>, Rel
             "no package `{package}`: add the lab's solution to the workspace's members and build it"
         ))
     })?;
-    // The workspace resolves the grader as a member, with its dev-dependencies; a released
-    // crate builds it as a dependency, without them.
-    let grader_dev_only = grader_dev_only_dependencies();
+    // The workspace resolves the grader as a member, with its dev-dependencies and its
+    // default `cli` feature; a released crate builds it as a dependency, without either.
+    let mut grader_left_out = grader_left_out_dependencies();
+    grader_left_out.extend(grader_cli_only_dependencies());
     let mut kept = vec![false; packages.len()];
     let mut todo = vec![root];
     while let Some(index) = todo.pop() {
@@ -218,7 +223,7 @@ fn lock_file(package: &str, source: &GraderSource) -> Result<Option<String>, Rel
             let name = dependency.split(' ').next().unwrap_or_default();
             if locked.name == "grader"
                 && locked.source.is_none()
-                && grader_dev_only.iter().any(|d| d == name)
+                && grader_left_out.iter().any(|d| d == name)
             {
                 continue;
             }
@@ -237,28 +242,117 @@ fn lock_file(package: &str, source: &GraderSource) -> Result<Option<String>, Rel
             continue;
         }
         out.push_str("\n[[package]]\n");
-        match source {
-            GraderSource::Git { url, rev }
-                if package.name == "grader"
-                    && package.source.is_none()
-                    && rev.len() == 40
-                    && rev.chars().all(|c| c.is_ascii_hexdigit()) =>
-            {
-                let version = format!("version = \"{}\"\n", package.version);
-                let with_source = format!(
-                    "{version}source = {}\n",
-                    toml::Value::from(format!("git+{url}?rev={rev}#{rev}"))
-                );
-                out.push_str(&body.replacen(&version, &with_source, 1));
-            }
-            _ => out.push_str(body),
+        if package.name == "grader" && package.source.is_none() {
+            out.push_str(&without_dependencies(body, &grader_left_out));
+        } else {
+            out.push_str(body);
         }
     }
     Ok(Some(out))
 }
 
+/// `lock` as cargo itself would keep it for the released `manifest` (with the grader at a
+/// path): features the workspace turns on and a lab crate does not (the grader's `cli`) pull
+/// in packages only cargo's resolver can tell apart, and `cargo metadata --offline` drops
+/// them while keeping every version. `None` when cargo cannot run here or fails; the cut-down
+/// lock is then released as it is.
+fn pruned_by_cargo(manifest: &str, lock: &str) -> Option<String> {
+    let dir = tempfile::Builder::new()
+        .prefix("release-lock-")
+        .tempdir()
+        .ok()?;
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent()?).ok()?;
+        std::fs::write(path, text).ok()
+    };
+    write("Cargo.toml", manifest)?;
+    write("Cargo.lock", lock)?;
+    write("src/lib.rs", "")?;
+    write("tests/grade.rs", "fn main() {}\n")?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--offline",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(dir.path().join("Cargo.toml"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    if !status.success() {
+        return None;
+    }
+    std::fs::read_to_string(dir.path().join("Cargo.lock")).ok()
+}
+
+/// `lock` with the grader's entry pointing at `source`: a git grader at a full commit hash
+/// gets its exact `source` line; at another revision (a tag) cargo adds it on the first build,
+/// and a path grader has none.
+fn with_grader_source(lock: &str, source: &GraderSource) -> String {
+    let GraderSource::Git { url, rev } = source else {
+        return lock.to_string();
+    };
+    if rev.len() != 40 || !rev.chars().all(|c| c.is_ascii_hexdigit()) {
+        return lock.to_string();
+    }
+    let marker = "\n[[package]]\nname = \"grader\"\nversion = \"";
+    let Some(at) = lock.find(marker) else {
+        return lock.to_string();
+    };
+    let version_end = at + marker.len();
+    let Some(line_end) = lock[version_end..].find('\n').map(|i| version_end + i + 1) else {
+        return lock.to_string();
+    };
+    let source_line = format!(
+        "source = {}\n",
+        toml::Value::from(format!("git+{url}?rev={rev}#{rev}"))
+    );
+    if lock[line_end..].starts_with("source = ") {
+        return lock.to_string();
+    }
+    format!("{}{source_line}{}", &lock[..line_end], &lock[line_end..])
+}
+
+/// A `[[package]]`'s text without the lines of its `dependencies` list that name one of
+/// `names` (` "clap",` or ` "clap 4.6.0",`).
+fn without_dependencies(body: &str, names: &[String]) -> String {
+    body.split_inclusive('\n')
+        .filter(|line| {
+            let entry = line.trim().trim_end_matches(',').trim_matches('"');
+            let name = entry.split(' ').next().unwrap_or_default();
+            !(line.starts_with(" \"") && names.iter().any(|n| n == name))
+        })
+        .collect()
+}
+
+/// The grader's optional dependencies that only its `cli` feature turns on (`dep:NAME`): a
+/// released crate builds the grader without that feature, so cargo leaves them out.
+fn grader_cli_only_dependencies() -> Vec<String> {
+    let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
+    let table: toml::Table = std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_default();
+    table
+        .get("features")
+        .and_then(|f| f.get("cli"))
+        .and_then(|cli| cli.as_array())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str()?.strip_prefix("dep:").map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The grader's dev-dependencies that are not also its dependencies.
-fn grader_dev_only_dependencies() -> Vec<String> {
+fn grader_left_out_dependencies() -> Vec<String> {
     let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
     let table: toml::Table = std::fs::read_to_string(manifest)
         .ok()
