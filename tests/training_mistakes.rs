@@ -39,16 +39,27 @@ const fn m(
     }
 }
 
-/// The epoch items: each runs the student's whole loop (`cpu_fallback` through `train_on`).
-const EPOCHS: &[&str] = &["train_epoch", "train_epoch_mlp", "cpu_fallback"];
+/// The items that run the student's loop with the grader's own model and optimizer, or judge
+/// a function also by the same run written out with the student's own pieces (the models by
+/// their layers, activations and losses): a mistake anywhere else must not cost them a point
+/// (one mistake, one charge). Every CPU copy is graded on them too.
+const DOWNSTREAM: &[&str] = &[
+    "simple_nn",
+    "mlp",
+    "train_epoch",
+    "accuracy",
+    "train",
+    "cpu_fallback",
+];
 
-/// What a grid rounded down loses: every item whose launches cover sizes no block divides.
+/// What a grid rounded down loses: every item whose launches cover sizes no block divides,
+/// but not `train_on_gpu`, which is judged against the student's own `train_epoch_gpu` (its
+/// branch is wired right).
 const GRID_ROUNDED_DOWN: &[&str] = &[
     "device_loader",
     "gpu_epoch_simple_nn",
     "gpu_epoch_mlp",
     "time_gpu_epoch",
-    "train_on_gpu",
 ];
 
 /// Copies of the CPU part, each a set of mistakes touching disjoint items.
@@ -120,11 +131,32 @@ const CPU_COPIES: &[&[Mistake]] = &[
             &["bce_grad"],
         ),
         m(
+            "train_on's CPU branch trains with Adam",
+            "src/gpu.rs",
+            "            &mut Sgd { lr },\n",
+            "            &mut crate::Adam::new(lr),\n",
+            &["cpu_fallback"],
+        ),
+        m(
             "cross-entropy without subtracting the max",
             "src/losses.rs",
             "let log_sum_exp = max + row.iter().map(|&v| (v - max).exp()).sum::<f32>().ln();",
             "let log_sum_exp = row.iter().map(|&v| v.exp()).sum::<f32>().ln() + 0.0 * max;",
             &["cross_entropy"],
+        ),
+        m(
+            "accuracy returns the count, not the share",
+            "src/data_loop.rs",
+            "    right as f32 / inputs.nrows().max(1) as f32\n",
+            "    right as f32\n",
+            &["accuracy"],
+        ),
+        m(
+            "train shuffles once, not every epoch",
+            "src/data_loop.rs",
+            "    for e in 1..=epochs {\n        let order = batches(n, batch_size, rng);\n",
+            "    let once = batches(n, batch_size, rng);\n    for e in 1..=epochs {\n        let order = once.clone();\n",
+            &["train"],
         ),
         m(
             "biases initialised to zero",
@@ -170,7 +202,7 @@ const CPU_COPIES: &[&[Mistake]] = &[
             "src/data_loop.rs",
             "        model.zero_grad();\n",
             "",
-            EPOCHS,
+            &["train_epoch"],
         ),
         m(
             "batches in order, never shuffled",
@@ -179,6 +211,13 @@ const CPU_COPIES: &[&[Mistake]] = &[
             "let _ = (i, &mut *rng);",
             &["batches"],
         ),
+        m(
+            "accuracy counts the wrong predictions",
+            "src/data_loop.rs",
+            ".filter(|(p, l)| p == l)",
+            ".filter(|(p, l)| p != l)",
+            &["accuracy"],
+        ),
     ],
     &[
         m(
@@ -186,7 +225,7 @@ const CPU_COPIES: &[&[Mistake]] = &[
             "src/data_loop.rs",
             "        model.backward(&out, &y);\n        optimizer.step(&mut model.layers_mut());\n",
             "        optimizer.step(&mut model.layers_mut());\n        model.backward(&out, &y);\n",
-            EPOCHS,
+            &["train_epoch"],
         ),
         m(
             "the last, shorter batch dropped",
@@ -195,6 +234,13 @@ const CPU_COPIES: &[&[Mistake]] = &[
             "        .chunks_exact(batch_size.max(1))",
             &["batches"],
         ),
+        m(
+            "train runs one epoch too few",
+            "src/data_loop.rs",
+            "    for e in 1..=epochs {\n",
+            "    for e in 1..epochs {\n",
+            &["train"],
+        ),
     ],
     &[
         m(
@@ -202,14 +248,21 @@ const CPU_COPIES: &[&[Mistake]] = &[
             "src/optim.rs",
             "let c1 = 1.0 - self.beta1.powi(self.t);",
             "let c1 = 1.0 + 0.0 * self.beta1.powi(self.t);",
-            &["adam", "train_epoch"],
+            &["adam"],
         ),
         m(
             "Adam without its bias correction (the second moment's too)",
             "src/optim.rs",
             "let c2 = 1.0 - self.beta2.powi(self.t);",
             "let c2 = 1.0 + 0.0 * self.beta2.powi(self.t);",
-            &["adam", "train_epoch"],
+            &["adam"],
+        ),
+        m(
+            "train_on's CPU branch with ten times the learning rate",
+            "src/gpu.rs",
+            "            &mut Sgd { lr },\n",
+            "            &mut Sgd { lr: lr * 10.0 },\n",
+            &["cpu_fallback"],
         ),
     ],
     &[m(
@@ -217,7 +270,7 @@ const CPU_COPIES: &[&[Mistake]] = &[
         "src/data_loop.rs",
         "    (total / batches.len().max(1) as f64) as f32\n",
         "    total as f32\n",
-        EPOCHS,
+        &["train_epoch"],
     )],
 ];
 
@@ -311,8 +364,23 @@ const SAYS: &[(&str, &str, &str)] = &[
     ),
     (
         "the loop never zeroes the gradients",
-        "train_epoch_mlp",
+        "train_epoch",
         "never zeroed",
+    ),
+    (
+        "train runs one epoch too few",
+        "train",
+        "returned 9 losses; it must return one per epoch (10)",
+    ),
+    (
+        "train shuffles once, not every epoch",
+        "train",
+        "fresh order with batches(n, batch_size, rng) at the start of every",
+    ),
+    (
+        "train_on's CPU branch trains with Adam",
+        "cpu_fallback",
+        "should give what `train_epoch(model, &mut Sgd { lr: 0.01 }, …)` gives",
     ),
     (
         "the optimizer steps before backward",
@@ -337,11 +405,6 @@ const SAYS: &[(&str, &str, &str)] = &[
     (
         "Adam without its bias correction",
         "adam",
-        "without its bias correction",
-    ),
-    (
-        "Adam without its bias correction",
-        "train_epoch",
         "without its bias correction",
     ),
     ("batches in order, never shuffled", "batches", "0, 1, 2"),
@@ -390,9 +453,9 @@ fn make_copy(copy: &[Mistake], to: &Path) {
     }
 }
 
-/// Grades each copy on every seed, only on the items its mistakes touch; returns one line
-/// per seed on which a copy lost other than exactly its mistakes' items.
-fn grade_copies(copies: &[&[Mistake]], gpu: &str) -> Vec<String> {
+/// Grades each copy on every seed, only on the items its mistakes touch and `watched`; returns
+/// one line per seed on which a copy lost other than exactly its mistakes' items.
+fn grade_copies(copies: &[&[Mistake]], gpu: &str, watched: &[&str]) -> Vec<String> {
     let mut wrong = Vec::new();
     for copy in copies {
         let dir = tempfile::Builder::new()
@@ -404,7 +467,8 @@ fn grade_copies(copies: &[&[Mistake]], gpu: &str) -> Vec<String> {
         for seed in SEEDS {
             let seed = seed.to_string();
             let mut args = vec!["--gpu", gpu, "--seed", &seed];
-            for id in &expected {
+            let graded: BTreeSet<&str> = expected.iter().chain(watched).copied().collect();
+            for id in graded {
                 args.extend(["--only", id]);
             }
             let g = grade(dir.path(), &args);
@@ -437,7 +501,7 @@ fn every_cpu_mistake_loses_its_items_on_every_seed() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let wrong = grade_copies(CPU_COPIES, "off");
+    let wrong = grade_copies(CPU_COPIES, "off", DOWNSTREAM);
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
@@ -446,7 +510,7 @@ fn every_gpu_mistake_loses_its_items_on_every_seed() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let wrong = grade_copies(GPU_COPIES, "emulate");
+    let wrong = grade_copies(GPU_COPIES, "emulate", &[]);
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
@@ -476,7 +540,8 @@ fn the_table_covers_every_step_of_the_loop_with_two_mistakes_per_kind() {
         "adam",
         "batches",
         "train_epoch",
-        "train_epoch_mlp",
+        "accuracy",
+        "train",
         "cpu_fallback",
         "gpu_to_device",
         "device_loader",
@@ -501,6 +566,9 @@ fn the_table_covers_every_step_of_the_loop_with_two_mistakes_per_kind() {
         &["sgd", "adam"],
         &["batches"],
         &["train_epoch"],
+        &["accuracy"],
+        &["train"],
+        &["cpu_fallback"],
         &["time_gpu_epoch"],
         &["train_on_gpu"],
         &["gpu_epoch_mlp"],

@@ -4,7 +4,9 @@
 //! and grades only `adam`. Official grading uses the grader's own copy of this file, so
 //! changing it changes nothing there.
 
+use grader::training::stand_in;
 use grader::training::{EpochSetup, Layer, Layers, Marks, ModelPass, Net, Opt};
+use ndarray::Array2;
 use training_lab as lab;
 use training_lab::gpu::{self, GpuResult, Head};
 use training_lab::{Model, Optimizer, SeedableRng, StdRng};
@@ -39,32 +41,133 @@ fn layers_of(model: &mut dyn Model) -> Layers {
     [layer(layers[0]), layer(layers[1])]
 }
 
-/// Runs `f` on a model of kind `net` made by its `new`, holding `layers` when given.
-fn with_model<R>(
-    net: Net,
-    layers: Option<Layers>,
-    rng: &mut StdRng,
-    f: impl FnOnce(&mut dyn Model, &mut StdRng) -> R,
-) -> R {
+/// The grader's own model, in place of yours where an item grades something else (the loop,
+/// `accuracy`, `train`, `train_on`, the GPU): a mistake in your model costs only the model's
+/// item. It keeps its layers as your `Linear`s and does what the `Model` trait says.
+struct StandIn {
+    layer1: lab::Linear,
+    layer2: lab::Linear,
+    math: stand_in::Model,
+}
+
+impl StandIn {
+    fn new(net: Net, [l1, l2]: Layers) -> StandIn {
+        StandIn {
+            layer1: linear(l1),
+            layer2: linear(l2),
+            math: stand_in::Model::new(net),
+        }
+    }
+
+    /// A model of kind `net` with starting layers drawn from `rng`, as a model's `new` would.
+    fn init(net: Net, rng: &mut StdRng) -> StandIn {
+        let [(w1, b1), (w2, b2)] = stand_in::Model::init(net, rng);
+        let layer = |weight: Array2<f32>, bias: ndarray::Array1<f32>| Layer {
+            weight_grad: Array2::zeros(weight.raw_dim()),
+            bias_grad: ndarray::Array1::zeros(bias.len()),
+            weight,
+            bias,
+        };
+        StandIn::new(net, [layer(w1, b1), layer(w2, b2)])
+    }
+
+    fn params(&self) -> [stand_in::Params<'_>; 2] {
+        [
+            (self.layer1.weight.view(), self.layer1.bias.view()),
+            (self.layer2.weight.view(), self.layer2.bias.view()),
+        ]
+    }
+
+    fn layers(&self) -> Layers {
+        [layer(&self.layer1), layer(&self.layer2)]
+    }
+}
+
+impl Model for StandIn {
+    fn forward(&mut self, x: &Array2<f32>) -> Array2<f32> {
+        let params = [
+            (self.layer1.weight.view(), self.layer1.bias.view()),
+            (self.layer2.weight.view(), self.layer2.bias.view()),
+        ];
+        self.math.forward(params, x)
+    }
+    fn loss(&self, output: &Array2<f32>, labels: &[usize]) -> f32 {
+        self.math.loss(output, labels)
+    }
+    fn backward(&mut self, output: &Array2<f32>, labels: &[usize]) {
+        let grads = self.math.backward(self.params(), output, labels);
+        for (l, (w, b)) in [&mut self.layer1, &mut self.layer2].into_iter().zip(grads) {
+            l.weight_grad += &w;
+            l.bias_grad += &b;
+        }
+    }
+    fn zero_grad(&mut self) {
+        for l in [&mut self.layer1, &mut self.layer2] {
+            l.weight_grad.fill(0.0);
+            l.bias_grad.fill(0.0);
+        }
+    }
+    fn layers_mut(&mut self) -> Vec<&mut lab::Linear> {
+        vec![&mut self.layer1, &mut self.layer2]
+    }
+    fn predict(&mut self, x: &Array2<f32>) -> Vec<usize> {
+        let params = [
+            (self.layer1.weight.view(), self.layer1.bias.view()),
+            (self.layer2.weight.view(), self.layer2.bias.view()),
+        ];
+        self.math.predict(params, x)
+    }
+}
+
+/// The grader's own SGD or Adam, in place of yours where the loop is graded.
+struct StandInOptimizer(stand_in::Optimizer);
+
+impl Optimizer for StandInOptimizer {
+    fn step(&mut self, layers: &mut [&mut lab::Linear]) {
+        let mut params: Vec<stand_in::ParamsMut<'_>> = layers
+            .iter_mut()
+            .map(|l| {
+                let lab::Linear {
+                    weight,
+                    bias,
+                    weight_grad,
+                    bias_grad,
+                } = &mut **l;
+                stand_in::ParamsMut {
+                    weight,
+                    bias,
+                    weight_grad,
+                    bias_grad,
+                }
+            })
+            .collect();
+        self.0.step(&mut params);
+    }
+}
+
+/// The grader's optimizer `opt` names, fresh.
+fn stand_in_optimizer(opt: Opt) -> StandInOptimizer {
+    StandInOptimizer(stand_in::Optimizer::new(opt))
+}
+
+/// Runs `f` on your model of kind `net`, made by its `new` and then given `layers`.
+fn with_model<R>(net: Net, [l1, l2]: Layers, f: impl FnOnce(&mut dyn Model) -> R) -> R {
+    let mut rng = StdRng::seed_from_u64(0);
     match net {
         Net::SimpleNn => {
-            let mut m = lab::SimpleNN::new(10, rng);
-            if let Some([l1, l2]) = layers {
-                (m.layer1, m.layer2) = (linear(l1), linear(l2));
-            }
-            f(&mut m, rng)
+            let mut m = lab::SimpleNN::new(10, &mut rng);
+            (m.layer1, m.layer2) = (linear(l1), linear(l2));
+            f(&mut m)
         }
         Net::Mlp => {
-            let mut m = lab::Mlp::new(rng);
-            if let Some([l1, l2]) = layers {
-                (m.layer1, m.layer2) = (linear(l1), linear(l2));
-            }
-            f(&mut m, rng)
+            let mut m = lab::Mlp::new(&mut rng);
+            (m.layer1, m.layer2) = (linear(l1), linear(l2));
+            f(&mut m)
         }
     }
 }
 
-/// The optimizer `opt` names, fresh.
+/// Your optimizer `opt` names, fresh.
 fn optimizer(opt: Opt) -> Box<dyn Optimizer> {
     match opt {
         Opt::Sgd(lr) => Box::new(lab::Sgd { lr }),
@@ -88,17 +191,15 @@ fn on_gpu<R>(
     marks: &mut dyn Marks,
     f: impl FnOnce(&mut gpu::GpuModel, gpu::DeviceDataLoader<'_>, f32) -> GpuResult<R>,
 ) -> GpuResult<(R, Layers)> {
-    let mut rng = StdRng::seed_from_u64(0);
-    with_model(s.net, Some(s.layers), &mut rng, |m, _| {
-        let mut model = gpu::GpuModel::to_device(m, head(s.net), stream)?;
-        let data = gpu::to_device(s.x, s.labels, stream)?;
-        let loader = gpu::DeviceDataLoader::new(&data, s.batches)?;
-        marks.before()?;
-        let out = f(&mut model, loader, s.lr)?;
-        marks.after()?;
-        model.to_host(m)?;
-        Ok((out, layers_of(m)))
-    })
+    let mut m = StandIn::new(s.net, s.layers);
+    let mut model = gpu::GpuModel::to_device(&mut m, head(s.net), stream)?;
+    let data = gpu::to_device(s.x, s.labels, stream)?;
+    let loader = gpu::DeviceDataLoader::new(&data, s.batches)?;
+    marks.before()?;
+    let out = f(&mut model, loader, s.lr)?;
+    marks.after()?;
+    model.to_host(&mut m)?;
+    Ok((out, m.layers()))
 }
 
 /// `train_on` on `device` for a model holding the setup's layers, between the marks where
@@ -108,21 +209,15 @@ fn train_on(
     s: EpochSetup<'_>,
     mut marks: Option<&mut dyn Marks>,
 ) -> GpuResult<(f32, Layers)> {
-    with_model(
-        s.net,
-        Some(s.layers),
-        &mut StdRng::seed_from_u64(0),
-        |m, _| {
-            if let Some(marks) = marks.as_mut() {
-                marks.before()?;
-            }
-            let loss = gpu::train_on(&device, m, head(s.net), s.x, s.labels, s.batches, s.lr)?;
-            if let Some(marks) = marks.as_mut() {
-                marks.after()?;
-            }
-            Ok((loss, layers_of(m)))
-        },
-    )
+    let mut m = StandIn::new(s.net, s.layers);
+    if let Some(marks) = marks.as_mut() {
+        marks.before()?;
+    }
+    let loss = gpu::train_on(&device, &mut m, head(s.net), s.x, s.labels, s.batches, s.lr)?;
+    if let Some(marks) = marks.as_mut() {
+        marks.after()?;
+    }
+    Ok((loss, m.layers()))
 }
 
 fn main() -> std::process::ExitCode {
@@ -148,7 +243,7 @@ fn main() -> std::process::ExitCode {
         cross_entropy: lab::cross_entropy,
         cross_entropy_grad: lab::cross_entropy_grad,
         model_pass: |net, layers, x, labels| {
-            with_model(net, Some(layers), &mut StdRng::seed_from_u64(0), |m, _| {
+            with_model(net, layers, |m| {
                 let output = m.forward(x);
                 let loss = m.loss(&output, labels);
                 m.backward(&output, labels);
@@ -161,6 +256,39 @@ fn main() -> std::process::ExitCode {
                     after_zero_grad: layers_of(m),
                 }
             })
+        },
+        model_by_hand: |net, [l1, l2], x, labels| {
+            let (mut l1, mut l2) = (linear(l1), linear(l2));
+            let hidden_pre = l1.forward(x);
+            let hidden = lab::relu(&hidden_pre);
+            let pre = l2.forward(&hidden);
+            let (output, loss, grad) = match net {
+                Net::SimpleNn => {
+                    let y = Array2::from_shape_fn((labels.len(), 1), |(i, _)| labels[i] as f32);
+                    let p = lab::sigmoid(&pre);
+                    let loss = lab::bce_loss(&p, &y);
+                    let mut grad = lab::bce_grad(&p, &y);
+                    grad.zip_mut_with(&p, |g, &p| *g *= p * (1.0 - p));
+                    (p, loss, grad)
+                }
+                Net::Mlp => (
+                    pre.clone(),
+                    lab::cross_entropy(&pre, labels),
+                    lab::cross_entropy_grad(&pre, labels),
+                ),
+            };
+            let grad_hidden = l2.backward(&hidden, &grad);
+            let grad_hidden_pre = lab::relu_backward(&hidden_pre, &grad_hidden);
+            l1.backward(x, &grad_hidden_pre);
+            let after_backward = [layer(&l1), layer(&l2)];
+            l1.zero_grad();
+            l2.zero_grad();
+            ModelPass {
+                output,
+                loss,
+                after_backward,
+                after_zero_grad: [layer(&l1), layer(&l2)],
+            }
         },
         optimize: |opt, start, steps| {
             let mut layers: Vec<lab::Linear> = start.into_iter().map(linear).collect();
@@ -177,45 +305,52 @@ fn main() -> std::process::ExitCode {
         },
         batches: lab::batches,
         train_epoch: |net, layers, opt, x, labels, batches| {
-            with_model(net, Some(layers), &mut StdRng::seed_from_u64(0), |m, _| {
-                let loss = lab::train_epoch(m, optimizer(opt).as_mut(), x, labels, batches);
-                (loss, layers_of(m))
-            })
+            let mut m = StandIn::new(net, layers);
+            let loss = lab::train_epoch(&mut m, &mut stand_in_optimizer(opt), x, labels, batches);
+            (loss, m.layers())
         },
-        accuracy: |net, layers, x, labels| {
-            with_model(net, Some(layers), &mut StdRng::seed_from_u64(0), |m, _| {
-                lab::accuracy(m, x, labels)
-            })
+        sgd_epoch: |s| {
+            let mut m = StandIn::new(s.net, s.layers);
+            let loss =
+                lab::train_epoch(&mut m, &mut lab::Sgd { lr: s.lr }, s.x, s.labels, s.batches);
+            (loss, m.layers())
         },
+        accuracy: |net, layers, x, labels| lab::accuracy(&mut StandIn::new(net, layers), x, labels),
         train: |net, opt, x, labels, epochs, batch_size, seed| {
-            with_model(net, None, &mut StdRng::seed_from_u64(seed), |m, rng| {
-                let losses = lab::train(
-                    m,
-                    optimizer(opt).as_mut(),
-                    x,
-                    labels,
-                    epochs,
-                    batch_size,
-                    rng,
-                );
-                (losses, layers_of(m))
-            })
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut m = StandIn::init(net, &mut rng);
+            let mut optimizer = stand_in_optimizer(opt);
+            let losses = lab::train(
+                &mut m,
+                &mut optimizer,
+                x,
+                labels,
+                epochs,
+                batch_size,
+                &mut rng,
+            );
+            (losses, m.layers())
+        },
+        train_by_hand: |net, opt, x, labels, epochs, batch_size, seed| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut m = StandIn::init(net, &mut rng);
+            let mut optimizer = stand_in_optimizer(opt);
+            let losses = (0..epochs)
+                .map(|_| {
+                    let order = lab::batches(x.nrows(), batch_size, &mut rng);
+                    lab::train_epoch(&mut m, &mut optimizer, x, labels, &order)
+                })
+                .collect();
+            (losses, m.layers())
         },
         default_device_is_gpu: || matches!(gpu::default_device(), gpu::Device::Gpu(_)),
         gpu_round_trip: |stream, net, layers| {
-            with_model(
-                net,
-                Some(layers),
-                &mut StdRng::seed_from_u64(0),
-                |m, rng| {
-                    let model = gpu::GpuModel::to_device(m, head(net), stream)?;
-                    // Back into a fresh model, so nothing of the original can come back.
-                    with_model(net, None, rng, |fresh, _| {
-                        model.to_host(fresh)?;
-                        Ok(layers_of(fresh))
-                    })
-                },
-            )
+            let model =
+                gpu::GpuModel::to_device(&mut StandIn::new(net, layers), head(net), stream)?;
+            // Back into a fresh model, so nothing of the original can come back.
+            let mut fresh = StandIn::init(net, &mut StdRng::seed_from_u64(0));
+            model.to_host(&mut fresh)?;
+            Ok(fresh.layers())
         },
         gpu_batches: |stream, x, labels, batches| {
             let data = gpu::to_device(x, labels, stream)?;

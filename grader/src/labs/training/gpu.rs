@@ -42,7 +42,7 @@ pub fn run(
         Kind::GpuTransfer => transfer(lab, seed, item, &stream),
         Kind::GpuLoader(c) => loader(lab, seed, item, &c.cases, &stream),
         Kind::GpuEpoch(s) => epoch(seed, item, s, &stream, lab.gpu_epoch),
-        Kind::GpuTrainOn(s) => epoch(seed, item, s, &stream, lab.train_on_gpu),
+        Kind::GpuTrainOn(s) => train_on(lab, seed, item, s, &stream),
         _ => return Err("not a GPU kind of the training lab".into()),
     };
     Ok(match sent {
@@ -217,6 +217,48 @@ fn epoch(
         layers: after.iter().map(sent_layer).collect(),
         work,
     })
+}
+
+/// `train_on`'s GPU branch between the marks, then the same epoch as the branch is documented
+/// (the harness's `to_device`, loader, `train_epoch_gpu` and `to_host`), unwatched: what the
+/// branch must give, so that `train_on_gpu` grades the branch and not the epoch again.
+fn train_on(
+    lab: &Submission,
+    seed: u64,
+    item: &str,
+    s: &GpuSetup,
+    stream: &Arc<CudaStream>,
+) -> Result<SentGpu, Ended> {
+    let SentGpu::Epoch { loss, layers, work } = epoch(seed, item, s, stream, lab.train_on_gpu)?
+    else {
+        return Err(Box::new(Outcome::Failed(
+            "the GPU epoch sent an unexpected report".into(),
+        )));
+    };
+    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
+    let direct = called(None, || {
+        (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut Unwatched)
+    })
+    .ok()
+    .map(|(loss, after)| (loss.to_bits(), sent_layers(&after)));
+    Ok(SentGpu::TrainOn {
+        loss,
+        layers,
+        work,
+        direct,
+    })
+}
+
+/// Marks that watch nothing: for a run the grader only reads the result of.
+struct Unwatched;
+
+impl Marks for Unwatched {
+    fn before(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn after(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Marks for the synchronization check: before the call, the grader queues long device work

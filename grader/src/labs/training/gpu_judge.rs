@@ -29,26 +29,50 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         item,
     };
     let mut untraced = false;
+    // Against the f64 reference trajectory, as the CPU epoch.
+    let reference = |s: &GpuSetup, loss: u32, layers: &[SentLayer]| {
+        judge.epoch(
+            &s.as_setup(),
+            f32::from_bits(loss),
+            layers,
+            None,
+            super::judge::GPU_TRAJECTORY,
+        )
+    };
     let verdict = match (kind, sent) {
         (Kind::GpuTransfer, SentGpu::Transfer(sent)) => transfer(&judge, &sent),
         (Kind::GpuLoader(c), SentGpu::Batches(sent)) => loader(&judge, &c.cases, &sent),
-        (Kind::GpuEpoch(s) | Kind::GpuTrainOn(s), SentGpu::Epoch { loss, layers, work }) => {
+        (Kind::GpuEpoch(s), SentGpu::Epoch { loss, layers, work }) => {
             untraced = work.is_none();
-            // What the counted device work must show: the step on the GPU
-            // (`train_epoch_gpu`), or `train_on`'s GPU branch training there at all.
-            let work_check = match kind {
-                Kind::GpuEpoch(_) => off_device,
-                _ => not_through_the_gpu,
-            };
-            match work.as_ref().and_then(|w| work_check(item, s, w)) {
+            // What the counted device work must show: the step on the GPU.
+            match work.as_ref().and_then(|w| off_device(item, s, w)) {
                 Some(failed) => return Ok(failed),
-                None => judge.epoch(
-                    &s.as_setup(),
-                    f32::from_bits(loss),
-                    &layers,
-                    None,
-                    super::judge::GPU_TRAJECTORY,
+                None => reference(s, loss, &layers),
+            }
+        }
+        (
+            Kind::GpuTrainOn(s),
+            SentGpu::TrainOn {
+                loss,
+                layers,
+                work,
+                direct,
+            },
+        ) => {
+            untraced = work.is_none();
+            // The branch trains on the GPU at all, and copies back; then it must give what
+            // `train_epoch_gpu` gives from the same start (its kernels are graded by the GPU
+            // epoch items, not again here).
+            if let Some(failed) = work.as_ref().and_then(|w| not_through_the_gpu(item, s, w)) {
+                return Ok(failed);
+            }
+            match direct {
+                Some((direct_loss, direct_layers)) => judge.train_on_gpu(
+                    s,
+                    (f32::from_bits(loss), &layers),
+                    (f32::from_bits(direct_loss), &direct_layers),
                 ),
+                None => reference(s, loss, &layers),
             }
         }
         _ => return Err(bad(item, "its results do not fit the item's kind")),

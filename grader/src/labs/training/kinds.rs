@@ -21,7 +21,6 @@ const TRAIN_KEYS: &[&str] = &[
     "batch_size",
     "epochs",
     "held_out",
-    "accuracy",
 ];
 
 /// The kinds, as rubrics write them.
@@ -366,10 +365,9 @@ pub struct Training {
     pub batch_size: usize,
     /// Epochs.
     pub epochs: usize,
-    /// Held-out examples the supervisor scores the trained model on.
+    /// Held-out examples the supervisor scores the trained model on (said, not graded: the
+    /// model and optimizer are the grader's, so how well it learns is theirs and the loop's).
     pub held_out: usize,
-    /// The held-out accuracy needed (0..=1).
-    pub accuracy: f64,
 }
 
 /// An optimizer as a rubric names it.
@@ -468,9 +466,6 @@ impl Kind {
                 }
                 if t.held_out == 0 || t.held_out > 100_000 {
                     return Err(KeyError::new("held_out", "held_out must be 1..=100000"));
-                }
-                if !(0.0..=1.0).contains(&t.accuracy) {
-                    return Err(KeyError::new("accuracy", "accuracy is a share, 0..=1"));
                 }
                 Ok(())
             }
@@ -628,7 +623,13 @@ pub enum Sent {
     /// `backward`: per case, the input's gradient and the layer after.
     Backward(Vec<(Matrix, SentLayer)>),
     /// `model`: per case, the output, the loss, the layers after backward and after zero_grad.
-    Model(Vec<SentPass>),
+    Model {
+        /// The model's pass, per case.
+        passes: Vec<SentPass>,
+        /// The same pass written out from the lab's own pieces, per case (`None` where one of
+        /// them panicked).
+        by_hand: Vec<Option<SentPass>>,
+    },
     /// `optimizer`: the layers after each step.
     Steps(Vec<Vec<SentLayer>>),
     /// `batches`: per case, two epochs from one generator and the first again from a fresh
@@ -654,6 +655,22 @@ pub enum Sent {
         again: Vec<u32>,
         /// The trained layers.
         layers: Vec<SentLayer>,
+        /// The losses of the same run with the loop written out (`batches`, `train_epoch`).
+        by_hand: Vec<u32>,
+        /// The layers after that run.
+        by_hand_layers: Vec<SentLayer>,
+    },
+    /// `cpu-fallback`: `train_on(&Device::Cpu, ..)`'s mean loss and layers, and those of
+    /// `train_epoch` with `Sgd { lr }` from the same start.
+    Fallback {
+        /// `train_on`'s mean loss (f32 bits).
+        loss: u32,
+        /// The layers after `train_on`.
+        layers: Vec<SentLayer>,
+        /// `train_epoch`'s mean loss (f32 bits).
+        direct_loss: u32,
+        /// The layers after `train_epoch`.
+        direct_layers: Vec<SentLayer>,
     },
 }
 
@@ -693,6 +710,18 @@ pub enum SentGpu {
         layers: Vec<SentLayer>,
         /// The device work, where counted.
         work: Option<StepWork>,
+    },
+    /// `gpu-train-on`: `train_on`'s GPU branch (as [`SentGpu::Epoch`]), and the same epoch
+    /// through `train_epoch_gpu` as the harness runs it (`None` where that failed).
+    TrainOn {
+        /// The mean loss (f32 bits).
+        loss: u32,
+        /// The layers copied back.
+        layers: Vec<SentLayer>,
+        /// The device work, where counted.
+        work: Option<StepWork>,
+        /// `train_epoch_gpu`'s mean loss (f32 bits) and layers.
+        direct: Option<(u32, Vec<SentLayer>)>,
     },
     /// `gpu-timer`: each timed call's samples, its loss (f32 bits), and the examples the epoch
     /// was grown to.

@@ -16,6 +16,8 @@ pub mod inputs;
 pub mod judge;
 pub mod kinds;
 pub mod reference;
+pub mod same_run;
+pub mod stand_in;
 pub mod trajectory;
 pub mod worker;
 pub mod yardstick;
@@ -174,20 +176,31 @@ pub struct Submission {
     pub cross_entropy_grad: fn(&Array2<f32>, &[usize]) -> Array2<f32>,
     /// A model of kind `Net` holding these layers: forward, loss, backward, zero_grad.
     pub model_pass: fn(Net, Layers, &Array2<f32>, &[usize]) -> ModelPass,
+    /// The same pass written out by the harness from the lab's own pieces (`Linear::forward`,
+    /// `relu`, `sigmoid`, the losses and their gradients, `relu_backward`, `Linear::backward`,
+    /// `Linear::zero_grad`), composed as the lab's documentation composes them: what a model
+    /// built on those pieces gives, right or wrong.
+    pub model_by_hand: fn(Net, Layers, &Array2<f32>, &[usize]) -> ModelPass,
     /// The optimizer run over these layers, one step per entry of the gradients given (each
     /// step's `(weight_grad, bias_grad)` per layer): the layers after each step.
     pub optimize: OptimizeFn,
     /// `batches(n, batch_size, rng)`.
     pub batches: fn(usize, usize, &mut StdRng) -> Vec<Vec<usize>>,
-    /// `train_epoch` of a model holding these layers with a fresh optimizer, over the given
-    /// batches: the mean loss and the layers after.
+    /// `train_epoch` of the grader's model ([`stand_in`]) holding these layers, with the
+    /// grader's optimizer, fresh, over the given batches: the mean loss and the layers after.
     pub train_epoch: EpochFn,
-    /// `accuracy` of a model holding these layers.
+    /// `train_epoch` of the grader's model holding the setup's layers with the lab's
+    /// `Sgd { lr }`: what `train_on(&Device::Cpu, ..)` must give.
+    pub sgd_epoch: fn(EpochSetup<'_>) -> (f32, Layers),
+    /// `accuracy` of the grader's model holding these layers.
     pub accuracy: fn(Net, Layers, &Array2<f32>, &[usize]) -> f32,
-    /// `train`: a model made by its `new` from a generator seeded with the `u64`, trained
-    /// `epochs` epochs of batches of `batch_size` with the same generator: each epoch's loss
-    /// and the layers after.
+    /// `train`: the grader's model and optimizer, the model's layers drawn from a generator
+    /// seeded with the `u64` ([`stand_in::Model::init`]), trained `epochs` epochs of batches
+    /// of `batch_size` with the same generator: each epoch's loss and the layers after.
     pub train: TrainFn,
+    /// The same as [`Submission::train`] with the loop written out by the harness: per epoch,
+    /// the lab's `batches` then its `train_epoch`. What `train` must give.
+    pub train_by_hand: TrainFn,
     /// `default_device()` chose the GPU.
     pub default_device_is_gpu: fn() -> bool,
     /// `GpuModel::to_device` of a model holding these layers, then `to_host`: the layers that
@@ -200,7 +213,8 @@ pub struct Submission {
     pub gpu_epoch: GpuEpochFn,
     /// `time_gpu_epoch` between the marks: the mean loss and the time it measured.
     pub time_gpu_epoch: GpuTimerFn,
-    /// `train_on(&Device::Cpu, ..)`: the mean loss and the layers after.
+    /// `train_on(&Device::Cpu, ..)` with the grader's model: the mean loss and the layers
+    /// after.
     pub train_on_cpu: fn(EpochSetup<'_>) -> GpuResult<(f32, Layers)>,
     /// `train_on(&Device::Gpu(stream), ..)` between the marks (which then also see the
     /// model and the data go up and the parameters come back): the mean loss and the layers

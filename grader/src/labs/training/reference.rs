@@ -540,6 +540,18 @@ pub enum EpochTargets {
     Classes(Vec<usize>),
 }
 
+/// The index of the largest value (the first of equals), as `torch.argmax` gives a row's
+/// predicted class.
+pub fn argmax<T: PartialOrd>(values: impl IntoIterator<Item = T>) -> usize {
+    let mut best: Option<(usize, T)> = None;
+    for (i, v) in values.into_iter().enumerate() {
+        if best.as_ref().is_none_or(|(_, b)| v > *b) {
+            best = Some((i, v));
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
 /// The share of rows predicted right: probability > 0.5 for a sigmoid head, the largest logit
 /// otherwise.
 pub fn accuracy(model: &TwoLayer, inputs: &Array2<f64>, targets: &EpochTargets) -> f64 {
@@ -553,19 +565,7 @@ pub fn accuracy(model: &TwoLayer, inputs: &Array2<f64>, targets: &EpochTargets) 
         EpochTargets::Classes(labels) => output
             .outer_iter()
             .zip(labels)
-            .filter(|(row, &label)| {
-                let best = row
-                    .iter()
-                    .enumerate()
-                    .fold((0, f64::NEG_INFINITY), |best, (i, &v)| {
-                        if v > best.1 {
-                            (i, v)
-                        } else {
-                            best
-                        }
-                    });
-                best.0 == label
-            })
+            .filter(|(row, &label)| argmax(row.iter().copied()) == label)
             .count(),
     };
     right as f64 / inputs.nrows().max(1) as f64

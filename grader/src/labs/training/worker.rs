@@ -148,20 +148,24 @@ impl Run<'_> {
             Kind::Model(c) => {
                 let net = net_of(self.function);
                 let mut out = Vec::new();
+                let mut by_hand = Vec::new();
                 for (case, &[b]) in c.cases.iter().enumerate() {
                     let layers = inputs::layers(seed, item, case, net, true);
                     let x =
                         inputs::matrix(seed, item, case, "x", (b, inputs::shapes(net)[0].0), 1.0);
                     let labels = inputs::labels(seed, item, case, b, inputs::classes(net));
-                    let pass = guarded(Some(case), || (lab.model_pass)(net, layers, &x, &labels))?;
-                    out.push(SentPass {
-                        output: Matrix::from_array(&pass.output),
-                        loss: pass.loss.to_bits(),
-                        after_backward: sent_layers(&pass.after_backward),
-                        after_zero_grad: sent_layers(&pass.after_zero_grad),
-                    });
+                    let pass = guarded(Some(case), || {
+                        (lab.model_pass)(net, layers.clone(), &x, &labels)
+                    })?;
+                    out.push(sent_pass(&pass));
+                    let written_out =
+                        guarded(Some(case), || (lab.model_by_hand)(net, layers, &x, &labels));
+                    by_hand.push(written_out.ok().map(|p| sent_pass(&p)));
                 }
-                Sent::Model(out)
+                Sent::Model {
+                    passes: out,
+                    by_hand,
+                }
             }
             Kind::Optimizer(s) => {
                 let opt = match self.function {
@@ -256,11 +260,24 @@ impl Run<'_> {
                 };
                 let (losses, layers) = train(t.epochs)?;
                 let (again, _) = train(1)?;
+                let (by_hand, by_hand_layers) = guarded(None, || {
+                    (lab.train_by_hand)(
+                        t.model,
+                        opt,
+                        &x,
+                        &set.labels,
+                        t.epochs,
+                        t.batch_size,
+                        run_seed,
+                    )
+                })?;
                 let bits = |v: &[f32]| v.iter().map(|l| l.to_bits()).collect();
                 Sent::Train {
                     losses: bits(&losses),
                     again: bits(&again),
                     layers: sent_layers(&layers),
+                    by_hand: bits(&by_hand),
+                    by_hand_layers: sent_layers(&by_hand_layers),
                 }
             }
             // Dispatched by `run` before it gets here.
@@ -293,12 +310,17 @@ fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> 
         s.batch_size,
         s.hidden,
     );
+    let direct = match guarded(None, || (lab.sgd_epoch)(epoch.setup(s.model, s.lr))) {
+        Ok(direct) => direct,
+        Err(p) => return Outcome::Panicked(p),
+    };
     match guarded(None, || (lab.train_on_cpu)(epoch.setup(s.model, s.lr))) {
         Ok(Ok((loss, layers))) => {
-            let sent = Sent::Epoch {
+            let sent = Sent::Fallback {
                 loss: loss.to_bits(),
                 layers: sent_layers(&layers),
-                first_bad_batch: None,
+                direct_loss: direct.0.to_bits(),
+                direct_layers: sent_layers(&direct.1),
             };
             serde_json::to_value(sent)
                 .map(Outcome::Lab)
@@ -306,6 +328,16 @@ fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> 
         }
         Ok(Err(e)) => Outcome::Failed(crate::gpu::student::describe(e.as_ref())),
         Err(p) => Outcome::Panicked(p),
+    }
+}
+
+/// A model's pass as sent.
+fn sent_pass(pass: &super::ModelPass) -> SentPass {
+    SentPass {
+        output: Matrix::from_array(&pass.output),
+        loss: pass.loss.to_bits(),
+        after_backward: sent_layers(&pass.after_backward),
+        after_zero_grad: sent_layers(&pass.after_zero_grad),
     }
 }
 
