@@ -144,8 +144,9 @@ pub fn batch_pattern(batch: usize, wrong: &[usize], zeros: &[usize]) -> Option<S
         };
         return Some(format!(
             "{which} of 0..{batch} {verb} all zeros while the others are right: {which} {} \
-             never computed. Make your loop or grid cover every matrix of the batch (0..batch; \
-             on the GPU gridDim.z = batch, and no `z < batch - 1`)",
+             never computed. Make your loop or grid cover every matrix of the batch: b in \
+             0..batch on the CPU; on the GPU a grid whose z size is the batch, and a kernel \
+             guard of `z < batch`",
             if zeros.len() == 1 { "was" } else { "were" }
         ));
     }
