@@ -144,7 +144,12 @@ pub fn matmul_batched_gpu(
     let kernel = batched_kernel(stream)?;
     let (a_dev, b_dev) = (upload_batch(stream, a)?, upload_batch(stream, b)?);
     let mut c_dev = stream.alloc_zeros::<f32>(batch * m * n)?;
-    launch_batched(stream, &kernel, (&a_dev, &b_dev, &mut c_dev), [batch, m, k, n])?;
+    launch_batched(
+        stream,
+        &kernel,
+        (&a_dev, &b_dev, &mut c_dev),
+        [batch, m, k, n],
+    )?;
     let c = stream.clone_dtoh(&c_dev)?;
     Ok(Array3::from_shape_vec((batch, m, n), c)?)
     // END SOLUTION

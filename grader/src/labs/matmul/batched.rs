@@ -22,8 +22,7 @@ use std::time::Duration;
 pub type BatchedFn = fn(&Array3<f32>, &Array3<f32>) -> Array3<f32>;
 
 /// A student's batched product on the GPU, on a stream the grader opened.
-pub type GpuBatchedFn =
-    fn(&Arc<CudaStream>, &Array3<f32>, &Array3<f32>) -> GpuResult<Array3<f32>>;
+pub type GpuBatchedFn = fn(&Arc<CudaStream>, &Array3<f32>, &Array3<f32>) -> GpuResult<Array3<f32>>;
 
 /// A student's timer of one batched product of operands already on the device, stored batch
 /// after batch, each matrix row by row; `shape` is `[batch, m, k, n]`.
@@ -239,7 +238,11 @@ fn sent(s: Sent) -> Result<Outcome, String> {
 }
 
 /// The CPU item: the student's batched product on every case.
-pub fn cpu_products(f: BatchedFn, order: &WorkOrder, cases: &[[usize; 4]]) -> Result<Outcome, String> {
+pub fn cpu_products(
+    f: BatchedFn,
+    order: &WorkOrder,
+    cases: &[[usize; 4]],
+) -> Result<Outcome, String> {
     let mut outputs = Vec::with_capacity(cases.len());
     for (index, &shape) in cases.iter().enumerate() {
         let (a, b) = operands(order.seed, &order.item, index, shape);
@@ -324,8 +327,12 @@ pub fn grow([batch, m, k, n]: [usize; 4]) -> Option<[usize; 4]> {
         return Some([batch * 2, m, k, n]);
     }
     let largest = m.max(k).max(n);
-    (batch * 4 * m * n <= MAX_TIMED_C && largest * 2 <= MAX_TIMED_DIM)
-        .then_some([batch, m * 2, k * 2, n * 2])
+    (batch * 4 * m * n <= MAX_TIMED_C && largest * 2 <= MAX_TIMED_DIM).then_some([
+        batch,
+        m * 2,
+        k * 2,
+        n * 2,
+    ])
 }
 
 /// Copies a stack to the device as one block, matrix after matrix, row by row.
@@ -531,7 +538,10 @@ mod tests {
     fn every_matrix_of_a_batch_is_its_own_and_the_inputs_repeat_with_the_seed() {
         let (a, b) = operands(7, "x", 0, [3, 4, 5, 6]);
         assert_eq!((a.dim(), b.dim()), ((3, 4, 5), (3, 5, 6)));
-        assert_ne!(a.index_axis(ndarray::Axis(0), 0), a.index_axis(ndarray::Axis(0), 1));
+        assert_ne!(
+            a.index_axis(ndarray::Axis(0), 0),
+            a.index_axis(ndarray::Axis(0), 1)
+        );
         assert_eq!(operands(7, "x", 0, [3, 4, 5, 6]).0, a);
         assert_ne!(operands(7, "x", 1, [3, 4, 5, 6]).0, a);
         let stack = Stack::from_array(&b);
@@ -547,7 +557,10 @@ mod tests {
             shape = next;
         }
         let [batch, m, _, n] = shape;
-        assert!(batch * m * n <= MAX_TIMED_C && m <= MAX_TIMED_DIM, "{shape:?}");
+        assert!(
+            batch * m * n <= MAX_TIMED_C && m <= MAX_TIMED_DIM,
+            "{shape:?}"
+        );
         assert_eq!(batch, MAX_TIMED_BATCH);
     }
 

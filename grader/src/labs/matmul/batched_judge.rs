@@ -16,7 +16,8 @@ use ndarray::{Array2, Array3, Axis};
 
 /// What the worker sent, read as the batched items' [`Sent`].
 fn read_sent(item: &Item, value: serde_json::Value) -> Result<Sent, SupervisorError> {
-    serde_json::from_value(value).map_err(|e| bad(item, &format!("its results are unreadable: {e}")))
+    serde_json::from_value(value)
+        .map_err(|e| bad(item, &format!("its results are unreadable: {e}")))
 }
 
 fn bad(item: &Item, message: &str) -> SupervisorError {
@@ -79,9 +80,8 @@ pub fn compare(
     }
     let matrix = |x: &Array3<f32>, z: usize| -> Array2<f32> { x.index_axis(Axis(0), z).to_owned() };
     let freivalds = quick && batch * m * k * n > FULL_CHECK_MAX;
-    let x = freivalds.then(|| {
-        super::verification_vector(crate::protocol::fresh_nonce(), "batched", 0, n)
-    });
+    let x = freivalds
+        .then(|| super::verification_vector(crate::protocol::fresh_nonce(), "batched", 0, n));
     let mut first: Option<(usize, Mismatch)> = None;
     let mut wrong = Vec::new();
     let mut zeros = Vec::new();
@@ -250,8 +250,7 @@ pub fn products(
             item.function,
             shapes.join(", ")
         );
-        if let Some(note) = device_work.and_then(|w| calls_note(&item.function, &spec.cases, w))
-        {
+        if let Some(note) = device_work.and_then(|w| calls_note(&item.function, &spec.cases, w)) {
             details.push_str(&note);
         }
         return Ok(ItemResult::passed(
@@ -463,9 +462,7 @@ mod tests {
         let n = b.dim().2;
         let mut c = Array3::zeros((batch, m, n));
         for z in 0..batch {
-            let p = a
-                .index_axis(Axis(0), z)
-                .dot(&b.index_axis(Axis(0), z));
+            let p = a.index_axis(Axis(0), z).dot(&b.index_axis(Axis(0), z));
             c.index_axis_mut(Axis(0), z).assign(&p);
         }
         c
@@ -482,12 +479,17 @@ mod tests {
     fn a_right_batch_passes_and_a_wrong_value_is_named_by_batch_row_and_column() {
         for shape in [[1, 1, 1, 1], [3, 7, 5, 9], [5, 33, 17, 1]] {
             let (a, b) = batched::operands(3, "t", 0, shape);
-            assert!(compare(&a, &b, &product(&a, &b), 2.0, false).is_ok(), "{shape:?}");
+            assert!(
+                compare(&a, &b, &product(&a, &b), 2.0, false).is_ok(),
+                "{shape:?}"
+            );
         }
         let wrong = spoiled([4, 6, 5, 7], |c| c[[2, 3, 4]] += 1.0);
         assert_eq!(wrong.batch, Some(2));
         assert!(
-            wrong.summary.starts_with("in batch 2 of 0..4, C[2][3][4] should be"),
+            wrong
+                .summary
+                .starts_with("in batch 2 of 0..4, C[2][3][4] should be"),
             "{}",
             wrong.summary
         );
@@ -502,7 +504,11 @@ mod tests {
             }
         });
         assert_eq!(stride.batch, Some(1));
-        assert!(stride.hint.as_deref().unwrap_or("").contains("wrong batch stride"));
+        assert!(stride
+            .hint
+            .as_deref()
+            .unwrap_or("")
+            .contains("wrong batch stride"));
         // One batch never written.
         let skipped = spoiled([5, 6, 5, 7], |c| c.index_axis_mut(Axis(0), 4).fill(0.0));
         assert_eq!(skipped.batch, Some(4));
@@ -514,7 +520,10 @@ mod tests {
                 c.index_axis_mut(Axis(0), z).mapv_inplace(|v| v * 3.0);
             }
         });
-        assert!(early.hint.unwrap_or_default().contains("batches 0..3 are right"));
+        assert!(early
+            .hint
+            .unwrap_or_default()
+            .contains("batches 0..3 are right"));
         // A single matrix wrong keeps the single product's diagnosis.
         let transposed = spoiled([3, 8, 5, 8], |c| {
             let t = c.index_axis(Axis(0), 1).t().to_owned();
@@ -525,7 +534,11 @@ mod tests {
         let (a, b) = batched::operands(3, "t", 0, [2, 3, 4, 5]);
         let shape = compare(&a, &b, &Array3::zeros((2, 5, 3)), 2.0, false).unwrap_err();
         assert_eq!(shape.batch, None);
-        assert!(shape.summary.contains("2×5×3 but should be 2×3×5"), "{}", shape.summary);
+        assert!(
+            shape.summary.contains("2×5×3 but should be 2×3×5"),
+            "{}",
+            shape.summary
+        );
     }
 
     #[test]
