@@ -747,7 +747,7 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
         "{stdout}"
     );
     let book = gradebook(&class.path().join("grades.csv"));
-    assert_eq!(book["alice"]["total"], "14");
+    assert_eq!(book["alice"]["total"], "16");
     assert_eq!(book["ken"]["total"], "0");
     assert!(
         book["quentin"]["status"].starts_with("error: "),

@@ -507,7 +507,7 @@ fn faulty_batches_lose_exactly_their_items_with_the_batch_index() {
         (
             "the batch as a loop of single launches (right, so no point lost: a note says why it is slow)",
             &[(
-                "    launch_batched(stream, &kernel, (&a_dev, &b_dev, &mut c_dev), [batch, m, k, n])?;",
+                "    launch_batched(stream, &kernel, (&a_dev, &b_dev, &mut c_dev), shape)?;",
                 "    for z in 0..batch {\n        let a_z = stream.clone_dtod(&a_dev.slice(z * m * k..(z + 1) * m * k))?;\n        let b_z = stream.clone_dtod(&b_dev.slice(z * k * n..(z + 1) * k * n))?;\n        let mut c_z = stream.alloc_zeros::<f32>(m * n)?;\n        launch_batched(stream, &kernel, (&a_z, &b_z, &mut c_z), [1, m, k, n])?;\n        stream.memcpy_dtod(&c_z, &mut c_dev.slice_mut(z * m * n..(z + 1) * m * n))?;\n    }",
             )],
             &[],
