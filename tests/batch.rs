@@ -25,7 +25,7 @@ struct Student {
 
 const SPEED_ITEMS: [&str; 2] = ["fast_speedup", "gpu_speedup"];
 
-/// Every item of the matmul rubric except the GPU speedup (skipped without a real GPU).
+/// Every item of the matmul rubric except the GPU speedups (skipped without a real GPU).
 const ALL: &[&str] = &[
     "naive_correct",
     "fast_correct",
@@ -37,6 +37,9 @@ const ALL: &[&str] = &[
     "gpu_timer_sync",
     "default_device",
     "benchmark",
+    "batched_correct",
+    "gpu_batched_correct",
+    "gpu_batched_timer_sync",
 ];
 
 /// Copies the solution (or the template) to `dir/name` with `edits` made in `file`.
@@ -243,9 +246,9 @@ fn make_class(dir: &Path) -> Vec<Student> {
         says,
     };
     vec![
-        s("alice", &[], "graded", "Score: 25/25"),
+        s("alice", &[], "graded", "Score: 32/32"),
         s("bob", ALL, "graded", "not implemented yet"),
-        s("carol", &[], "graded", "Score: 25/25"),
+        s("carol", &[], "graded", "Score: 32/32"),
         s("dan", &["naive_correct"], "graded", "transposed"),
         s("erin", &["naive_correct"], "graded", "NaN"),
         s("frank", &["time_cpu"], "graded", "time_cpu"),
@@ -286,7 +289,7 @@ fn make_class(dir: &Path) -> Vec<Student> {
         s("peggy", &["time_cpu"], "graded", "std::process::exit"),
         s("quentin", &[], "error: ", "could not be graded"),
         s("rupert", &["naive_correct"], "graded", "panicked"),
-        s("sybil", &[], "graded", "Score: 25/25"),
+        s("sybil", &[], "graded", "Score: 32/32"),
         s("trent", &["fast_correct"], "graded", "fast_correct"),
         s("victor", &["naive_correct"], "graded", "victor did: []"),
         s("walter", &["naive_correct"], "graded", "fork refused after"),
@@ -415,7 +418,7 @@ fn check_student(student: &Student, row: &BTreeMap<String, String>, feedback: &P
         row["gpu_speedup"], "",
         "{name}: the skipped GPU speedup has no score"
     );
-    assert_eq!(row["max"], "25", "{name}");
+    assert_eq!(row["max"], "32", "{name}");
     let total: f64 = row["total"].parse().expect("a total");
     assert_eq!(Some(total), results["score"].as_f64(), "{name}");
 }
@@ -473,7 +476,7 @@ fn a_class_of_three_is_graded_with_its_gradebook_and_feedback() {
             name: "alice",
             lost: &[],
             status: "graded",
-            says: "Score: 25/25",
+            says: "Score: 32/32",
         },
         Student {
             name: "dan",
@@ -744,7 +747,7 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
         "{stdout}"
     );
     let book = gradebook(&class.path().join("grades.csv"));
-    assert_eq!(book["alice"]["total"], "14");
+    assert_eq!(book["alice"]["total"], "16");
     assert_eq!(book["ken"]["total"], "0");
     assert!(
         book["quentin"]["status"].starts_with("error: "),

@@ -18,17 +18,20 @@ fn the_solution_scores_full_marks() {
         "{}",
         graded.stdout
     );
-    // 12 CPU points and 13 GPU points; the GPU speedup needs a real GPU and is skipped here.
-    assert_eq!(graded.json["extra_data"]["max_score"].as_f64(), Some(25.0));
+    // 14 CPU points and 18 GPU points; the GPU speedups need a real GPU and are skipped here.
+    assert_eq!(graded.json["extra_data"]["max_score"].as_f64(), Some(32.0));
     for (id, points) in [
         ("naive_correct", 3.0),
         ("fast_correct", 3.0),
         ("time_cpu", 2.0),
         ("fast_speedup", 4.0),
+        ("batched_correct", 2.0),
+        ("gpu_batched_correct", 3.0),
+        ("gpu_batched_timer_sync", 2.0),
     ] {
         assert_eq!(graded.score(id), points, "{id}: {}", graded.output(id));
     }
-    assert!(graded.stdout.contains("25/25"), "{}", graded.stdout);
+    assert!(graded.stdout.contains("32/32"), "{}", graded.stdout);
     eprintln!(
         "graded the solution in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -51,6 +54,9 @@ fn the_template_scores_zero_and_every_item_says_what_is_not_implemented() {
         ("gpu_timer_sync", "time_gpu_matmul"),
         ("default_device", "default_device"),
         ("benchmark", "benchmark"),
+        ("batched_correct", "matmul_batched"),
+        ("gpu_batched_correct", "matmul_batched_gpu"),
+        ("gpu_batched_timer_sync", "time_gpu_matmul_batched"),
     ] {
         let output = graded.output(id);
         assert!(

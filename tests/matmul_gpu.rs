@@ -300,7 +300,7 @@ fn an_independent_correct_submission_scores_full_marks() {
     let g = grade(dir.path(), &["--gpu", "emulate"]);
     assert_eq!(g.code, Some(0), "{}", g.stderr);
     assert_lost(&g, &[]);
-    assert_eq!(g.json["score"].as_f64(), Some(25.0), "{}", g.stdout);
+    assert_eq!(g.json["score"].as_f64(), Some(32.0), "{}", g.stdout);
 }
 
 #[test]
@@ -405,4 +405,136 @@ fn a_kernel_that_calls_a_host_function_does_not_compile() {
     );
     assert_lost(&g, &["gpu_correct"]);
     assert_says(&g, "gpu_correct", "calls the host function `getenv`");
+}
+
+/// The batched items (seed 004): a mistake in `src/batched.rs` is graded on these alone.
+const BATCHED: [&str; 4] = [
+    "batched_correct",
+    "gpu_batched_correct",
+    "gpu_batched_timer_sync",
+    "gpu_batched_speedup",
+];
+
+/// Grades the solution with `edits` made in `src/batched.rs`, on the batched items.
+fn grade_batched_faulty(edits: &[(&str, &str)]) -> Graded {
+    let dir = faulty_copy_edits(&solution(), "src/batched.rs", edits);
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &BATCHED);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let graded = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+/// B's batch stride one row instead of one matrix: in bounds, batch 0 right, the others wrong.
+const WRONG_BATCH_STRIDE: (&str, &str) = (
+    "const float* b_z = b + (long long)z * k * n;",
+    "const float* b_z = b + (long long)z * n;",
+);
+
+#[test]
+fn a_wrong_batch_stride_loses_the_gpu_batch_items_and_names_the_batch() {
+    let g = grade_batched_faulty(&[WRONG_BATCH_STRIDE]);
+    assert_lost(&g, &["gpu_batched_correct", "gpu_batched_timer_sync"]);
+    assert_says(
+        &g,
+        "gpu_batched_correct",
+        "is wrong on case 1 of 8 (a batch of 3: A[b] is 7×5, B[b] is 5×9): in batch 1 of 0..3, C[1][0][0] should be",
+    );
+    assert_says(
+        &g,
+        "gpu_batched_correct",
+        "Hint: batch 0 is right and every later batch is wrong",
+    );
+    assert_says(&g, "gpu_batched_timer_sync", "C[1][0][0] should be");
+    assert_says(
+        &g,
+        "gpu_batched_timer_sync",
+        "Hint: batch 0 is right and every later batch is wrong",
+    );
+}
+
+#[test]
+fn faulty_batches_lose_exactly_their_items_with_the_batch_index() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // (what, edits of src/batched.rs, items lost, (item, text its feedback must contain)…)
+    type Fault = (
+        &'static str,
+        &'static [(&'static str, &'static str)],
+        &'static [&'static str],
+        &'static [(&'static str, &'static str)],
+    );
+    const FAULTS: &[Fault] = &[
+        (
+            "the last batch skipped by the kernel's guard",
+            &[(
+                "if (z < batch && row < m && col < n)",
+                "if (z < batch - 1 && row < m && col < n)",
+            )],
+            &["gpu_batched_correct", "gpu_batched_timer_sync"],
+            &[
+                ("gpu_batched_correct", "in batch 2 of 0..3, C[2][0][0] should be"),
+                ("gpu_batched_correct", "Hint: batch 2 of 0..3 is all zeros"),
+                // The timed batch grows with the machine's speed: its last batch is the one.
+                ("gpu_batched_timer_sync", "is all zeros while the others are right"),
+            ],
+        ),
+        (
+            "the batched timer without its synchronize after the launch",
+            &[(
+                "launch_batched(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;",
+                "launch_batched(stream, &kernel, (a, b, c), shape)?;",
+            )],
+            &["gpu_batched_timer_sync"],
+            &[(
+                "gpu_batched_timer_sync",
+                "stopped before the GPU finished",
+            )],
+        ),
+        (
+            "the first batch skipped by the CPU loop",
+            &[(
+                "in c.outer_iter_mut().enumerate() {",
+                "in c.outer_iter_mut().enumerate().skip(1) {",
+            )],
+            &["batched_correct"],
+            &[
+                ("batched_correct", "in batch 0 of 0..3, C[0][0][0] should be"),
+                ("batched_correct", "Hint: batch 0 of 0..3 is all zeros"),
+            ],
+        ),
+        (
+            "the batch as a loop of single launches (right, so no point lost: a note says why it is slow)",
+            &[(
+                "    launch_batched(stream, &kernel, (&a_dev, &b_dev, &mut c_dev), shape)?;",
+                "    for z in 0..batch {\n        let a_z = stream.clone_dtod(&a_dev.slice(z * m * k..(z + 1) * m * k))?;\n        let b_z = stream.clone_dtod(&b_dev.slice(z * k * n..(z + 1) * k * n))?;\n        let mut c_z = stream.alloc_zeros::<f32>(m * n)?;\n        launch_batched(stream, &kernel, (&a_z, &b_z, &mut c_z), [1, m, k, n])?;\n        stream.memcpy_dtod(&c_z, &mut c_dev.slice_mut(z * m * n..(z + 1) * m * n))?;\n    }",
+            )],
+            &[],
+            &[(
+                "gpu_batched_correct",
+                "made 37 kernel launches and 0 cuBLAS calls for 8 batches of 37 matrices in all: one call per matrix",
+            )],
+        ),
+    ];
+    let mut surprises = Vec::new();
+    for (what, edits, lost, says) in FAULTS {
+        let g = grade_batched_faulty(edits);
+        if g.lost() != *lost {
+            surprises.push(format!(
+                "{what}: lost {:?}, expected {lost:?}\n{}",
+                g.lost(),
+                g.stdout
+            ));
+        }
+        for (id, text) in *says {
+            let output = g.output(id);
+            if !output.contains(text) {
+                surprises.push(format!(
+                    "{what}: {id} should say {text:?}; it says:\n{output}"
+                ));
+            }
+        }
+    }
+    assert!(surprises.is_empty(), "{}", surprises.join("\n\n"));
 }

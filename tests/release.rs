@@ -53,7 +53,7 @@ fn in_release(dir: &Path, program: &str, args: &[&str]) -> Command {
 
 /// Copies the solution's sources over a released crate's.
 fn put_back_the_solution(dir: &Path) {
-    for file in ["lib.rs", "gpu.rs"] {
+    for file in ["lib.rs", "gpu.rs", "batched.rs"] {
         std::fs::copy(
             workspace().join("solutions/matmul/src").join(file),
             dir.join("src").join(file),
@@ -304,7 +304,7 @@ fn the_workflow_has_classrooms_shape_and_reports_every_step() {
         assert!(step["with"]["test-name"].as_str().is_some());
     }
     // The maximum the grader reports without a GPU (the summary and score tables below say
-    // 25): the rubric's, less the GPU speedup whose policy is skip.
+    // 32): the rubric's, less the GPU speedups whose policy is skip.
     let rubric = grader::rubric::embedded("matmul").expect("rubric");
     let skipped: f64 = rubric
         .items
@@ -316,7 +316,7 @@ fn the_workflow_has_classrooms_shape_and_reports_every_step() {
         .sum();
     let total: f64 = graders.iter().map(|(_, _, p)| p).sum();
     assert_eq!(total, rubric.max_score() - skipped);
-    assert_eq!(total, 25.0);
+    assert_eq!(total, 32.0);
 }
 
 #[test]
@@ -411,7 +411,7 @@ fn each_step_command_exits_zero_exactly_when_its_item_earns_its_points() {
         .expect("cargo");
         assert!(summary.status.success());
         let table = std::fs::read_to_string(dir.join("summary.md")).expect("the step summary");
-        let total = if solved { "**25/25**" } else { "**0/25**" };
+        let total = if solved { "**32/32**" } else { "**0/32**" };
         assert!(table.contains(total), "{label}:\n{table}");
         // A plain `cargo test` on GitHub Actions adds its table to the step summary too.
         let plain = in_release(
@@ -522,11 +522,11 @@ fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
             .unwrap_or_default()
     };
     let template = run("template");
-    assert_eq!(total(&template), "0/25", "{template}");
+    assert_eq!(total(&template), "0/32", "{template}");
     assert!(template.contains("not implemented yet"), "{template}");
     put_back_the_solution(&lab);
     let solved = run("solution");
-    assert_eq!(total(&solved), "25/25", "{solved}");
+    assert_eq!(total(&solved), "32/32", "{solved}");
 }
 
 #[test]

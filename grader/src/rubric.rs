@@ -356,10 +356,16 @@ pub fn parse(text: &str, file: &Path) -> Result<Assignment, RubricError> {
                     known.join(", ")
                 )
             } else {
+                // "a and b", "a, b and c".
+                let owners = match owners.split_last() {
+                    Some((last, rest)) if !rest.is_empty() => {
+                        format!("{} and {last}", rest.join(", "))
+                    }
+                    _ => owners.concat(),
+                };
                 format!(
-                    "`{name}` is a key of {} items; this item is `{}`, which does not read it: \
-                     remove the key, or change the item's kind",
-                    owners.join(" and "),
+                    "`{name}` is a key of {owners} items; this item is `{}`, which does not read \
+                     it: remove the key, or change the item's kind",
                     kind_info.label
                 )
             };
@@ -657,8 +663,8 @@ mod tests {
         );
         assert!(
             msg.contains(
-                "`tolerance` is a key of matmul and gpu-matmul items; this item is \
-                          `cpu-timer`"
+                "`tolerance` is a key of matmul, gpu-matmul, batched-matmul and \
+                 gpu-batched-matmul items; this item is `cpu-timer`"
             ),
             "{msg}"
         );

@@ -569,6 +569,126 @@ emulated!(cublas_gemm_with_transposes, {
     }
 });
 
+emulated!(
+    cublas_strided_batched_keeps_each_matrix_of_the_batch_apart,
+    {
+        use cudarc::cublas::{
+            sys::cublasOperation_t as Op, CudaBlas, Gemm, GemmConfig, StridedBatchedConfig,
+        };
+        let (_ctx, stream) = setup();
+        let blas = CudaBlas::new(stream.clone()).unwrap();
+        // Column-major A[b] is m×k, B[b] is k×n, C[b] is m×n; every matrix of the batch its own.
+        let (batch, m, k, n) = (3usize, 5usize, 7usize, 4usize);
+        let a: Vec<f64> = (0..batch * m * k)
+            .map(|i| ((i * 7 % 13) as f64) - 6.0)
+            .collect();
+        let b: Vec<f64> = (0..batch * k * n)
+            .map(|i| ((i * 5 % 11) as f64) - 5.0)
+            .collect();
+        // C[z] = A[za]·B[z], with A's stride `sa` (0: one A for the whole batch).
+        let want = |sa: usize| -> Vec<f64> {
+            let mut c = vec![0.0; batch * m * n];
+            for z in 0..batch {
+                for j in 0..n {
+                    for i in 0..m {
+                        c[z * m * n + i + j * m] = (0..k)
+                            .map(|l| a[z * sa + i + l * m] * b[z * k * n + l + j * k])
+                            .sum();
+                    }
+                }
+            }
+            c
+        };
+        fn gemm<T>(alpha: T, beta: T, [m, k, n]: [usize; 3]) -> GemmConfig<T> {
+            GemmConfig {
+                transa: Op::CUBLAS_OP_N,
+                transb: Op::CUBLAS_OP_N,
+                m: m as i32,
+                n: n as i32,
+                k: k as i32,
+                alpha,
+                lda: m as i32,
+                ldb: k as i32,
+                beta,
+                ldc: m as i32,
+            }
+        }
+        for sa in [m * k, 0] {
+            // f64 (cublasDgemmStridedBatched) and f32 (cublasSgemmStridedBatched).
+            let cfg = StridedBatchedConfig {
+                gemm: gemm(1.0f64, 0.0, [m, k, n]),
+                batch_size: batch as i32,
+                stride_a: sa as i64,
+                stride_b: (k * n) as i64,
+                stride_c: (m * n) as i64,
+            };
+            let (a_d, b_d) = (
+                stream.clone_htod(&a).unwrap(),
+                stream.clone_htod(&b).unwrap(),
+            );
+            let mut c_d = stream.alloc_zeros::<f64>(batch * m * n).unwrap();
+            unsafe { blas.gemm_strided_batched(cfg, &a_d, &b_d, &mut c_d) }.unwrap();
+            assert_eq!(
+                stream.clone_dtoh(&c_d).unwrap(),
+                want(sa),
+                "f64, stride of A {sa}"
+            );
+            let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
+            let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+            let (a_d, b_d) = (
+                stream.clone_htod(&a32).unwrap(),
+                stream.clone_htod(&b32).unwrap(),
+            );
+            let mut c_d = stream.alloc_zeros::<f32>(batch * m * n).unwrap();
+            let cfg32 = StridedBatchedConfig {
+                gemm: gemm(1.0f32, 0.0, [m, k, n]),
+                batch_size: batch as i32,
+                stride_a: sa as i64,
+                stride_b: (k * n) as i64,
+                stride_c: (m * n) as i64,
+            };
+            unsafe { blas.gemm_strided_batched(cfg32, &a_d, &b_d, &mut c_d) }.unwrap();
+            let got: Vec<f64> = stream
+                .clone_dtoh(&c_d)
+                .unwrap()
+                .iter()
+                .map(|&v| f64::from(v))
+                .collect();
+            assert_eq!(got, want(sa), "f32, stride of A {sa}");
+            // An empty batch computes nothing.
+            let mut untouched = stream.clone_htod(&vec![7.0f32; batch * m * n]).unwrap();
+            let empty = StridedBatchedConfig {
+                batch_size: 0,
+                ..cfg32
+            };
+            unsafe { blas.gemm_strided_batched(empty, &a_d, &b_d, &mut untouched) }.unwrap();
+            assert_eq!(
+                stream.clone_dtoh(&untouched).unwrap(),
+                vec![7.0f32; batch * m * n]
+            );
+        }
+        // A stride of C one matrix too long: the last C[b] lies past the buffer, and the error
+        // surfaces on the stream as on a GPU.
+        let (a_d, b_d) = (
+            stream.clone_htod(&a).unwrap(),
+            stream.clone_htod(&b).unwrap(),
+        );
+        let mut c_d = stream.alloc_zeros::<f64>(batch * m * n).unwrap();
+        let past = StridedBatchedConfig {
+            gemm: gemm(1.0f64, 0.0, [m, k, n]),
+            batch_size: batch as i32,
+            stride_a: (m * k) as i64,
+            stride_b: (k * n) as i64,
+            stride_c: (2 * m * n) as i64,
+        };
+        let queued = unsafe { blas.gemm_strided_batched(past, &a_d, &b_d, &mut c_d) };
+        assert!(
+            queued.is_err() || stream.synchronize().is_err(),
+            "C past its buffer is an error"
+        );
+    }
+);
+
 emulated!(threads_share_a_context_or_use_their_own, {
     let (ctx, _) = setup();
     let ptx = compile_ptx(NAIVE).unwrap();

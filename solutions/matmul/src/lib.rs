@@ -22,6 +22,9 @@ pub use gpu::{
     Benchmark, Device, GpuResult,
 };
 
+mod batched;
+pub use batched::{matmul_batched, matmul_batched_gpu, time_gpu_matmul_batched};
+
 /// Multiplies A (m×k) by B (k×n) with the textbook triple loop and returns C (m×n).
 ///
 /// Steps: make C with `Array2::zeros((m, n))`; for every row `i` of C and every column `j` of

@@ -19,5 +19,8 @@ fn main() -> std::process::ExitCode {
         time_gpu_matmul: lab::time_gpu_matmul,
         default_device_is_gpu: || matches!(lab::default_device(), lab::Device::Gpu(_)),
         benchmark: |size| lab::benchmark(size).map(|b| (b.cpu, b.gpu)),
+        matmul_batched: lab::matmul_batched,
+        matmul_batched_gpu: lab::matmul_batched_gpu,
+        time_gpu_matmul_batched: lab::time_gpu_matmul_batched,
     })
 }

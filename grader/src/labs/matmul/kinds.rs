@@ -1,7 +1,8 @@
 //! The matmul lab's item kinds: the keys each takes in `assignment.toml`, the functions it may
 //! exercise, and what the engine needs to know about it ([`KindSpec`]).
 
-use super::judge;
+use super::batched::{self, BatchedSpeed, BatchedTimer, Batches};
+use super::{batched_judge, judge};
 use crate::check::speedup::Speed;
 use crate::check::GradeContext;
 use crate::labs::KindInfo;
@@ -53,6 +54,26 @@ pub static KINDS: &[KindInfo] = &[
         keys: SIZED_KEYS,
         functions: &["benchmark"],
     },
+    KindInfo {
+        label: "batched-matmul",
+        keys: batched::BATCHES_KEYS,
+        functions: &["matmul_batched"],
+    },
+    KindInfo {
+        label: "gpu-batched-matmul",
+        keys: batched::BATCHES_KEYS,
+        functions: &["matmul_batched_gpu"],
+    },
+    KindInfo {
+        label: "gpu-batched-timer",
+        keys: batched::TIMER_KEYS,
+        functions: &["time_gpu_matmul_batched"],
+    },
+    KindInfo {
+        label: "gpu-batched-speedup",
+        keys: batched::SPEED_KEYS,
+        functions: &["time_gpu_matmul_batched"],
+    },
 ];
 
 const PRODUCT_KEYS: &[&str] = &["cases", "tolerance", "hint"];
@@ -80,6 +101,16 @@ pub enum Kind {
     DeviceSelect,
     /// The lab activity: CPU and GPU times measured and returned.
     Benchmark(Sized),
+    /// A batch of products on the CPU, checked matrix by matrix (seed 004).
+    BatchedMatmul(Batches),
+    /// A batch of products on the GPU, checked like `batched-matmul` and required to run on
+    /// the device.
+    GpuBatchedMatmul(Batches),
+    /// The batched GPU timer, checked against the grader's device events (synchronization).
+    GpuBatchedTimer(BatchedTimer),
+    /// The batched product's speedup over the grader's loop of single products; needs a real
+    /// GPU.
+    GpuBatchedSpeedup(BatchedSpeed),
 }
 
 /// `matmul` and `gpu-matmul` keys.
@@ -131,6 +162,10 @@ pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec,
         "gpu-timer" => Kind::GpuTimer(read_keys(keys, SIZED_KEYS)?),
         "benchmark" => Kind::Benchmark(read_keys(keys, SIZED_KEYS)?),
         "device-select" => Kind::DeviceSelect,
+        "batched-matmul" => Kind::BatchedMatmul(read_keys(keys, batched::BATCHES_KEYS)?),
+        "gpu-batched-matmul" => Kind::GpuBatchedMatmul(read_keys(keys, batched::BATCHES_KEYS)?),
+        "gpu-batched-timer" => Kind::GpuBatchedTimer(read_keys(keys, batched::TIMER_KEYS)?),
+        "gpu-batched-speedup" => Kind::GpuBatchedSpeedup(read_keys(keys, batched::SPEED_KEYS)?),
         other => return Err(KeyError::new("kind", format!("no matmul kind `{other}`"))),
     };
     kind.check(points)?;
@@ -177,6 +212,9 @@ impl Kind {
             }
             Kind::CpuSpeedup(s) | Kind::GpuSpeedup(s) => s.check(points)?,
             Kind::DeviceSelect => {}
+            Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) => b.check()?,
+            Kind::GpuBatchedTimer(t) => t.check()?,
+            Kind::GpuBatchedSpeedup(s) => s.check(points)?,
         }
         Ok(())
     }
@@ -186,18 +224,25 @@ impl KindSpec for Kind {
     fn gpu_track(&self) -> bool {
         !matches!(
             self,
-            Kind::Matmul(_) | Kind::CpuTimer(_) | Kind::CpuSpeedup(_)
+            Kind::Matmul(_) | Kind::CpuTimer(_) | Kind::CpuSpeedup(_) | Kind::BatchedMatmul(_)
         )
     }
 
     fn measures_speed(&self) -> bool {
-        matches!(self, Kind::CpuSpeedup(_) | Kind::GpuSpeedup(_))
+        matches!(
+            self,
+            Kind::CpuSpeedup(_) | Kind::GpuSpeedup(_) | Kind::GpuBatchedSpeedup(_)
+        )
     }
 
     fn needs(&self) -> Needs {
         match self {
-            Kind::GpuMatmul(_) | Kind::GpuTimer(_) => Needs::Gpu,
+            Kind::GpuMatmul(_)
+            | Kind::GpuTimer(_)
+            | Kind::GpuBatchedMatmul(_)
+            | Kind::GpuBatchedTimer(_) => Needs::Gpu,
             Kind::GpuSpeedup(s) => Needs::RealGpu(s.policy),
+            Kind::GpuBatchedSpeedup(s) => Needs::RealGpu(s.policy),
             _ => Needs::Nothing,
         }
     }
@@ -205,11 +250,15 @@ impl KindSpec for Kind {
     fn tiers(&self) -> &[Tier] {
         match self {
             Kind::CpuSpeedup(s) | Kind::GpuSpeedup(s) => &s.tiers,
+            Kind::GpuBatchedSpeedup(s) => &s.tiers,
             _ => &[],
         }
     }
 
     fn describe_case(&self, case: usize) -> Option<String> {
+        if let Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) = self {
+            return b.describe(case).map(|c| format!(" on {c}"));
+        }
         let (Kind::Matmul(p) | Kind::GpuMatmul(p)) = self else {
             return None;
         };
@@ -234,6 +283,11 @@ impl KindSpec for Kind {
             Kind::GpuSpeedup(s) => crate::check::gpu::grade_speedup(ctx, item, s),
             Kind::DeviceSelect => crate::check::gpu::grade_device_select(ctx, item),
             Kind::Benchmark(_) => crate::check::gpu::grade_benchmark(ctx, item),
+            Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) => {
+                batched_judge::products(ctx, item, b)
+            }
+            Kind::GpuBatchedTimer(_) => batched_judge::timer(ctx, item),
+            Kind::GpuBatchedSpeedup(s) => batched_judge::speedup(ctx, item, s),
         }
     }
 }

@@ -1,7 +1,10 @@
-//! The matmul lab (seed 000, section 5): a naive and a fast CPU matrix product and a timer.
+//! The matmul lab (seed 000, section 5): a naive and a fast CPU matrix product and a timer,
+//! the same on the GPU, and (seed 004) a batch of products in one call ([`batched`]).
 //! The lab crate's `tests/grade.rs` hands its functions to the harness in a [`Submission`];
 //! in worker mode they run here on inputs derived from the seed.
 
+pub mod batched;
+pub mod batched_judge;
 pub mod gpu;
 pub mod judge;
 pub mod kinds;
@@ -61,6 +64,12 @@ pub struct Submission {
     pub default_device_is_gpu: fn() -> bool,
     /// The lab activity: (CPU time, GPU time if any) at a size.
     pub benchmark: fn(usize) -> gpu::GpuResult<(Duration, Option<Duration>)>,
+    /// A batch of products on the CPU: `C[b] = A[b]·B[b]` (seed 004).
+    pub matmul_batched: batched::BatchedFn,
+    /// The same batch on the GPU, in one launch or one cuBLAS call.
+    pub matmul_batched_gpu: batched::GpuBatchedFn,
+    /// Times one batched product of operands already on the GPU, synchronizing correctly.
+    pub time_gpu_matmul_batched: batched::GpuBatchedTimerFn,
 }
 
 impl Submission {
@@ -188,6 +197,16 @@ impl LabWorker for Submission {
                     Ok(Err(e)) => Outcome::Failed(gpu::describe(e.as_ref())),
                     Err(p) => Outcome::Panicked(p),
                 })
+            }
+            Kind::BatchedMatmul(b) => batched::cpu_products(self.matmul_batched, order, &b.cases),
+            Kind::GpuBatchedMatmul(b) => {
+                batched::gpu_products(self.matmul_batched_gpu, order, &b.cases)
+            }
+            Kind::GpuBatchedTimer(t) => {
+                batched::timer(self.time_gpu_matmul_batched, order, t.size, checkpoints)
+            }
+            Kind::GpuBatchedSpeedup(s) => {
+                batched::speed(self.time_gpu_matmul_batched, order, &s, checkpoints)
             }
         }
     }
