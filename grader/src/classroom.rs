@@ -152,9 +152,10 @@ pub fn workflow(assignment: &Assignment) -> Result<String, ClassroomError> {
         .map(|i| i.id())
         .collect();
     if !skipped.is_empty() {
+        let needs = if skipped.len() == 1 { "needs" } else { "need" };
         let _ = writeln!(
             y,
-            "# Not here: {} (needs a real GPU; runners have none, and the rubric's policy is skip).",
+            "# Not here: {} ({needs} a real GPU; runners have none, and the rubric's policy is skip).",
             skipped.join(", ")
         );
     }
