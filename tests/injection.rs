@@ -107,7 +107,7 @@ fn text_a_submission_controls_is_escaped_for_every_place_it_goes() {
         .filter(|l| l.starts_with("**Score") || (l.starts_with('#') && l.contains("Score")))
         .collect();
     assert_eq!(scores.len(), 1, "one score line: {scores:?}\n{feedback}");
-    assert!(scores[0].starts_with("**Score: 11/"), "{feedback}");
+    assert!(scores[0].starts_with("**Score: 13/"), "{feedback}");
     for line in &shown {
         assert!(
             !line.contains("<!--"),

@@ -445,7 +445,9 @@ fn a_wrong_batch_stride_loses_the_gpu_batch_items_and_names_the_batch() {
         "gpu_batched_correct",
         "Hint: batch 0 is right and every later batch is wrong",
     );
-    assert_says(&g, "gpu_batched_timer_sync", "C[1][0][0] should be");
+    // The timer's batch is grown until the GPU is busy 20 ms (more on a busy machine), and a
+    // large one is checked by Freivalds' method, row by row: the batch is named either way.
+    assert_says(&g, "gpu_batched_timer_sync", "in batch 1 of 0..");
     assert_says(
         &g,
         "gpu_batched_timer_sync",

@@ -280,9 +280,10 @@ fn the_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
 /// in `cpu_fallback`).
 const EPOCH_SEEDS: [u64; 8] = [1, 2, 23, 29, 39, 43, 47, 60];
 
-/// For each of [`EPOCH_SEEDS`], whether `train_epoch` and `cpu_fallback` passed for the crate
-/// at `dir`.
-fn epochs_on_eight_seeds(dir: &std::path::Path) -> Vec<(u64, [bool; 2])> {
+/// For each of [`EPOCH_SEEDS`], whether `train_epoch` passed for the crate at `dir` (the loop
+/// against the reference trajectory; `cpu_fallback` is judged by the student's own epoch, and
+/// tests/training_mistakes.rs watches it).
+fn epochs_on_eight_seeds(dir: &std::path::Path) -> Vec<(u64, bool)> {
     EPOCH_SEEDS
         .iter()
         .map(|&seed| {
@@ -295,13 +296,11 @@ fn epochs_on_eight_seeds(dir: &std::path::Path) -> Vec<(u64, [bool; 2])> {
                     &seed.to_string(),
                     "--only",
                     "train_epoch",
-                    "--only",
-                    "cpu_fallback",
                 ],
             );
             assert_eq!(g.code, Some(0), "{}", g.stderr);
-            let passed = |id: &str| g.score(id) == g.item(id)["max_score"].as_f64().unwrap_or(-1.0);
-            (seed, [passed("train_epoch"), passed("cpu_fallback")])
+            let max = g.item("train_epoch")["max_score"].as_f64().unwrap_or(-1.0);
+            (seed, g.score("train_epoch") == max)
         })
         .collect()
 }
@@ -356,16 +355,14 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
         zero_after.path().to_path_buf(),
     ] {
         for (seed, passed) in epochs_on_eight_seeds(&dir) {
-            assert_eq!(
+            assert!(
                 passed,
-                [true; 2],
-                "{}: seed {seed}: a right loop failed an epoch item",
+                "{}: seed {seed}: a right loop failed train_epoch",
                 dir.display()
             );
         }
     }
     // Wrong, the smallest loop mistake: the last batch never steps (one step of 63 missing).
-    // It also trains train_on's CPU branch the same way, so `cpu_fallback` keeps its point.
     let last_unstepped = faulty_copy_of(
         &solution(),
         "src/data_loop.rs",
@@ -373,10 +370,9 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
         "        if !std::ptr::eq(batch, &batches[batches.len() - 1]) {\n            optimizer.step(&mut model.layers_mut());\n        }\n    }\n    (total",
     );
     for (seed, passed) in epochs_on_eight_seeds(last_unstepped.path()) {
-        assert_eq!(
-            passed,
-            [false, true],
-            "seed {seed}: a loop whose last batch never steps must lose train_epoch alone"
+        assert!(
+            !passed,
+            "seed {seed}: a loop whose last batch never steps must lose train_epoch"
         );
     }
     // A model's mistake (SimpleNN's backward without the sigmoid's derivative) costing no loop

@@ -403,11 +403,20 @@ fn timer_samples(
         });
         losses.push(loss.to_bits());
     }
+    // What the student's own epoch gives on the same data: the timer is charged for timing
+    // and for running that epoch, not again for the epoch's mistakes.
+    let direct = called(None, || {
+        (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut Unwatched)
+    })
+    .ok()
+    .map(|(loss, after)| (loss.to_bits(), after != data.layers));
+    stream.synchronize().map_err(|e| e.to_string())?;
     Ok(Ok(SentGpu::Timer {
         samples,
         losses,
         queued_ms,
         examples,
+        direct,
     }))
 }
 

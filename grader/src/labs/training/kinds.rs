@@ -734,6 +734,10 @@ pub enum SentGpu {
         queued_ms: f64,
         /// The examples the timed epoch ran on.
         examples: usize,
+        /// The same epoch through `train_epoch_gpu`, unwatched: its mean loss (f32 bits) and
+        /// whether it moved the parameters (`None` where it failed).
+        #[serde(default)]
+        direct: Option<(u32, bool)>,
     },
     /// `gpu-speedup`: the mean loss of each timed epoch (f32 bits), the grader's CPU epochs in
     /// the yardstick worker, the student's GPU epochs in the other.
