@@ -339,6 +339,13 @@ const GPU_COPIES: &[&[Mistake]] = &[
         ),
     ],
     &[m(
+        "the loss's block sum without a barrier between its halvings (a race in shared memory)",
+        "src/gpu.rs",
+        "            partial[threadIdx.x] += partial[threadIdx.x + half];\n        }\n        __syncthreads();\n    }",
+        "            partial[threadIdx.x] += partial[threadIdx.x + half];\n        }\n    }",
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"],
+    )],
+    &[m(
         "the step computed on the host",
         "src/gpu.rs",
         HOST_STEP.0,
@@ -410,6 +417,11 @@ const SAYS: &[(&str, &str, &str)] = &[
         "cross-entropy without subtracting the max",
         "cross_entropy",
         "log-sum-exp",
+    ),
+    (
+        "the loss's block sum without a barrier between its halvings (a race in shared memory)",
+        "gpu_epoch_mlp",
+        "kernel `softmax_cross_entropy` is a data race",
     ),
     (
         "the timer stops before the GPU finished",
@@ -554,6 +566,11 @@ fn the_table_covers_every_step_of_the_loop_with_two_mistakes_per_kind() {
         "train_on_gpu",
     ] {
         assert!(named.contains(id), "no mistake of the table loses {id}");
+    }
+    // Two races (issue 24's class 5), two grids rounded down (class 3).
+    for (class, word) in [("races", "race"), ("partial blocks", "grid rounded down")] {
+        let count = all.iter().filter(|m| m.what.contains(word)).count();
+        assert!(count >= 2, "{class}: {count} mistakes, want two or more");
     }
     for kind in [
         &["linear_init"][..],
