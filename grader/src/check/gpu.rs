@@ -168,24 +168,40 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     if brackets.len() != samples.samples.len() {
         return Err(unexpected(item, &Outcome::GpuTimer(samples)));
     }
-    if let Some(failed) = synchronized(
+    Ok(timer_result(
         item,
         &samples.samples,
         &brackets,
         samples.queued_ms,
-        "your multiplication",
-    ) {
-        return Ok(failed);
+        (
+            "your multiplication",
+            &format!("{}×{}×{}", size[0], size[1], size[2]),
+        ),
+    ))
+}
+
+/// A GPU timer's result: failed where [`synchronized`] fails a side, else passed, saying what
+/// the last timed call measured for `work` (`what` in the failures, `size` in the success:
+/// "your epoch", "one epoch of 512 examples").
+pub fn timer_result(
+    item: &Item,
+    samples: &[crate::protocol::GpuTimerSample],
+    brackets: &[u64],
+    queued_ms: f64,
+    (what, size): (&str, &str),
+) -> ItemResult {
+    if let Some(failed) = synchronized(item, samples, brackets, queued_ms, what) {
+        return failed;
     }
-    let s = &samples.samples[samples.samples.len() - 1];
-    Ok(ItemResult::passed(
+    let last = &samples[samples.len() - 1];
+    ItemResult::passed(
         item,
         "synchronizes before and after".into(),
         format!(
-            "`{}` measured {:.3} ms for {:.3} ms of GPU work ({}×{}×{}), with {:.0} ms of earlier work queued: it waits for the GPU on both sides.",
-            item.function, s.reported_ms, s.device_ms, size[0], size[1], size[2], samples.queued_ms
+            "`{}` measured {:.3} ms for {:.3} ms of GPU work ({size}), with {queued_ms:.0} ms of earlier work queued: it waits for the GPU on both sides.",
+            item.function, last.reported_ms, last.device_ms
         ),
-    ))
+    )
 }
 
 /// The two sides of the synchronization check on each timed call, with the supervisor's

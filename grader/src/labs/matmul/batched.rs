@@ -8,7 +8,7 @@ use crate::check::speedup::check_tiers;
 use crate::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
 use crate::gpu::counters;
 use crate::gpu::student::{describe, open_stream, GpuResult};
-use crate::protocol::{DeviceWork, GpuTimerSample, NotFromDevice, Outcome, WorkOrder};
+use crate::protocol::{DeviceWork, GpuTimerSample, Outcome, WorkOrder};
 use crate::rubric::{KeyError, SkipPolicy, Tier};
 use crate::stopwatch::{Checkpoint, Checkpoints};
 use crate::worker::guarded;
@@ -275,22 +275,8 @@ pub fn gpu_products(
         let (a, b) = operands(order.seed, &order.item, index, shape);
         counters::provenance_window(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
-        if let Ok(Ok(c)) = &called {
-            let bits: Vec<u32> = c.iter().map(|v| v.to_bits()).collect();
-            if let Some((not_copied_back, uploaded)) = counters::provenance(&bits) {
-                // As for the single products: half the values found among the uploads is no
-                // chance of random inputs.
-                let from_host =
-                    not_copied_back > 0 || (uploaded > 0 && 2 * uploaded >= bits.len() as u64);
-                if from_host && not_from_device.is_none() {
-                    not_from_device = Some(NotFromDevice {
-                        case: index,
-                        values: bits.len() as u64,
-                        not_copied_back,
-                        uploaded,
-                    });
-                }
-            }
+        if let (Ok(Ok(c)), None) = (&called, &not_from_device) {
+            not_from_device = super::gpu::from_host(index, c.iter());
         }
         counters::provenance_window(false);
         match called {

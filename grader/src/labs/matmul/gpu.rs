@@ -35,6 +35,25 @@ pub type GpuTimerFn = fn(
 /// back.
 const MAX_TIMED_DIM: usize = 2048;
 
+/// Where the backend can tell: whether the values a GPU function returned for `case` came
+/// from the host (never copied back from the device, or half or more of them found among the
+/// uploads: a product of random inputs equals one of them only by rare chance). Shared by the
+/// single and the batched products.
+pub(super) fn from_host<'a>(
+    case: usize,
+    values: impl Iterator<Item = &'a f32>,
+) -> Option<NotFromDevice> {
+    let bits: Vec<u32> = values.map(|v| v.to_bits()).collect();
+    let (not_copied_back, uploaded) = counters::provenance(&bits)?;
+    let from_host = not_copied_back > 0 || (uploaded > 0 && 2 * uploaded >= bits.len() as u64);
+    from_host.then(|| NotFromDevice {
+        case,
+        values: bits.len() as u64,
+        not_copied_back,
+        uploaded,
+    })
+}
+
 /// Runs a GPU product on every case of the order.
 pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Outcome {
     let stream = match open_stream() {
@@ -48,22 +67,8 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
         let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
         counters::provenance_window(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
-        if let Ok(Ok(c)) = &called {
-            let bits: Vec<u32> = c.iter().map(|v| v.to_bits()).collect();
-            if let Some((not_copied_back, uploaded)) = counters::provenance(&bits) {
-                // Half the values or more found among the uploads: a product of random
-                // inputs equals one of them only by rare chance.
-                let from_host =
-                    not_copied_back > 0 || (uploaded > 0 && 2 * uploaded >= bits.len() as u64);
-                if from_host && not_from_device.is_none() {
-                    not_from_device = Some(NotFromDevice {
-                        case: index,
-                        values: bits.len() as u64,
-                        not_copied_back,
-                        uploaded,
-                    });
-                }
-            }
+        if let (Ok(Ok(c)), None) = (&called, &not_from_device) {
+            not_from_device = from_host(index, c.iter());
         }
         counters::provenance_window(false);
         match called {

@@ -8,7 +8,7 @@ use super::inputs;
 use super::judge::{bad, result, wrong, Judge, ReferenceEpoch, Verdict};
 use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::{Layer, Net};
-use crate::check::gpu::{error_result, synchronized};
+use crate::check::gpu::{error_result, timer_result};
 use crate::check::{outcome_of, timed, unexpected, GradeContext};
 use crate::protocol::{Matrix, Outcome};
 use crate::report::ItemResult;
@@ -370,17 +370,12 @@ pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult
             ));
         }
     }
-    if let Some(failed) = synchronized(item, &samples, &brackets, queued_ms, "your epoch") {
-        return Ok(failed);
-    }
-    let last = &samples[samples.len() - 1];
-    Ok(ItemResult::passed(
+    Ok(timer_result(
         item,
-        "synchronizes before and after".into(),
-        format!(
-            "`{}` measured {:.3} ms for {:.3} ms of GPU work (one epoch of {examples} examples), with {queued_ms:.0} ms of earlier work queued: it waits for the GPU on both sides.",
-            item.function, last.reported_ms, last.device_ms
-        ),
+        &samples,
+        &brackets,
+        queued_ms,
+        ("your epoch", &format!("one epoch of {examples} examples")),
     ))
 }
 
