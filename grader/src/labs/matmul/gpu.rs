@@ -46,7 +46,7 @@ pub(super) fn from_host<'a>(
     let bits: Vec<u32> = values.map(|v| v.to_bits()).collect();
     let (not_copied_back, uploaded) = counters::provenance(&bits)?;
     let from_host = not_copied_back > 0 || (uploaded > 0 && 2 * uploaded >= bits.len() as u64);
-    from_host.then(|| NotFromDevice {
+    from_host.then_some(NotFromDevice {
         case,
         values: bits.len() as u64,
         not_copied_back,
