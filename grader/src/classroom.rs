@@ -43,7 +43,7 @@ pub enum ClassroomError {
 /// `grader classroom LAB` prints.
 pub fn workflow_for(spec: &str) -> Result<String, ClassroomError> {
     let assignment = crate::rubric::resolve(spec).map_err(|e| match e {
-        crate::rubric::RubricError::Unknown(name) => ClassroomError::UnknownLab(name),
+        crate::rubric::RubricError::Unknown { name, .. } => ClassroomError::UnknownLab(name),
         other => other.into(),
     })?;
     workflow(&assignment)

@@ -4,13 +4,13 @@
 //! the `cargo test` harness all call it; what they print is decided by their event callbacks
 //! and by the renderers in [`crate::report`], which only read reports.
 
-use crate::check::{grade_item, GradeContext};
-use crate::event::Event;
-use crate::gpu::{GpuError, GpuMode};
 use crate::report::{BuildStatus, Report};
 use crate::rubric::{Assignment, Item};
 use crate::stage::{self, Build, StageError};
-use crate::supervisor::{SupervisorError, WorkerCommand};
+use grader_engine::check::{grade_item, GradeContext};
+use grader_engine::event::Event;
+use grader_engine::gpu::{GpuError, GpuMode};
+use grader_engine::supervisor::{SupervisorError, WorkerCommand};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -127,9 +127,9 @@ pub fn grade(
             for note in &report.notes {
                 on_event(Event::Ignored { note });
             }
-            if let Some(found) = crate::source_scan::find_refused(source_dir) {
+            if let Some(found) = grader_engine::source_scan::find_refused(source_dir) {
                 report.build = BuildStatus::Refused;
-                let failed = crate::check::refused(assignment, &found);
+                let failed = grader_engine::check::refused(assignment, &found);
                 return nothing_graded(
                     report, failed, assignment, &selected, options, started, on_event,
                 );
@@ -154,15 +154,15 @@ pub fn grade(
                 Ok(dir) => dir,
                 Err(refusal) => {
                     report.build = BuildStatus::Refused;
-                    let failed = crate::check::not_taken(assignment, &refusal);
+                    let failed = grader_engine::check::not_taken(assignment, &refusal);
                     return nothing_graded(
                         report, failed, assignment, &selected, options, started, on_event,
                     );
                 }
             };
-            if let Some(found) = crate::source_scan::find_refused(&source_dir) {
+            if let Some(found) = grader_engine::source_scan::find_refused(&source_dir) {
                 report.build = BuildStatus::Refused;
-                let failed = crate::check::refused(assignment, &found);
+                let failed = grader_engine::check::refused(assignment, &found);
                 return nothing_graded(
                     report, failed, assignment, &selected, options, started, on_event,
                 );
@@ -173,7 +173,7 @@ pub fn grade(
             });
             // Compiling loads the CPU: never while another grading measures a speedup.
             let built = {
-                let _turn = crate::check::machine_turn(false);
+                let _turn = grader_engine::check::machine_turn(false);
                 stage::build(&krate, lab, &options.cache, run_dir.path(), &source_dir)?
             };
             match built {
@@ -182,7 +182,7 @@ pub fn grade(
                         first_line: error.lines().next().unwrap_or(""),
                     });
                     report.build = BuildStatus::NotCompiled;
-                    let failed = crate::check::not_compiled(
+                    let failed = grader_engine::check::not_compiled(
                         assignment,
                         &error,
                         &krate.dependencies_not_in_lab(lab),
@@ -200,10 +200,10 @@ pub fn grade(
         }
     };
 
-    if crate::gpu::will_build_emulator(options.gpu) {
+    if grader_engine::gpu::will_build_emulator(options.gpu) {
         on_event(Event::BuildingEmulator);
     }
-    let (backend, backend_label) = crate::gpu::backend_for(options.gpu)?;
+    let (backend, backend_label) = grader_engine::gpu::backend_for(options.gpu)?;
     // This submission's compiled kernels, shared by its items and by no other submission.
     let kernels = tempfile::Builder::new()
         .prefix("grader-kernels-")
@@ -221,7 +221,7 @@ pub fn grade(
         backend,
         backend_label,
     };
-    report.sandbox = Some(crate::sandbox::available().describe());
+    report.sandbox = Some(grader_engine::sandbox::available().describe());
     on_event(Event::Started {
         seed: options.seed,
         backend_label: &ctx.backend_label,
@@ -229,17 +229,17 @@ pub fn grade(
     });
     for item in selected {
         on_event(Event::ItemStarted { item });
-        crate::supervisor::take_output_left_out();
+        grader_engine::supervisor::take_output_left_out();
         let mut result = grade_item(&ctx, item).map_err(|source| GradeError::Item {
             item: item.id().to_string(),
             source,
         })?;
-        let left_out = crate::supervisor::take_output_left_out();
+        let left_out = grader_engine::supervisor::take_output_left_out();
         if left_out > 0 {
             result.details.push_str(&format!(
                 "\nWhile it was graded, your code printed {} more than the grader keeps; that \
                  output was dropped (printing inside a loop slows your code down too).",
-                crate::capture::size(left_out)
+                grader_engine::capture::size(left_out)
             ));
         }
         on_event(Event::ItemFinished {
@@ -265,12 +265,12 @@ fn nothing_graded(
     started: Instant,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<Report, GradeError> {
-    let here = crate::check::GradeContext::for_listing(options.gpu)?;
+    let here = grader_engine::check::GradeContext::for_listing(options.gpu)?;
     report.items = failed
         .into_iter()
         .zip(&assignment.items)
         .filter(|(_, item)| selected.iter().any(|i| i.id() == item.id()))
-        .map(|(result, item)| crate::check::skipped_here(&here, item).unwrap_or(result))
+        .map(|(result, item)| grader_engine::check::skipped_here(&here, item).unwrap_or(result))
         .collect();
     report.execution_time = started.elapsed().as_secs_f64();
     on_event(Event::Finished { report: &report });

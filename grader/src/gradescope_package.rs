@@ -281,7 +281,7 @@ mod tests {
             unknown.to_string(),
             format!("unknown lab `nope` (known: {})", labs::names().join(", "))
         );
-        let lab = labs::LABS[0].name;
+        let lab = labs::LABS.0[0].name;
         for (git, rev) in [(None, Some("r")), (Some("u"), None), (Some(" "), Some("r"))] {
             let err = Package::new(lab, git, rev).unwrap_err();
             assert!(matches!(err, PackageError::NoGraderSource), "{err}");
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn every_lab_packs_its_scripts_with_the_lab_and_the_grader_source_quoted_for_bash() {
-        for lab in labs::LABS {
+        for lab in labs::LABS.0 {
             let entries = package(lab.name)
                 .entries(&workspace())
                 .expect("the lab's files");
@@ -330,7 +330,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let out = dir.path().join("autograder.zip");
         std::fs::write(&out, "keep me").expect("write");
-        let package = package(labs::LABS[0].name);
+        let package = package(labs::LABS.0[0].name);
         let err = package.write(&out, false).unwrap_err();
         assert!(matches!(err, PackageError::OutExists { .. }), "{err}");
         assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");

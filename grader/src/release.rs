@@ -290,9 +290,11 @@ fn pruned_by_cargo(manifest: &str, lock: &str) -> Option<String> {
     std::fs::read_to_string(dir.path().join("Cargo.lock")).ok()
 }
 
-/// `lock` with the grader's entry pointing at `source`: a git grader at a full commit hash
-/// gets its exact `source` line; at another revision (a tag) cargo adds it on the first build,
-/// and a path grader has none.
+/// `lock` with the grader's entries pointing at `source`: the `grader` package and the
+/// crates it takes from its own repository by path (the engine, the labs) are all fetched
+/// from that one git source. A git grader at a full commit hash gets the exact `source`
+/// lines; at another revision (a tag) cargo adds them on the first build, and a path grader
+/// has none.
 fn with_grader_source(lock: &str, source: &GraderSource) -> String {
     let GraderSource::Git { url, rev } = source else {
         return lock.to_string();
@@ -300,22 +302,44 @@ fn with_grader_source(lock: &str, source: &GraderSource) -> String {
     if rev.len() != 40 || !rev.chars().all(|c| c.is_ascii_hexdigit()) {
         return lock.to_string();
     }
-    let marker = "\n[[package]]\nname = \"grader\"\nversion = \"";
-    let Some(at) = lock.find(marker) else {
-        return lock.to_string();
-    };
-    let version_end = at + marker.len();
-    let Some(line_end) = lock[version_end..].find('\n').map(|i| version_end + i + 1) else {
-        return lock.to_string();
-    };
     let source_line = format!(
         "source = {}\n",
         toml::Value::from(format!("git+{url}?rev={rev}#{rev}"))
     );
-    if lock[line_end..].starts_with("source = ") {
-        return lock.to_string();
+    let mut lock = lock.to_string();
+    for name in grader_packages() {
+        let marker = format!("\n[[package]]\nname = \"{name}\"\nversion = \"");
+        let Some(at) = lock.find(&marker) else {
+            continue;
+        };
+        let version_end = at + marker.len();
+        let Some(line_end) = lock[version_end..].find('\n').map(|i| version_end + i + 1) else {
+            continue;
+        };
+        if !lock[line_end..].starts_with("source = ") {
+            lock.insert_str(line_end, &source_line);
+        }
     }
-    format!("{}{source_line}{}", &lock[..line_end], &lock[line_end..])
+    lock
+}
+
+/// The packages a released crate takes from the grader's repository: `grader` and its
+/// dependencies by path (`grader-engine`, `grader-labs`), read from its manifest.
+fn grader_packages() -> Vec<String> {
+    let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
+    let table: toml::Table = std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_default();
+    let mut names = vec!["grader".to_string()];
+    if let Some(deps) = table.get("dependencies").and_then(|d| d.as_table()) {
+        names.extend(
+            deps.iter()
+                .filter(|(_, spec)| spec.get("path").is_some())
+                .map(|(name, _)| name.clone()),
+        );
+    }
+    names
 }
 
 /// A `[[package]]`'s text without the lines of its `dependencies` list that name one of

@@ -77,7 +77,7 @@ pub enum Build {
 /// The grader's cache: `$GPU_LABS_CACHE`, else `$XDG_CACHE_HOME/gpu-labs`, else
 /// `~/.cache/gpu-labs`, else a folder in the temp dir.
 pub fn default_cache_dir() -> PathBuf {
-    crate::emulate::cache_dir()
+    grader_engine::emulate::cache_dir()
 }
 
 /// `path` made absolute against the current folder: workers and builds run in other folders,
@@ -104,7 +104,7 @@ pub fn read_lab_crate(dir: &Path) -> Result<LabCrate, StageError> {
             "it has no Cargo.toml; point at the folder that holds your lab's Cargo.toml and src/",
         ));
     }
-    let text = crate::intake::read_file(&manifest_path, MANIFEST_BYTES, "Cargo.toml")
+    let text = grader_engine::intake::read_file(&manifest_path, MANIFEST_BYTES, "Cargo.toml")
         .map_err(|refusal| not_lab(&refusal.to_string()))?;
     let text = String::from_utf8(text).map_err(|_| not_lab("its Cargo.toml is not UTF-8 text"))?;
     let manifest: toml::Table = text.parse().map_err(|e: toml::de::Error| {
@@ -168,7 +168,7 @@ impl LabCrate {
     /// lists differently, a build script.
     pub fn ignored_changes(&self, lab: &LabInfo) -> Vec<String> {
         let mut notes = Vec::new();
-        let harness = crate::intake::read_file(
+        let harness = grader_engine::intake::read_file(
             &self.dir.join("tests").join("grade.rs"),
             MANIFEST_BYTES,
             "tests/grade.rs",
@@ -333,7 +333,7 @@ fn limit_build(command: &mut Command) {
     // calls.
     unsafe {
         command.pre_exec(move || {
-            use crate::sandbox::limits::set_limit;
+            use grader_engine::sandbox::limits::set_limit;
             set_limit(libc::RLIMIT_DATA, BUILD_PROCESS_MEMORY)?;
             set_limit(libc::RLIMIT_CORE, 0)?;
             Ok(())
@@ -379,7 +379,7 @@ fn output_within(
         .stderr(std::process::Stdio::piped())
         .spawn()?;
     #[cfg(unix)]
-    crate::sandbox::tree::register(child.id() as i32);
+    grader_engine::sandbox::tree::register(child.id() as i32);
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -410,7 +410,7 @@ fn output_within(
         polls += 1;
         #[cfg(unix)]
         let over_memory = polls.is_multiple_of(10)
-            && crate::sandbox::tree::members(child.id() as i32)
+            && grader_engine::sandbox::tree::members(child.id() as i32)
                 .iter()
                 .map(|(_, rss)| rss)
                 .sum::<u64>()
@@ -419,7 +419,7 @@ fn output_within(
         let over_memory = false;
         if started.elapsed() >= limit || over_memory {
             #[cfg(unix)]
-            crate::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
+            grader_engine::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
             let _ = child.kill();
             let _ = child.wait();
             break None;
@@ -429,8 +429,8 @@ fn output_within(
     #[cfg(unix)]
     {
         // Whatever it left running (a compiler cargo did not wait for) ends with it.
-        crate::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
-        crate::sandbox::tree::forget(child.id() as i32);
+        grader_engine::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
+        grader_engine::sandbox::tree::forget(child.id() as i32);
     }
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
@@ -485,7 +485,7 @@ const FETCH_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Downloads what the staged crate needs, with the instructor's own cargo settings and network
 /// (a mirror, a proxy), before the build: the build itself runs offline, with an environment
-/// and a cargo home that hold none of those settings ([`crate::sandbox::build::confine`]).
+/// and a cargo home that hold none of those settings ([`grader_engine::sandbox::build::confine`]).
 /// Nothing of the submission is compiled or run here: the manifest is the lab's.
 fn fetch(cargo: &str, manifest: &Path, stage: &Path) -> Result<(), StageError> {
     let mut command = Command::new(cargo);
@@ -515,13 +515,16 @@ fn fetch(cargo: &str, manifest: &Path, stage: &Path) -> Result<(), StageError> {
 /// Copies the submission's `src/` into `run_dir/src` (a folder the caller owns for this grading
 /// run) through the intake: regular files only, within its limits. Everything after (the
 /// source scan, the build, the judges' reading of the sources) reads that copy.
-pub fn take_sources(krate: &LabCrate, run_dir: &Path) -> Result<PathBuf, crate::intake::Refusal> {
+pub fn take_sources(
+    krate: &LabCrate,
+    run_dir: &Path,
+) -> Result<PathBuf, grader_engine::intake::Refusal> {
     let source_dir = run_dir.join("src");
-    crate::intake::copy_tree(
+    grader_engine::intake::copy_tree(
         &krate.dir,
         &krate.dir.join("src"),
         &source_dir,
-        crate::intake::SOURCES,
+        grader_engine::intake::SOURCES,
     )?;
     Ok(source_dir)
 }
@@ -553,8 +556,13 @@ pub fn build(
         std::fs::remove_dir_all(&staged_src).map_err(io("cannot clear", &staged_src))?;
     }
     // The copy is the grader's own, so this cannot be refused short of a full disk.
-    crate::intake::copy_tree(run_dir, &source_dir, &staged_src, crate::intake::SOURCES)
-        .map_err(|refusal| StageError::Harness(format!("staging the sources: {refusal}")))?;
+    grader_engine::intake::copy_tree(
+        run_dir,
+        &source_dir,
+        &staged_src,
+        grader_engine::intake::SOURCES,
+    )
+    .map_err(|refusal| StageError::Harness(format!("staging the sources: {refusal}")))?;
     let tests = stage.join("tests");
     std::fs::create_dir_all(&tests).map_err(io("cannot create", &tests))?;
     std::fs::write(tests.join("grade.rs"), lab.harness).map_err(io("cannot write", &tests))?;
@@ -583,7 +591,7 @@ pub fn build(
         .current_dir(&stage);
     // What the compiler may read: the staged crate, the toolchain, the registry, the grader;
     // and only the variables a build needs (so this comes before the build's own).
-    crate::sandbox::build::confine(
+    grader_engine::sandbox::build::confine(
         &mut command,
         &stage,
         &cache.join("target"),

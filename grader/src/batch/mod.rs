@@ -8,12 +8,12 @@
 pub mod slurm;
 pub mod store;
 
-use crate::event::Event;
-use crate::gpu::GpuMode;
 use crate::grade::{grade, GradeOptions, Target};
 use crate::report::gradebook::{self, Row};
 use crate::report::{self, BuildStatus, Report};
 use crate::rubric::Assignment;
+use grader_engine::event::Event;
+use grader_engine::gpu::GpuMode;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -106,14 +106,15 @@ pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
 /// What decides whether a submission must be graded again: its files, the rubric, this
 /// grader's version and the GPU mode.
 fn fingerprint(submission: &Path, options: &BatchOptions) -> String {
-    let files = crate::fingerprint::tree(submission).unwrap_or_else(|e| format!("unreadable {e}"));
+    let files =
+        grader_engine::fingerprint::tree(submission).unwrap_or_else(|e| format!("unreadable {e}"));
     let rubric = &options.assignment.text;
     let context = format!(
         "{files}|{rubric}|{}|{:?}",
         env!("CARGO_PKG_VERSION"),
         options.gpu
     );
-    format!("{:016x}", crate::fingerprint::of_text(&context))
+    format!("{:016x}", grader_engine::fingerprint::of_text(&context))
 }
 
 /// Grades every submission (or those `only` names) and writes the gradebook.

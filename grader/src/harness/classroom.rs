@@ -6,10 +6,10 @@
 //! `--classroom-summary` turns the kept results into GitHub's step summary.
 
 use super::HarnessOptions;
-use crate::event::Event;
 use crate::grade::{grade, GradeOptions, Target};
 use crate::report::{self, ItemResult, Report, Status};
 use crate::rubric::Assignment;
+use grader_engine::event::Event;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -17,11 +17,11 @@ use std::process::ExitCode;
 /// repository is at (so every step of one push grades the same inputs) unless one was given;
 /// the folder also carries a hash of `src/`, so a result is never reused for other code.
 fn run_dir(crate_dir: &Path, seed: Option<u64>) -> (PathBuf, u64) {
-    let commit = crate::fingerprint::commit_of(crate_dir);
-    let sources = crate::fingerprint::tree(&crate_dir.join("src"))
+    let commit = grader_engine::fingerprint::commit_of(crate_dir);
+    let sources = grader_engine::fingerprint::tree(&crate_dir.join("src"))
         .unwrap_or_else(|_| "unreadable".to_string());
     let seed = seed.unwrap_or_else(|| {
-        crate::fingerprint::of_text(commit.as_deref().unwrap_or(sources.as_str()))
+        grader_engine::fingerprint::of_text(commit.as_deref().unwrap_or(sources.as_str()))
     });
     let commit: String = commit.unwrap_or_default().chars().take(12).collect();
     (

@@ -8,12 +8,12 @@
 
 pub mod classroom;
 
-use crate::event::Event;
 use crate::grade::{grade, GradeOptions, Target};
-use crate::protocol::WORKER_FLAG;
 use crate::report::{self, Report, Status};
-use crate::worker::{self, LabWorker};
 use crate::{inputs, rubric};
+use grader_engine::event::Event;
+use grader_engine::protocol::WORKER_FLAG;
+use grader_engine::worker::{self, LabWorker};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,7 +27,7 @@ pub struct HarnessOptions {
     /// `--assignment NAME|PATH`: grade with another rubric.
     pub assignment: Option<String>,
     /// `--gpu auto|real|emulate|off` (default `$GRADER_GPU`, else auto): where GPU items run.
-    pub gpu: crate::gpu::GpuMode,
+    pub gpu: grader_engine::gpu::GpuMode,
     /// `--classroom-step ID`: grade one item as a GitHub Classroom step (seed from the commit,
     /// the result kept for the item's other steps); exit 0 exactly when it earns its points.
     pub classroom_step: Option<String>,
@@ -99,7 +99,7 @@ pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), St
 
 /// Runs a lab crate's grading under `cargo test`, or serves one item in worker mode.
 pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
-    if let Some(code) = crate::gpu::trial::serve_if_asked() {
+    if let Some(code) = grader_engine::gpu::trial::serve_if_asked() {
         return code;
     }
     let args: Vec<String> = std::env::args().collect();
@@ -194,11 +194,11 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
 }
 
 /// `--prepare`: builds what GPU items need (the emulator) so later runs only grade.
-fn prepare(gpu: crate::gpu::GpuMode) -> Result<ExitCode, String> {
-    if crate::gpu::will_build_emulator(gpu) {
+fn prepare(gpu: grader_engine::gpu::GpuMode) -> Result<ExitCode, String> {
+    if grader_engine::gpu::will_build_emulator(gpu) {
         println!("building the GPU emulator for the GPU items (about a minute) …");
     }
-    let (_, label) = crate::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
+    let (_, label) = grader_engine::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
     println!("ready: GPU items will run on: {label}");
     Ok(ExitCode::SUCCESS)
 }
@@ -206,13 +206,13 @@ fn prepare(gpu: crate::gpu::GpuMode) -> Result<ExitCode, String> {
 /// The ids of the items that cannot be graded here (shown as `ignored`, like libtest's).
 fn skipped_ids(
     assignment: &rubric::Assignment,
-    gpu: crate::gpu::GpuMode,
+    gpu: grader_engine::gpu::GpuMode,
 ) -> Result<Vec<String>, String> {
-    let ctx = crate::check::GradeContext::for_listing(gpu).map_err(|e| e.to_string())?;
+    let ctx = grader_engine::check::GradeContext::for_listing(gpu).map_err(|e| e.to_string())?;
     Ok(assignment
         .items
         .iter()
-        .filter(|item| crate::check::skipped_here(&ctx, item).is_some())
+        .filter(|item| grader_engine::check::skipped_here(&ctx, item).is_some())
         .map(|item| item.id().to_string())
         .collect())
 }
@@ -323,7 +323,7 @@ impl LibtestLines {
         if let Some(line) = report
             .sandbox
             .as_ref()
-            .filter(|_| !crate::sandbox::available().complete())
+            .filter(|_| !grader_engine::sandbox::available().complete())
         {
             println!("sandbox (what this machine allows): {line}");
         }

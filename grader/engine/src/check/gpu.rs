@@ -1,0 +1,537 @@
+//! Judging the GPU items: errors from the device with the emulator's reports, the
+//! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
+
+use super::{matmul, outcome_with_env, speedup, unexpected, unpack, GradeContext};
+use crate::inputs;
+use crate::protocol::{Backend, Outcome};
+use crate::report::{ItemResult, Status};
+use crate::rubric::{Item, Needs, SkipPolicy};
+use crate::supervisor::SupervisorError;
+
+/// A verdict for a GPU item that was not run, and whether it counts toward the maximum.
+fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
+    let mut result = ItemResult::failed(
+        item,
+        format!("skipped: {reason}"),
+        format!("Not graded: {reason}."),
+    );
+    result.status = Status::Skipped;
+    if !counts {
+        result.max_score = 0.0;
+    }
+    result
+}
+
+/// An item the grader could not grade because something of its own failed before any student
+/// code ran (its use of the GPU, the sandbox: a machine problem, never the student's): left
+/// out of the maximum, with what the grader `could_not` do, for whoever runs it.
+pub fn not_graded_here(item: &Item, could_not: &str) -> ItemResult {
+    skipped(
+        item,
+        &format!(
+            "the grader {could_not}; this is not a problem in your code: tell whoever runs the \
+             grader"
+        ),
+        false,
+    )
+}
+
+/// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the
+/// maximum), and GPU speedups anywhere but on a real GPU (the rubric's policy decides).
+pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
+    match (item.spec.needs(), ctx.backend) {
+        (Needs::Gpu | Needs::RealGpu(_), Backend::NoGpu) => {
+            Some(skipped(item, &ctx.backend_label, false))
+        }
+        (Needs::RealGpu(policy), Backend::Emulated) => Some(skipped(
+            item,
+            "needs a real GPU (an emulator's speed says nothing about a GPU's)",
+            policy == SkipPolicy::Zero,
+        )),
+        _ => None,
+    }
+}
+
+/// The emulator's race report among its notes (checked runs, see [`race_check_env`]): a line
+/// naming a data race or code that relies on implicit warp lockstep.
+pub fn race_in(notes: &str) -> Option<&str> {
+    notes.lines().find(|l| {
+        l.starts_with("gpu-labs emulator: kernel")
+            && (l.contains(" is a data race: ")
+                || l.contains(" relies on implicit warp lockstep: "))
+    })
+}
+
+/// A GPU item whose kernel raced fails, even when its numbers came out right: on a GPU they
+/// depend on timing. The emulator's report says where and gives the hint.
+pub fn race_result(item: &Item, race: &str) -> ItemResult {
+    let report = race.trim_start_matches("gpu-labs emulator: ");
+    let (what, _) = report.split_once(": ").unwrap_or((report, ""));
+    ItemResult::failed(
+        item,
+        format!("{what} (found by the emulator's race check)"),
+        format!(
+            "`{}`: the GPU emulator found that {report}\nOn a GPU the threads of a kernel run \
+             at the same time, so a race gives wrong results some of the time even when it \
+             happened to give the right ones here: the item earns no correctness points until \
+             the race is gone.",
+            item.function
+        ),
+    )
+}
+
+/// The environment that turns on the emulator's race checks in a worker: correctness runs
+/// on the emulator only (timed runs use the plain build, so the checks cost them nothing).
+pub fn race_check_env(backend: Backend) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    match backend {
+        Backend::Emulated => vec![("GPU_LABS_EMULATOR_RACECHECK".into(), "1".into())],
+        _ => Vec::new(),
+    }
+}
+
+/// How the worker introduces a kernel's compile log (see `labs::matmul::gpu`).
+pub const COMPILE_ERROR: &str = "the kernel does not compile (NVRTC_ERROR_COMPILATION):\n";
+
+/// Feedback for an error a GPU function returned, with the emulator's report when there is one.
+pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemResult {
+    let hint = if error.contains("ILLEGAL_ADDRESS")
+        || notes.contains("past the end")
+        || notes.contains("before the start")
+    {
+        "a thread read or wrote outside a buffer. Threads of the last blocks fall outside C when \
+         m or n is not a multiple of the block size: guard the kernel body with \
+         `if (row < m && col < n)`"
+    } else if error.starts_with(COMPILE_ERROR) || error.contains("NVRTC") {
+        "the kernel did not compile: read the compiler's message above (line numbers are in your \
+         kernel's source string)"
+    } else if error.contains("INVALID_VALUE") || error.contains("LAUNCH_OUT_OF_RESOURCES") {
+        "the launch configuration is not allowed: at most 1024 threads per block and 48 KiB of \
+         shared memory"
+    } else {
+        "read the error above: it names the CUDA call that failed"
+    };
+    let case_text = item.spec.describe_case(case).unwrap_or_default();
+    let mut details = format!("`{}` returned an error{case_text}: {error}", item.function);
+    if !notes.is_empty() {
+        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+    }
+    details.push_str(&format!("\nHint: {hint}."));
+    let reason = match error.strip_prefix(COMPILE_ERROR) {
+        Some(log) => format!(
+            "the kernel does not compile: {}",
+            log.lines()
+                .find(|l| l.contains("error"))
+                .unwrap_or("")
+                .trim()
+        ),
+        None => {
+            let first = notes.lines().next().unwrap_or(error);
+            format!(
+                "error on the GPU: {}",
+                first.chars().take(90).collect::<String>()
+            )
+        }
+    };
+    ItemResult::failed(item, reason, details)
+}
+
+/// The synchronization check. The grader queued long device work before each call and
+/// measured the student's device work with events around it. A reported time far below the
+/// device time means the clock stopped before the GPU finished; one that includes a good part
+/// of the queued work means the clock started before earlier GPU work finished.
+pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let (samples, notes, brackets) = match super::timed::bracketed(ctx, item, &ctx.order(item))? {
+        Err(failed) => return Ok(failed),
+        Ok((Outcome::GpuTimer(s), notes, brackets)) => (s, notes, brackets),
+        Ok((Outcome::Failed(e), notes, _)) => {
+            return Ok(error_result(item, usize::MAX, &e, &notes))
+        }
+        Ok((other, _, _)) => return Err(unexpected(item, &other)),
+    };
+    let size = samples.shape;
+    let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+    let got = unpack(item, &samples.output)?;
+    if let Err(m) = timed_product_right(&a, &b, &got) {
+        let mut details = format!(
+            "`{}` did not leave A·B in C ({}×{}×{}): {}.",
+            item.function, size[0], size[1], size[2], m.summary
+        );
+        if !notes.is_empty() {
+            details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+        }
+        return Ok(ItemResult::failed(
+            item,
+            "C is not A·B after the timed call".into(),
+            details,
+        ));
+    }
+    if brackets.len() != samples.samples.len() {
+        return Err(unexpected(item, &Outcome::GpuTimer(samples)));
+    }
+    Ok(timer_result(
+        item,
+        &samples.samples,
+        &brackets,
+        samples.queued_ms,
+        (
+            "your multiplication",
+            &format!("{}×{}×{}", size[0], size[1], size[2]),
+        ),
+    ))
+}
+
+/// A GPU timer's result: failed where [`synchronized`] fails a side, else passed, saying what
+/// the last timed call measured for `work` (`what` in the failures, `size` in the success:
+/// "your epoch", "one epoch of 512 examples").
+pub fn timer_result(
+    item: &Item,
+    samples: &[crate::protocol::GpuTimerSample],
+    brackets: &[u64],
+    queued_ms: f64,
+    (what, size): (&str, &str),
+) -> ItemResult {
+    if let Some(failed) = synchronized(item, samples, brackets, queued_ms, what) {
+        return failed;
+    }
+    let last = &samples[samples.len() - 1];
+    ItemResult::passed(
+        item,
+        "synchronizes before and after".into(),
+        format!(
+            "`{}` measured {:.3} ms for {:.3} ms of GPU work ({size}), with {queued_ms:.0} ms of earlier work queued: it waits for the GPU on both sides.",
+            item.function, last.reported_ms, last.device_ms
+        ),
+    )
+}
+
+/// The two sides of the synchronization check on each timed call, with the supervisor's
+/// bracket around it (ns, one per sample): the time reported must fit in the call, cover at
+/// least half the device time of the student's `work` (else the clock stopped before the GPU
+/// finished), and not include half the work the grader queued before the call (else the clock
+/// started before earlier GPU work finished). Shared by every lab's GPU timers. Returns the
+/// failed result, if one side fails.
+pub fn synchronized(
+    item: &Item,
+    samples: &[crate::protocol::GpuTimerSample],
+    brackets: &[u64],
+    queued_ms: f64,
+    work: &str,
+) -> Option<ItemResult> {
+    for (s, &outer_ns) in samples.iter().zip(brackets) {
+        let outer_ms = outer_ns as f64 / 1e6;
+        if s.reported_ms > outer_ms + 0.5 {
+            return Some(ItemResult::failed(
+                item,
+                "the time reported is longer than the whole call".into(),
+                format!(
+                    "`{}` reported {:.3} ms, but the whole call took {outer_ms:.3} ms by the \
+                     grader's clock outside your program. Report only what your clock measured \
+                     (start it right before the work, read it right after).",
+                    item.function, s.reported_ms
+                ),
+            ));
+        }
+        let measured = format!(
+            "your clock read {:.3} ms; the GPU spent {:.3} ms on {work}, after {:.0} ms of work the grader had queued just before the call",
+            s.reported_ms, s.device_ms, queued_ms
+        );
+        if s.reported_ms < 0.5 * s.device_ms {
+            return Some(ItemResult::failed(
+                item,
+                "the clock stopped before the GPU finished".into(),
+                format!(
+                    "{measured}. The clock stopped before the GPU finished: a launch returns at \
+                     once, so call `stream.synchronize()` after launching and before reading the clock."
+                ),
+            ));
+        }
+        if s.reported_ms > s.device_ms + 0.5 * queued_ms {
+            return Some(ItemResult::failed(
+                item,
+                "the clock started before earlier GPU work finished".into(),
+                format!(
+                    "{measured}. The clock started before earlier GPU work finished, so it timed \
+                     that work too: call `stream.synchronize()` before starting the clock."
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Above this many multiply-adds the timed product is checked with Freivalds' method
+/// (O(n²)) instead of against a full f64 reference (O(n³): seconds and a gigabyte at the
+/// largest shapes a fast GPU grows the timer's work to).
+const FULL_CHECK_MAX: usize = 512 * 512 * 512;
+
+/// Whether the GPU timer's product is A·B: element by element (with the first wrong one
+/// named) at the rubric's shapes, by a random check the worker cannot predict above them.
+fn timed_product_right(
+    a: &ndarray::Array2<f32>,
+    b: &ndarray::Array2<f32>,
+    got: &ndarray::Array2<f32>,
+) -> Result<(), matmul::Mismatch> {
+    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    if m * k * n <= FULL_CHECK_MAX {
+        return matmul::compare(a, b, got, 2.0).map(|_| ());
+    }
+    // Not derived from the seed, which the worker knows.
+    let x = super::matmul::verification_vector(crate::protocol::fresh_nonce(), "timer", 0, n);
+    if matmul::freivalds(a, b, got, 2.0, &x) {
+        Ok(())
+    } else {
+        Err(matmul::Mismatch {
+            summary: "C·x differs from A·(B·x) for a random vector x (Freivalds' check of \
+                      every row), so some elements of C are wrong"
+                .into(),
+            hint: None,
+        })
+    }
+}
+
+/// GPU speedups, on a real GPU (elsewhere [`skipped_on_backend`] decides).
+pub fn grade_speedup(
+    ctx: &GradeContext,
+    item: &Item,
+    spec: &super::speedup::Speed,
+) -> Result<ItemResult, SupervisorError> {
+    let size = spec.size;
+    let sampled = match super::sample_speedup(ctx, item, spec)? {
+        Ok(sampled) => sampled,
+        Err(failed) => return Ok(failed),
+    };
+    let s = speedup::shown(sampled.speedup);
+    let mut result = ItemResult::passed(
+        item,
+        format!("{s}× the CPU"),
+        format!(
+            "One multiplication on the GPU through `{}` (operands already on the GPU, as the lesson times it) runs {s}× as fast as ndarray's CPU product at {}×{}×{} (median of {} paired samples, the grader's clock with its own synchronizes). If this is low, compile your kernel once rather than on every call.",
+            item.function, size[0], size[1], size[2], sampled.baseline_ns.len()
+        ),
+    );
+    result.set_score(sampled.points);
+    result.speedup = Some(sampled.speedup);
+    Ok(result)
+}
+
+/// Device selection: with no GPU it must choose the CPU (and not panic); with a GPU, the GPU.
+pub fn grade_device_select(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let mut checked = Vec::new();
+    // Without the CUDA library at all, where this machine has none to hide.
+    if crate::gpu::real_gpu().is_err() && !unsafe { cudarc::driver::sys::is_culib_present() } {
+        match choice(ctx, item, Vec::new())? {
+            Err(failed) => return Ok(with_context(failed, "with no CUDA library installed")),
+            Ok(true) => {
+                return Ok(wrong_choice(
+                    item,
+                    "with no CUDA library installed",
+                    "the GPU",
+                ))
+            }
+            Ok(false) => checked.push("no CUDA library → CPU"),
+        }
+    }
+    // A CUDA library that finds no device.
+    if let Ok(env) = crate::gpu::no_device_env() {
+        match choice(ctx, item, env)? {
+            Err(failed) => return Ok(with_context(failed, "with a CUDA driver but no GPU")),
+            Ok(true) => {
+                return Ok(wrong_choice(
+                    item,
+                    "with a CUDA driver but no GPU",
+                    "the GPU",
+                ))
+            }
+            Ok(false) => checked.push("driver without a GPU → CPU"),
+        }
+    }
+    if ctx.backend != Backend::NoGpu {
+        let env =
+            crate::gpu::worker_env(ctx.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
+        match choice(ctx, item, env)? {
+            Err(failed) => return Ok(with_context(failed, "with a GPU")),
+            Ok(false) => return Ok(wrong_choice(item, "with a GPU present", "the CPU")),
+            Ok(true) => checked.push("GPU present → GPU"),
+        }
+    }
+    if checked.is_empty() {
+        return Ok(skipped(
+            item,
+            "no way to show a machine with and without a GPU here",
+            false,
+        ));
+    }
+    Ok(ItemResult::passed(
+        item,
+        "chooses right with and without a GPU".into(),
+        format!("`{}`: {}.", item.function, checked.join("; ")),
+    ))
+}
+
+/// Runs the student's selection in a worker with `env`.
+fn choice(
+    ctx: &GradeContext,
+    item: &Item,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<Result<bool, ItemResult>, SupervisorError> {
+    Ok(match outcome_with_env(ctx, item, &ctx.order(item), env)? {
+        Err(failed) => Err(failed),
+        Ok((Outcome::DeviceChoice { chose_gpu }, _)) => Ok(chose_gpu),
+        Ok((other, _)) => return Err(unexpected(item, &other)),
+    })
+}
+
+fn with_context(mut failed: ItemResult, situation: &str) -> ItemResult {
+    if failed.reason.starts_with("not implemented") {
+        return failed;
+    }
+    failed.reason = format!("{situation}: {}", failed.reason);
+    failed.details = format!(
+        "{situation}: {}\nHint: check `cudarc::driver::sys::is_culib_present()` before creating a context, and treat an error from `CudaContext::new(0)` as \"no GPU\".",
+        failed.details
+    );
+    failed
+}
+
+fn wrong_choice(item: &Item, situation: &str, chose: &str) -> ItemResult {
+    ItemResult::failed(
+        item,
+        format!("{situation}, it chose {chose}"),
+        format!("`{}` chose {chose} {situation}.", item.function),
+    )
+}
+
+/// The benchmark: both times measured, plausible, and the GPU one present when there is a GPU.
+pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
+    let (cpu_ns, gpu_ns, outer_ns) = match super::timed::bracketed(ctx, item, &ctx.order(item))? {
+        Err(failed) => return Ok(failed),
+        Ok((Outcome::Benchmark { cpu_ns, gpu_ns }, _, brackets)) => {
+            (cpu_ns, gpu_ns, brackets.first().copied().unwrap_or(0))
+        }
+        Ok((Outcome::Failed(e), notes, _)) => {
+            return Ok(error_result(item, usize::MAX, &e, &notes))
+        }
+        Ok((other, _, _)) => return Err(unexpected(item, &other)),
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    if cpu_ns == 0 || cpu_ns > outer_ns {
+        return Ok(ItemResult::failed(
+            item,
+            "the CPU time is not a measurement".into(),
+            format!(
+                "`{}` returned a CPU time of {:.3} ms for a call that took {:.3} ms.",
+                item.function,
+                ms(cpu_ns),
+                ms(outer_ns)
+            ),
+        ));
+    }
+    match (ctx.backend, gpu_ns) {
+        (Backend::NoGpu, _) => {}
+        (_, None) => {
+            return Ok(ItemResult::failed(
+                item,
+                "no GPU time although a GPU is present".into(),
+                format!(
+                    "`{}` returned no GPU time, but a GPU ({}) was available.",
+                    item.function,
+                    ctx.backend.label()
+                ),
+            ))
+        }
+        (_, Some(g)) if g == 0 || g > outer_ns => {
+            return Ok(ItemResult::failed(
+                item,
+                "the GPU time is not a measurement".into(),
+                format!(
+                    "`{}` returned a GPU time of {:.3} ms for a call that took {:.3} ms.",
+                    item.function,
+                    ms(g),
+                    ms(outer_ns)
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let gpu = gpu_ns
+        .map(|g| format!(", GPU {:.3} ms", ms(g)))
+        .unwrap_or_default();
+    Ok(ItemResult::passed(
+        item,
+        "times both sides".into(),
+        format!(
+            "`{}` measured CPU {:.3} ms{gpu}.",
+            item.function,
+            ms(cpu_ns)
+        ),
+    ))
+}
+
+/// A GPU function whose result was not computed on the device: values it returned were never
+/// copied back from device memory, or were the very values it had uploaded.
+pub fn not_from_device(item: &Item, n: &crate::protocol::NotFromDevice) -> ItemResult {
+    let case = n.case + 1;
+    let found = if n.not_copied_back > 0 {
+        format!(
+            "{} of the {} values it returned in case {case} were never copied back from GPU \
+             memory during the call: they were computed on the CPU",
+            n.not_copied_back, n.values
+        )
+    } else {
+        format!(
+            "{} of the {} values it returned in case {case} are values the call itself had \
+             uploaded to the GPU: they were computed on the CPU and only passed through it",
+            n.uploaded, n.values
+        )
+    };
+    ItemResult::failed(
+        item,
+        "the result was not computed on the GPU".into(),
+        format!(
+            "`{}` launched work on the GPU, but {found}. The result must be what your kernel \
+             (or cuBLAS) wrote into device memory, copied back with `clone_dtoh`: compute C on \
+             the GPU and return that.",
+            item.function
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_race_report_is_found_among_the_emulators_notes_and_checks_are_for_the_emulator() {
+        let race = "gpu-labs emulator: kernel `k` is a data race: thread (1,0,0) of block \
+                    (0,0,0) read 4 bytes (line 10) in __shared__ `tile` (byte offset 0) and ...";
+        let warp = "gpu-labs emulator: kernel `k` relies on implicit warp lockstep: thread ...";
+        let fault =
+            "gpu-labs emulator: kernel `k` block (0,0,0) thread (0,0,0) wrote 4 bytes past the end";
+        assert_eq!(race_in(&format!("{fault}\n{race}")), Some(race));
+        assert_eq!(race_in(warp), Some(warp));
+        assert_eq!(race_in(fault), None);
+        assert_eq!(
+            race_in(
+                "gpu-labs emulator: block (0,0,0): threads waited at different __syncthreads()"
+            ),
+            None
+        );
+        assert_eq!(race_check_env(Backend::Emulated).len(), 1);
+        assert!(race_check_env(Backend::Real).is_empty());
+        assert!(race_check_env(Backend::NoGpu).is_empty());
+    }
+
+    #[test]
+    fn a_large_timed_product_is_checked_without_a_full_reference() {
+        // Just above the full check: Freivalds' method, with a vector the worker cannot know.
+        let a = inputs::matrix(7, "t", 0, "a", 1024, 256);
+        let b = inputs::matrix(7, "t", 0, "b", 256, 520);
+        const _: () = assert!(1024 * 256 * 520 > FULL_CHECK_MAX);
+        let mut c = a.dot(&b);
+        assert!(timed_product_right(&a, &b, &c).is_ok());
+        // The last blocks of rows not computed, as a grid too small leaves them.
+        c.slice_mut(ndarray::s![1008.., ..]).fill(0.0);
+        let wrong = timed_product_right(&a, &b, &c).expect_err("the rows left at 0 are found");
+        assert!(wrong.summary.contains("Freivalds"), "{}", wrong.summary);
+    }
+}

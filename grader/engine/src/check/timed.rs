@@ -1,0 +1,414 @@
+//! The supervisor's side of timed items: it starts the workers, reads its own clock at their
+//! checkpoints, hands over every timed run's inputs and collects its result while the worker
+//! is stopped (see [`crate::stopwatch`]). Nothing a worker reports is a time.
+
+use super::{judge_run, GradeContext};
+use crate::check::matmul::{run_case, sample_case, verification_vector};
+use crate::check::timer::TimerSample;
+use crate::inputs;
+use crate::protocol::{Backend, Outcome, WorkOrder};
+use crate::report::ItemResult;
+use crate::rubric::Item;
+use crate::stopwatch::region::Field;
+use crate::stopwatch::{words_for, Checkpoint, Command};
+use crate::supervisor::{Session, SupervisorError};
+use ndarray::Array2;
+use std::time::{Duration, Instant};
+
+/// Most candidate runs in one timed sample.
+const MAX_CANDIDATE_RUNS: usize = 64;
+
+/// Runs of nothing (hand-over only) timed to learn the hand-over's cost.
+const NULL_RUNS: usize = 15;
+
+/// How a timed item ended when it did not end with measurements.
+pub type Failed = Result<ItemResult, SupervisorError>;
+
+/// Starts a worker for `order` with a region of `words` matrix words.
+fn start(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+    words: usize,
+) -> Result<Session, SupervisorError> {
+    let env =
+        crate::gpu::worker_env(order.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
+    let mut command = ctx.command.clone();
+    command.env.extend(env);
+    Session::start(&command, item, order, words)
+}
+
+/// The item's result once a worker ended before its runs were done: its panic, its death, its
+/// error, or tampering when it reported success without finishing.
+fn ended(item: &Item, session: Session) -> Failed {
+    match judge_run(item, session.finish()?)? {
+        Err(failed) => Ok(failed),
+        Ok((Outcome::Failed(e), notes)) => {
+            Ok(super::gpu::error_result(item, usize::MAX, &e, &notes))
+        }
+        Ok(_) => Ok(stopped_elsewhere(item)),
+    }
+}
+
+/// The worker stopped or ended where the grader's code never does: something in the
+/// submission did it.
+fn stopped_elsewhere(item: &Item) -> ItemResult {
+    ItemResult::failed(
+        item,
+        "the program stopped itself outside the grader's checkpoints".into(),
+        format!(
+            "While `{}` was being timed, its program stopped or ended at a point where the \
+             grader's own code never does (a stop signal or an exit from your code). That is \
+             tampering with timing: the item scores 0.",
+            item.function
+        ),
+    )
+}
+
+/// One timed run, from the moment the supervisor lets the worker continue with the inputs in
+/// place to the stop after it (or, on the GPU, from [`Checkpoint::Go`] to
+/// [`Checkpoint::Done`]), and the result collected at the next [`Checkpoint::Ready`].
+struct Run {
+    ns: u64,
+    output: Option<Array2<f32>>,
+}
+
+/// Runs `command` on `a`, `b` in a worker stopped at [`Checkpoint::Ready`]; `Err` when the
+/// worker ended or stopped somewhere else.
+fn run_once(
+    session: &mut Session,
+    command: Command,
+    a: &Array2<f32>,
+    b: &Array2<f32>,
+) -> Result<Run, ()> {
+    session.handover().command(command, a, b);
+    let mut started = session.resume();
+    let mut done: Option<Instant> = None;
+    loop {
+        let stop = session.next_stop().ok_or(())?;
+        match stop.checkpoint {
+            Some(Checkpoint::Go) if done.is_none() => started = session.resume(),
+            Some(Checkpoint::Done) if done.is_none() => {
+                done = Some(stop.at);
+                session.resume();
+            }
+            Some(Checkpoint::Ready) => {
+                let end = done.unwrap_or(stop.at);
+                return Ok(Run {
+                    ns: end.saturating_duration_since(started).as_nanos() as u64,
+                    output: session.handover().output(),
+                });
+            }
+            _ => return Err(()),
+        }
+    }
+}
+
+/// Waits for a fresh worker's first [`Checkpoint::Ready`].
+fn first_ready(session: &mut Session) -> Result<(), ()> {
+    match session.next_stop() {
+        Some(stop) if stop.checkpoint == Some(Checkpoint::Ready) => Ok(()),
+        _ => Err(()),
+    }
+}
+
+/// A speed item's two workers: the student's and the yardstick, which runs the grader's
+/// baseline and never calls the submission.
+pub struct SpeedWorkers {
+    candidate: Session,
+    yardstick: Session,
+    /// The median time of a run that only hands matrices over (ns), subtracted from every run.
+    pub overhead_ns: u64,
+    /// The candidate's full output on case 0, checked by the caller.
+    pub first_output: Option<Array2<f32>>,
+    /// The baseline's time on case 0 (ns).
+    first_baseline_ns: u64,
+    /// The shape timed.
+    size: [usize; 3],
+}
+
+/// Paired samples of one round.
+pub struct Round {
+    /// Baseline times (ns), one per sample.
+    pub baseline_ns: Vec<u64>,
+    /// Candidate times (ns), the median of its runs next to the baseline of the same index.
+    pub candidate_ns: Vec<u64>,
+    /// The first sample with a wrong result, if any.
+    pub wrong_sample: Option<usize>,
+}
+
+impl SpeedWorkers {
+    /// Starts both workers, measures the hand-over's cost, and warms both sides up on case 0
+    /// (whose output the caller checks in full).
+    pub fn start(
+        ctx: &GradeContext,
+        item: &Item,
+        size: [usize; 3],
+    ) -> Result<Result<SpeedWorkers, ItemResult>, SupervisorError> {
+        let words = words_for(size);
+        let order = ctx.order(item);
+        let mut yard_order = order.clone();
+        yard_order.yardstick = true;
+        yard_order.backend = Backend::NoGpu;
+        let mut yardstick = start(ctx, item, &yard_order, words)?;
+        let mut candidate = start(ctx, item, &order, words)?;
+        if first_ready(&mut yardstick).is_err() {
+            candidate.kill();
+            // A yardstick that could not sandbox itself says so: the item is not graded here.
+            if let Ok(Err(not_graded)) = super::judge_run(item, yardstick.finish()?) {
+                if not_graded.status == crate::report::Status::Skipped {
+                    return Ok(Err(not_graded));
+                }
+            }
+            return Err(SupervisorError::BadReport {
+                item: item.id().to_string(),
+                message: "the grader's own yardstick worker did not start".into(),
+            });
+        }
+        if first_ready(&mut candidate).is_err() {
+            yardstick.kill();
+            return ended(item, candidate).map(Err);
+        }
+        let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+        let mut nulls = Vec::with_capacity(NULL_RUNS);
+        for _ in 0..NULL_RUNS {
+            let run = run_once(&mut yardstick, Command::Null, &a, &b).map_err(|()| {
+                SupervisorError::BadReport {
+                    item: item.id().to_string(),
+                    message: "the grader's own yardstick worker stopped answering".into(),
+                }
+            })?;
+            nulls.push(run.ns);
+        }
+        nulls.sort_unstable();
+        let overhead_ns = nulls[nulls.len() / 2];
+        let mut workers = SpeedWorkers {
+            candidate,
+            yardstick,
+            overhead_ns,
+            first_output: None,
+            first_baseline_ns: 0,
+            size,
+        };
+        workers.first_baseline_ns = workers.baseline(item, &a, &b)?;
+        match run_once(&mut workers.candidate, Command::Run, &a, &b) {
+            Ok(run) => workers.first_output = run.output,
+            Err(()) => return workers.fail(item).map(Err),
+        }
+        Ok(Ok(workers))
+    }
+
+    /// One baseline run (ns, the hand-over subtracted); the candidate is stopped meanwhile.
+    fn baseline(
+        &mut self,
+        item: &Item,
+        a: &Array2<f32>,
+        b: &Array2<f32>,
+    ) -> Result<u64, SupervisorError> {
+        let run = run_once(&mut self.yardstick, Command::Run, a, b).map_err(|()| {
+            SupervisorError::BadReport {
+                item: item.id().to_string(),
+                message: "the grader's own yardstick worker stopped answering".into(),
+            }
+        })?;
+        Ok(run.ns.saturating_sub(self.overhead_ns).max(1))
+    }
+
+    /// The candidate's result when it broke off: its worker's panic, death or tampering.
+    fn fail(self, item: &Item) -> Failed {
+        let SpeedWorkers {
+            candidate,
+            yardstick,
+            ..
+        } = self;
+        yardstick.kill();
+        ended(item, candidate)
+    }
+
+    /// Takes `samples` paired samples of round `round`: in each, the baseline runs once and
+    /// the candidate runs on the same inputs and then on new ones until its runs add up to the
+    /// baseline's time (at most [`MAX_CANDIDATE_RUNS`]); its time is their median. Which side
+    /// goes first alternates. Every candidate result is checked with Freivalds' method.
+    pub fn round(
+        mut self,
+        ctx: &GradeContext,
+        item: &Item,
+        round: usize,
+        samples: usize,
+    ) -> Result<Result<(SpeedWorkers, Round), ItemResult>, SupervisorError> {
+        let size = self.size;
+        let x = verification_vector(ctx.seed, item.id(), round, size[2]);
+        let mut result = Round {
+            baseline_ns: Vec::with_capacity(samples),
+            candidate_ns: Vec::with_capacity(samples),
+            wrong_sample: None,
+        };
+        for s in 0..samples {
+            let (a, b) = inputs::operands(ctx.seed, item.id(), sample_case(round, s), size);
+            let mut base = None;
+            if s % 2 == 0 {
+                base = Some(self.baseline(item, &a, &b)?);
+            }
+            let budget = base.unwrap_or(self.first_baseline_ns);
+            let (mut runs, mut spent, mut right) = (Vec::new(), 0u64, true);
+            for run in 0..MAX_CANDIDATE_RUNS {
+                if run > 0 && spent >= budget {
+                    break;
+                }
+                let fresh;
+                let (a, b) = if run == 0 {
+                    (&a, &b)
+                } else {
+                    fresh = inputs::operands(ctx.seed, item.id(), run_case(round, s, run), size);
+                    (&fresh.0, &fresh.1)
+                };
+                let Ok(timed) = run_once(&mut self.candidate, Command::Run, a, b) else {
+                    return self.fail(item).map(Err);
+                };
+                right &= timed
+                    .output
+                    .is_some_and(|c| crate::check::matmul::freivalds(a, b, &c, 2.0, &x));
+                let ns = timed.ns.saturating_sub(self.overhead_ns).max(1);
+                runs.push(ns);
+                spent += ns;
+            }
+            let base = match base {
+                Some(b) => b,
+                None => self.baseline(item, &a, &b)?,
+            };
+            runs.sort_unstable();
+            result.baseline_ns.push(base);
+            result.candidate_ns.push(runs[runs.len() / 2]);
+            if result.wrong_sample.is_none() && !right {
+                result.wrong_sample = Some(s);
+            }
+        }
+        Ok(Ok((self, result)))
+    }
+
+    /// Tells both workers to finish and reads what they reported.
+    pub fn finish(self, item: &Item) -> Failed {
+        let SpeedWorkers {
+            mut candidate,
+            mut yardstick,
+            ..
+        } = self;
+        yardstick.handover().finish();
+        yardstick.resume();
+        let _ = yardstick.finish();
+        candidate.handover().finish();
+        candidate.resume();
+        match judge_run(item, candidate.finish()?)? {
+            Err(failed) => Ok(failed),
+            Ok((Outcome::Timed, _)) => Ok(ItemResult::passed(item, String::new(), String::new())),
+            Ok((Outcome::Failed(e), notes)) => {
+                Ok(super::gpu::error_result(item, usize::MAX, &e, &notes))
+            }
+            Ok(_) => Ok(stopped_elsewhere(item)),
+        }
+    }
+}
+
+/// Shortest share of its asked length the grader holds timed work for: the length is drawn
+/// between this and 1.5 times it, so a timer cannot know it without measuring.
+const WORK_MIN_SHARE: f64 = 1.0;
+
+/// A `cpu-timer` item's calls, measured by the supervisor: the call's bracket (from
+/// [`Checkpoint::CallStart`] to [`Checkpoint::CallEnd`]) and the work's length (the time it
+/// held the worker stopped at [`Checkpoint::Work`], a length it drew itself).
+pub fn timer_samples(
+    ctx: &GradeContext,
+    item: &Item,
+    work_ms: &[u64],
+) -> Result<Result<Vec<TimerSample>, ItemResult>, SupervisorError> {
+    let order = ctx.order(item);
+    let mut session = start(ctx, item, &order, 0)?;
+    let mut samples = Vec::new();
+    let mut call: Option<(Instant, u64)> = None;
+    let mut work: Option<(u64, u64)> = None;
+    while let Some(stop) = session.next_stop() {
+        match stop.checkpoint {
+            Some(Checkpoint::CallStart) if call.is_none() => {
+                let asked = work_ms.get(samples.len()).copied().unwrap_or(20);
+                work = None;
+                call = Some((session.resume(), asked));
+            }
+            Some(Checkpoint::Work) if call.is_some() && work.is_none() => {
+                let asked = call.map(|(_, ms)| ms).unwrap_or(20);
+                let draw = crate::protocol::fresh_nonce() as f64 / u64::MAX as f64;
+                let share = WORK_MIN_SHARE + 0.5 * draw;
+                let hold = Duration::from_secs_f64(asked as f64 * share / 1e3);
+                let token = crate::protocol::fresh_nonce() | 1;
+                session.handover().0.set(Field::Token, token);
+                let until = stop.at + hold;
+                while Instant::now() < until {
+                    std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                }
+                let released = session.resume();
+                work = Some((released.duration_since(stop.at).as_nanos() as u64, token));
+            }
+            Some(Checkpoint::CallEnd) => {
+                let Some((started, _)) = call.take() else {
+                    session.kill();
+                    return Ok(Err(stopped_elsewhere(item)));
+                };
+                let region = session.handover();
+                let (reported_ns, receipt) = (
+                    region.0.get(Field::ReportedNs),
+                    region.0.get(Field::Receipt),
+                );
+                let (inner_ns, token) = work.unwrap_or((0, 0));
+                samples.push(TimerSample {
+                    work_ms: (inner_ns as f64 / 1e6).round() as u64,
+                    work_ran: work.is_some(),
+                    inner_ns,
+                    outer_ns: stop.at.duration_since(started).as_nanos() as u64,
+                    reported_ns,
+                    passed_value_through: work.is_some() && receipt == token,
+                });
+                session.resume();
+            }
+            _ => {
+                session.kill();
+                return Ok(Err(stopped_elsewhere(item)));
+            }
+        }
+    }
+    match judge_run(item, session.finish()?)? {
+        Err(failed) => Ok(Err(failed)),
+        Ok((Outcome::Timed, _)) if samples.len() == work_ms.len() => Ok(Ok(samples)),
+        Ok(_) => Ok(Err(stopped_elsewhere(item))),
+    }
+}
+
+/// A worker's outcome, the emulator's notes, and the supervisor's bracket around each call
+/// (ns).
+pub type Bracketed = (Outcome, String, Vec<u64>);
+
+/// A call bracketed by [`Checkpoint::CallStart`] and [`Checkpoint::CallEnd`] in a worker that
+/// otherwise just runs: the GPU timer and the benchmark. Returns the worker's outcome, its
+/// notes and each bracket (ns).
+pub fn bracketed(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+) -> Result<Result<Bracketed, ItemResult>, SupervisorError> {
+    let mut session = start(ctx, item, order, 0)?;
+    let mut brackets = Vec::new();
+    let mut open: Option<Instant> = None;
+    while let Some(stop) = session.next_stop() {
+        match stop.checkpoint {
+            Some(Checkpoint::CallStart) if open.is_none() => open = Some(session.resume()),
+            Some(Checkpoint::CallEnd) if open.is_some() => {
+                let started = open.take().unwrap_or(stop.at);
+                brackets.push(stop.at.duration_since(started).as_nanos() as u64);
+                session.resume();
+            }
+            _ => {
+                session.kill();
+                return Ok(Err(stopped_elsewhere(item)));
+            }
+        }
+    }
+    Ok(judge_run(item, session.finish()?)?.map(|(outcome, notes)| (outcome, notes, brackets)))
+}

@@ -1,0 +1,27 @@
+//! The gpu-labs grading engine. It knows no lab: a lab fills in [`lab::LabInfo`] (its item
+//! kinds, read from the rubric into [`rubric::KindSpec`]s that grade themselves), and the set
+//! of labs ([`lab::Labs`]) is handed down by the `grader` crate on top.
+//!
+//! One item's grading reads down this crate: the rubric's item ([`rubric`]) → its kind's
+//! `grade` → the supervisor starts a sandboxed worker ([`supervisor`], [`sandbox`]) under the
+//! [`protocol`] → the worker runs the student's function ([`worker`]), timed by the
+//! supervisor's own clock ([`stopwatch`]) → the shared checks judge what came back
+//! ([`check`]) → an [`report::ItemResult`], announced as an [`event::Event`].
+
+pub mod capture;
+pub mod check;
+pub mod emulate;
+pub mod event;
+pub mod fingerprint;
+pub mod gpu;
+pub mod inputs;
+pub mod intake;
+pub mod lab;
+pub mod protocol;
+pub mod report;
+pub mod rubric;
+pub mod sandbox;
+pub mod source_scan;
+pub mod stopwatch;
+pub mod supervisor;
+pub mod worker;

@@ -1,0 +1,265 @@
+//! Judging the matmul lab's CPU items: products checked case by case with a diagnosis across
+//! cases, the CPU timer's bracket, and the CPU speedup's tiers.
+
+use super::kinds::{CpuTimer, Products};
+use grader_engine::check::speedup::{self, Speed};
+use grader_engine::check::{
+    gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
+    GradeContext, Sampled,
+};
+use grader_engine::inputs;
+use grader_engine::protocol::{DeviceWork, Outcome};
+use grader_engine::report::ItemResult;
+use grader_engine::rubric::Item;
+use grader_engine::supervisor::SupervisorError;
+
+/// A readable description of a product case.
+fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
+    format!("case {} of {total} (A is {m}×{k}, B is {k}×{n})", index + 1)
+}
+
+/// `matmul` items: every case's product checked against the reference. The feedback shows
+/// the first wrong case in detail, which cases were right, and a pattern across cases when
+/// one fits (right only when a size is a multiple of a block).
+pub fn products(
+    ctx: &GradeContext,
+    item: &Item,
+    spec: &Products,
+) -> Result<ItemResult, SupervisorError> {
+    let order = ctx.order(item);
+    let (outputs, panic, error, device_work, notes) = match outcome_of(ctx, item, &order)? {
+        Err(failed) => return Ok(failed),
+        Ok((
+            Outcome::Products {
+                outputs,
+                panic,
+                error,
+                device_work,
+            },
+            notes,
+        )) => (outputs, panic, error, device_work, notes),
+        Ok((other, _)) => return Err(unexpected(item, &other)),
+    };
+    let stopped = panic.is_some() || error.is_some();
+    if outputs.len() > spec.cases.len() || (!stopped && outputs.len() != spec.cases.len()) {
+        return Err(SupervisorError::BadReport {
+            item: item.id().to_string(),
+            message: format!("{} products for {} cases", outputs.len(), spec.cases.len()),
+        });
+    }
+    let total = spec.cases.len();
+    let mut right = Vec::new();
+    let mut first_wrong: Option<(usize, matmul::Mismatch)> = None;
+    for (index, (shape, product)) in spec.cases.iter().zip(&outputs).enumerate() {
+        let (a, b) = inputs::operands(ctx.seed, item.id(), index, *shape);
+        let got = unpack(item, product)?;
+        match matmul::compare(&a, &b, &got, spec.tolerance) {
+            Ok(_) => right.push(index),
+            Err(mismatch) => {
+                first_wrong.get_or_insert((index, mismatch));
+            }
+        }
+    }
+    let shape_text = |[m, k, n]: [usize; 3]| format!("{m}×{k}·{k}×{n}");
+    let Some((index, mismatch)) = first_wrong else {
+        if let Some(p) = panic {
+            return Ok(panic_result(item, &p));
+        }
+        if let Some(e) = error {
+            return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
+        }
+        if let Some(DeviceWork {
+            launches: 0,
+            blas_calls: 0,
+            ..
+        }) = device_work
+        {
+            return Ok(ItemResult::failed(
+                item,
+                "no work on the GPU: no kernel launch, no cuBLAS call".into(),
+                format!(
+                    "`{}` returned right results but launched no kernel and made no cuBLAS call: \
+                     it computed on the CPU. Do the multiplication on the GPU (launch your kernel \
+                     on the stream, or call cuBLAS).",
+                    item.function
+                ),
+            ));
+        }
+        if let Some(DeviceWork {
+            not_from_device: Some(n),
+            ..
+        }) = device_work
+        {
+            return Ok(gpu::not_from_device(item, &n));
+        }
+        let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();
+        return Ok(ItemResult::passed(
+            item,
+            format!("all {total} cases right"),
+            format!(
+                "`{}` is right on all {total} cases: {}.",
+                item.function,
+                shapes.join(", ")
+            ),
+        ));
+    };
+    let case = describe_case(index, total, spec.cases[index]);
+    let mut details = format!(
+        "`{}` is wrong on {case}: {}.",
+        item.function, mismatch.summary
+    );
+    if !notes.is_empty() {
+        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+    }
+    let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
+    details.push_str(&if right_shapes.is_empty() {
+        "\nIt is wrong on every case that returned.".to_string()
+    } else {
+        format!(
+            "\nRight on {} of {total} cases: {}.",
+            right.len(),
+            right_shapes.join(", ")
+        )
+    });
+    let graded = outputs.len();
+    match size_pattern(&spec.cases[..graded], &right) {
+        Some(hint) => details.push_str(&format!("\nHint: {hint}.")),
+        None => {
+            if let Some(hint) = mismatch.hint.or_else(|| spec.hint.clone()) {
+                details.push_str(&format!("\nHint: {}.", hint.trim_end_matches('.')));
+            }
+        }
+    }
+    Ok(ItemResult::failed(
+        item,
+        format!("wrong result on {case}"),
+        details,
+    ))
+}
+
+/// When the right cases are exactly those whose m, k or n is a multiple of a block size, says
+/// so: the mark of loops that skip the leftover past the last full block.
+fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
+    if right.is_empty() || right.len() == cases.len() {
+        return None;
+    }
+    let names = ["m (rows of A)", "k (columns of A)", "n (columns of B)"];
+    for block in [8, 16, 32, 64] {
+        for (dim, name) in names.iter().enumerate() {
+            let separates = cases
+                .iter()
+                .enumerate()
+                .all(|(i, c)| right.contains(&i) == c[dim].is_multiple_of(block));
+            if separates {
+                return Some(format!(
+                    "the result is right only when {name} is a multiple of {block}: the rows or \
+                     columns left over after the last full block of {block} are not computed. \
+                     End each block at min(start + {block}, size), or handle the leftover separately"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `cpu-timer` items: the supervisor brackets each call and holds the work for a length it
+/// draws itself (see [`timed::timer_samples`]).
+pub fn cpu_timer(
+    ctx: &GradeContext,
+    item: &Item,
+    spec: &CpuTimer,
+) -> Result<ItemResult, SupervisorError> {
+    let samples = match timed::timer_samples(ctx, item, &spec.work_ms)? {
+        Err(failed) => return Ok(failed),
+        Ok(s) => s,
+    };
+    Ok(match timer::judge(&samples, &item.function) {
+        Ok(line) => ItemResult::passed(
+            item,
+            "times exactly the work".into(),
+            format!("`{}`: {line}.", item.function),
+        ),
+        Err((what, hint)) => {
+            ItemResult::failed(item, what.clone(), format!("{what}.\nHint: {hint}."))
+        }
+    })
+}
+
+/// `cpu-speedup` items: paired samples in rounds until the tier is clear.
+pub fn cpu_speedup(
+    ctx: &GradeContext,
+    item: &Item,
+    spec: &Speed,
+) -> Result<ItemResult, SupervisorError> {
+    let size = spec.size;
+    let Sampled {
+        speedup: measured_speedup,
+        tier,
+        points,
+        baseline_ns,
+        candidate_ns,
+        overhead_ns,
+    } = match sample_speedup(ctx, item, spec)? {
+        Ok(sampled) => sampled,
+        Err(failed) => return Ok(failed),
+    };
+    let s = speedup::shown(measured_speedup);
+    let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
+    let measured = format!(
+        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run; timed by the grader from outside your program, less {:.3} ms per run for handing the matrices over)",
+        size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns), overhead_ns as f64 / 1e6
+    );
+    let tiers: Vec<String> = spec
+        .tiers
+        .iter()
+        .map(|t| {
+            format!(
+                "{}× → {}",
+                t.speedup,
+                grader_engine::report::points(t.points)
+            )
+        })
+        .collect();
+    let mut result = ItemResult::passed(item, format!("{s}× faster than naive"), String::new());
+    result.set_score(points);
+    result.speedup = Some(measured_speedup);
+    result.details = match tier {
+        Some(t) => format!(
+            "`{}` runs {measured}: tier {} of {} (tiers: {}).",
+            item.function,
+            t + 1,
+            spec.tiers.len(),
+            tiers.join(", ")
+        ),
+        None => {
+            result.reason = format!("{s}×: below the first tier ({}×)", spec.tiers[0].speedup);
+            format!(
+                "`{}` runs {measured}, below the first tier (tiers: {}). Hint: iterate so the innermost loop walks along rows of B and C (i, k, j order), work on contiguous slices, or split rows across threads.",
+                item.function,
+                tiers.join(", ")
+            )
+        }
+    };
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_pattern;
+
+    #[test]
+    fn a_result_right_only_on_multiples_of_a_block_is_named() {
+        let cases = [
+            [1, 1, 1],
+            [128, 128, 128],
+            [129, 65, 97],
+            [200, 33, 17],
+            [48, 7, 13],
+            [40, 64, 64],
+        ];
+        let hint = size_pattern(&cases, &[1, 4]).expect("pattern");
+        assert!(hint.contains("m (rows of A) is a multiple of 16"), "{hint}");
+        assert_eq!(size_pattern(&cases, &[0, 1]), None);
+        assert_eq!(size_pattern(&cases, &[]), None);
+    }
+}

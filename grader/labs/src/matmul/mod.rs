@@ -1,0 +1,235 @@
+//! The matmul lab (seed 000, section 5): a naive and a fast CPU matrix product and a timer,
+//! the same on the GPU, and (seed 004) a batch of products in one call ([`batched`]).
+//! The lab crate's `tests/grade.rs` hands its functions to the harness in a [`Submission`];
+//! in worker mode they run here on inputs derived from the seed.
+
+pub mod batched;
+pub mod batched_judge;
+pub mod gpu;
+pub mod judge;
+pub mod kinds;
+
+pub use grader_engine::check::matmul::{run_case, sample_case, verification_vector};
+use grader_engine::inputs;
+use grader_engine::lab::LabInfo;
+use grader_engine::protocol::{Matrix, Outcome, WorkOrder};
+use grader_engine::stopwatch::region::Field;
+use grader_engine::stopwatch::{Checkpoint, Checkpoints};
+use grader_engine::worker::{guarded, LabWorker};
+use kinds::Kind;
+use ndarray::Array2;
+use std::time::Duration;
+
+/// The grader's knowledge of the matmul lab.
+pub static LAB: LabInfo = LabInfo {
+    name: "matmul",
+    lab_crate: "matmul-lab",
+    kinds: kinds::KINDS,
+    read_item: kinds::read_item,
+    rubric: include_str!("../../../../assignments/matmul/assignment.toml"),
+    harness: include_str!("../../../../solutions/matmul/tests/grade.rs"),
+    manifest: include_str!("../../../../solutions/matmul/Cargo.toml"),
+};
+
+/// A student's matrix product: A (m×k) · B (k×n) → C (m×n).
+pub type ProductFn = fn(&Array2<f32>, &Array2<f32>) -> Array2<f32>;
+
+/// Work handed to the student's timer; calling it runs the work and yields its receipt.
+pub type TimedWork = Box<dyn FnOnce() -> WorkReceipt>;
+
+/// The student's timer, instantiated for the grader's work.
+pub type TimerFn = fn(TimedWork) -> (WorkReceipt, Duration);
+
+/// What timed work returns. Only the work can make one, so a timer that returns it really ran
+/// the work and passed its value through.
+#[derive(Debug, PartialEq, Eq)]
+pub struct WorkReceipt(u64);
+
+/// The student's functions for this lab, as `tests/grade.rs` wires them.
+pub struct Submission {
+    /// The triple loop.
+    pub matmul_naive: ProductFn,
+    /// The student's own faster product.
+    pub matmul_fast: ProductFn,
+    /// Times one piece of work with `std::time::Instant`.
+    pub time_cpu: TimerFn,
+    /// The naive CUDA kernel, through cudarc.
+    pub matmul_gpu: gpu::GpuProductFn,
+    /// The shared-memory tiled CUDA kernel.
+    pub matmul_gpu_tiled: gpu::GpuProductFn,
+    /// The product through cuBLAS.
+    pub matmul_cublas: gpu::GpuProductFn,
+    /// Times one device product, synchronizing correctly.
+    pub time_gpu_matmul: gpu::GpuTimerFn,
+    /// Whether the student's device selection chose the GPU.
+    pub default_device_is_gpu: fn() -> bool,
+    /// The lab activity: (CPU time, GPU time if any) at a size.
+    pub benchmark: fn(usize) -> gpu::GpuResult<(Duration, Option<Duration>)>,
+    /// A batch of products on the CPU: `C[b] = A[b]·B[b]` (seed 004).
+    pub matmul_batched: batched::BatchedFn,
+    /// The same batch on the GPU, in one launch or one cuBLAS call.
+    pub matmul_batched_gpu: batched::GpuBatchedFn,
+    /// Times one batched product of operands already on the GPU, synchronizing correctly.
+    pub time_gpu_matmul_batched: batched::GpuBatchedTimerFn,
+}
+
+impl Submission {
+    fn product(&self, name: &str) -> Result<ProductFn, String> {
+        match name {
+            "matmul_naive" => Ok(self.matmul_naive),
+            "matmul_fast" => Ok(self.matmul_fast),
+            other => Err(format!("the matmul lab has no product function `{other}`")),
+        }
+    }
+
+    fn gpu_product(&self, name: &str) -> Result<gpu::GpuProductFn, String> {
+        match name {
+            "matmul_gpu" => Ok(self.matmul_gpu),
+            "matmul_gpu_tiled" => Ok(self.matmul_gpu_tiled),
+            "matmul_cublas" => Ok(self.matmul_cublas),
+            other => Err(format!(
+                "the matmul lab has no GPU product function `{other}`"
+            )),
+        }
+    }
+}
+
+/// The grader's naive product, the baseline speedups are measured against: the textbook
+/// triple loop over indexed elements, as a student's first version looks.
+pub fn baseline_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {
+    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    let mut c = Array2::zeros((m, n));
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = 0.0f32;
+            for p in 0..k {
+                sum += a[[i, p]] * b[[p, j]];
+            }
+            c[[i, j]] = sum;
+        }
+    }
+    c
+}
+
+impl LabWorker for Submission {
+    fn info(&self) -> &'static LabInfo {
+        &LAB
+    }
+
+    fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
+        match order.task::<Kind>()? {
+            Kind::Matmul(spec) => {
+                let f = self.product(&order.function)?;
+                let mut outputs = Vec::with_capacity(spec.cases.len());
+                for (index, &shape) in spec.cases.iter().enumerate() {
+                    let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
+                    match guarded(Some(index), || f(&a, &b)) {
+                        Ok(c) => outputs.push(Matrix::from_array(&c)),
+                        Err(p) => {
+                            return Ok(Outcome::Products {
+                                outputs,
+                                panic: Some(p),
+                                error: None,
+                                device_work: None,
+                            })
+                        }
+                    }
+                }
+                Ok(Outcome::Products {
+                    outputs,
+                    panic: None,
+                    error: None,
+                    device_work: None,
+                })
+            }
+            Kind::CpuTimer(spec) => {
+                for _ in &spec.work_ms {
+                    if let Err(p) = guarded(None, || time_once(self.time_cpu, checkpoints)) {
+                        return Ok(Outcome::Panicked(p));
+                    }
+                }
+                Ok(Outcome::Timed)
+            }
+            Kind::CpuSpeedup(_) => {
+                let f = if order.yardstick {
+                    baseline_naive
+                } else {
+                    self.product(&order.function)?
+                };
+                match guarded(None, || checkpoints.serve_products(f)) {
+                    Ok(served) => served.map(|()| Outcome::Timed),
+                    Err(p) => Ok(Outcome::Panicked(p)),
+                }
+            }
+            Kind::GpuMatmul(spec) => Ok(gpu::products(
+                self.gpu_product(&order.function)?,
+                order,
+                &spec.cases,
+            )),
+            Kind::GpuTimer(spec) => Ok(gpu::timer(
+                self.time_gpu_matmul,
+                order,
+                spec.size,
+                checkpoints,
+            )),
+            Kind::GpuSpeedup(_) if order.yardstick => Ok(
+                match guarded(None, || checkpoints.serve_products(|a, b| a.dot(b))) {
+                    Ok(served) => served.map(|()| Outcome::Timed)?,
+                    Err(p) => Outcome::Panicked(p),
+                },
+            ),
+            Kind::GpuSpeedup(spec) => {
+                Ok(gpu::speedup(self.time_gpu_matmul, spec.size, checkpoints))
+            }
+            Kind::DeviceSelect => Ok(match guarded(None, self.default_device_is_gpu) {
+                Ok(chose_gpu) => Outcome::DeviceChoice { chose_gpu },
+                Err(p) => Outcome::Panicked(p),
+            }),
+            Kind::Benchmark(spec) => {
+                let size = spec.size[0];
+                checkpoints.stop(Checkpoint::CallStart);
+                let called = guarded(None, || (self.benchmark)(size));
+                checkpoints.stop(Checkpoint::CallEnd);
+                Ok(match called {
+                    Ok(Ok((cpu, gpu))) => Outcome::Benchmark {
+                        cpu_ns: cpu.as_nanos() as u64,
+                        gpu_ns: gpu.map(|g| g.as_nanos() as u64),
+                    },
+                    Ok(Err(e)) => Outcome::Failed(gpu::describe(e.as_ref())),
+                    Err(p) => Outcome::Panicked(p),
+                })
+            }
+            Kind::BatchedMatmul(b) => batched::cpu_products(self.matmul_batched, order, &b.cases),
+            Kind::GpuBatchedMatmul(b) => {
+                batched::gpu_products(self.matmul_batched_gpu, order, &b.cases)
+            }
+            Kind::GpuBatchedTimer(t) => {
+                batched::timer(self.time_gpu_matmul_batched, order, t.size, checkpoints)
+            }
+            Kind::GpuBatchedSpeedup(s) => {
+                batched::speed(self.time_gpu_matmul_batched, order, &s, checkpoints)
+            }
+        }
+    }
+}
+
+/// One call of the student's timer, between two checkpoints the supervisor times. The work
+/// it is handed is a third checkpoint: the supervisor holds this process stopped for as long
+/// as it chooses, then hands the work a token to return as its receipt. What the timer reported
+/// and the receipt it handed back go into the region before the call's end.
+fn time_once(timer: TimerFn, checkpoints: &mut Checkpoints) {
+    let mut held = checkpoints.clone();
+    let work: TimedWork = Box::new(move || {
+        held.stop(Checkpoint::Work);
+        WorkReceipt(held.get(Field::Token))
+    });
+    checkpoints.set(Field::Receipt, 0);
+    checkpoints.stop(Checkpoint::CallStart);
+    let (receipt, reported) = timer(work);
+    checkpoints.set(
+        Field::ReportedNs,
+        reported.as_nanos().min(u128::from(u64::MAX)) as u64,
+    );
+    checkpoints.set(Field::Receipt, receipt.0);
+    checkpoints.stop(Checkpoint::CallEnd);
+}

@@ -1,0 +1,515 @@
+//! The training lab's GPU items, worker side: the student's GPU model, loader, epoch and timer
+//! run on a stream the grader opens (a real GPU or the emulator), on the same inputs the CPU
+//! items use. Between the harness's marks the grader counts the device work, watches where the
+//! returned values came from, and queues its own GPU work for the synchronization check.
+
+use super::inputs;
+use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, StepWork};
+use super::worker::{sent_layer, sent_layers};
+use super::{EpochSetup, Layers, Marks, Net, Submission};
+use cudarc::driver::{CudaEvent, CudaStream};
+use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_engine::gpu::counters;
+use grader_engine::gpu::student::{describe, open_stream, GpuResult};
+use grader_engine::protocol::{DeviceWork, GpuTimerSample, Matrix, Outcome, WorkOrder};
+use grader_engine::stopwatch::{Checkpoint, Checkpoints};
+use grader_engine::worker::guarded;
+use ndarray::Array2;
+use std::sync::Arc;
+
+/// The most examples the timer's epoch is grown to (MNIST's training set).
+const MAX_TIMED_EXAMPLES: usize = 60_000;
+
+/// Runs one GPU item of the training lab.
+pub fn run(
+    lab: &Submission,
+    order: &WorkOrder,
+    kind: &Kind,
+    checkpoints: &mut Checkpoints,
+) -> Result<Outcome, String> {
+    let (seed, item) = (order.seed, order.item.as_str());
+    if let Kind::GpuTimer(s) = kind {
+        return Ok(timer(lab, seed, item, s, checkpoints));
+    }
+    if let Kind::GpuSpeedup(s) = kind {
+        return speed(lab, order, s, checkpoints);
+    }
+    let stream = match open_stream() {
+        Ok(s) => s,
+        Err(e) => return Ok(Outcome::GpuUnavailable(e)),
+    };
+    let sent = match kind {
+        Kind::GpuTransfer => transfer(lab, seed, item, &stream),
+        Kind::GpuLoader(c) => loader(lab, seed, item, &c.cases, &stream),
+        Kind::GpuEpoch(s) => epoch(seed, item, s, &stream, lab.gpu_epoch),
+        Kind::GpuTrainOn(s) => train_on(lab, seed, item, s, &stream),
+        _ => return Err("not a GPU kind of the training lab".into()),
+    };
+    Ok(match sent {
+        Ok(sent) => Outcome::Lab(serde_json::to_value(sent).map_err(|e| e.to_string())?),
+        Err(outcome) => *outcome,
+    })
+}
+
+/// The outcome that ends an item early: a student call's panic or GPU error.
+type Ended = Box<Outcome>;
+
+/// A student call's result, or the outcome that ends the item.
+fn called<T>(case: Option<usize>, f: impl FnOnce() -> GpuResult<T>) -> Result<T, Ended> {
+    match guarded(case, f) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Box::new(Outcome::Failed(describe(e.as_ref())))),
+        Err(p) => Err(Box::new(Outcome::Panicked(p))),
+    }
+}
+
+/// The f32 bits of every parameter and gradient of the layers.
+fn bits(layers: &Layers) -> Vec<u32> {
+    layers
+        .iter()
+        .flat_map(|l| {
+            l.weight
+                .iter()
+                .chain(&l.bias)
+                .chain(&l.weight_grad)
+                .chain(&l.bias_grad)
+        })
+        .map(|v| v.to_bits())
+        .collect()
+}
+
+fn transfer(
+    lab: &Submission,
+    seed: u64,
+    item: &str,
+    stream: &Arc<CudaStream>,
+) -> Result<SentGpu, Ended> {
+    let mut out = Vec::new();
+    for (case, net) in [Net::SimpleNn, Net::Mlp].into_iter().enumerate() {
+        let layers = inputs::layers(seed, item, case, net, true);
+        counters::provenance_window(true);
+        let back = called(Some(case), || (lab.gpu_round_trip)(stream, net, layers));
+        let not_copied_back = match &back {
+            Ok(back) => counters::provenance(&bits(back)).map(|(missing, _)| missing),
+            Err(_) => None,
+        };
+        counters::provenance_window(false);
+        out.push((sent_layers(&back?), not_copied_back));
+    }
+    Ok(SentGpu::Transfer(out))
+}
+
+fn loader(
+    lab: &Submission,
+    seed: u64,
+    item: &str,
+    cases: &[[usize; 2]],
+    stream: &Arc<CudaStream>,
+) -> Result<SentGpu, Ended> {
+    let mut out = Vec::new();
+    for (case, &[examples, batch_size]) in cases.iter().enumerate() {
+        let (x, labels, order) = loader_case(seed, item, case, examples, batch_size);
+        let batches = called(Some(case), || {
+            (lab.gpu_batches)(stream, &x, &labels, &order)
+        })?;
+        out.push(
+            batches
+                .iter()
+                .map(|(rows, labels)| (Matrix::from_array(rows), labels.clone()))
+                .collect(),
+        );
+    }
+    Ok(SentGpu::Batches(out))
+}
+
+/// A loader case's data and batch order: synthetic digits, shuffled batches.
+pub fn loader_case(
+    seed: u64,
+    item: &str,
+    case: usize,
+    examples: usize,
+    batch_size: usize,
+) -> (Array2<f32>, Vec<usize>, Vec<Vec<usize>>) {
+    let set = inputs::dataset(seed, &format!("{item}/{case}"), Net::Mlp, examples, "train");
+    let order = super::reference::batches(
+        examples,
+        batch_size,
+        &mut super::rng_for(seed, item, case, "order"),
+    );
+    (inputs::inputs_f32(&set), set.labels, order)
+}
+
+/// The emulator's counts at a mark: device work, and bytes moved each way.
+type Counts = (Option<DeviceWork>, Option<(u64, u64)>);
+
+/// Marks that count device work and open a provenance window.
+#[derive(Default)]
+struct Watch {
+    before: Option<Counts>,
+    work: Option<(DeviceWork, (u64, u64))>,
+}
+
+impl Marks for Watch {
+    fn before(&mut self) -> Result<(), String> {
+        counters::provenance_window(true);
+        self.before = Some((counters::read(), counters::transfers()));
+        Ok(())
+    }
+
+    fn after(&mut self) -> Result<(), String> {
+        if let Some((work, Some((up, down)))) = self.before.take() {
+            let moved = counters::transfers().map(|(u, d)| (u - up.min(u), d - down.min(d)));
+            if let (Some(work), Some(moved)) = (counters::since(work), moved) {
+                self.work = Some((work, moved));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One epoch of the student's on the GPU (`train_epoch_gpu`, or `train_on`'s GPU branch),
+/// watched between the marks.
+fn epoch(
+    seed: u64,
+    item: &str,
+    s: &GpuSetup,
+    stream: &Arc<CudaStream>,
+    student: super::GpuEpochFn,
+) -> Result<SentGpu, Ended> {
+    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
+    let mut watch = Watch::default();
+    let result = called(None, || {
+        student(stream, data.setup(s.model, s.lr), &mut watch)
+    });
+    let provenance = match &result {
+        Ok((_, after)) => {
+            let after = bits(after);
+            let changed: Vec<u32> = after
+                .iter()
+                .zip(bits(&data.layers))
+                .filter(|(now, then)| **now != *then)
+                .map(|(now, _)| *now)
+                .collect();
+            let all = counters::provenance(&after);
+            counters::provenance(&changed)
+                .zip(all)
+                .map(|((_, up), (missing, _))| (changed.len() as u64, up, missing))
+        }
+        Err(_) => None,
+    };
+    counters::provenance_window(false);
+    let (loss, after) = result?;
+    let work = watch.work.zip(provenance).map(
+        |((work, (uploaded, copied_back)), (changed, changed_uploaded, not_copied_back))| {
+            StepWork {
+                launches: work.launches,
+                blas_calls: work.blas_calls,
+                uploaded,
+                copied_back,
+                changed,
+                changed_uploaded,
+                not_copied_back,
+            }
+        },
+    );
+    Ok(SentGpu::Epoch {
+        loss: loss.to_bits(),
+        layers: after.iter().map(sent_layer).collect(),
+        work,
+    })
+}
+
+/// `train_on`'s GPU branch between the marks, then the same epoch as the branch is documented
+/// (the harness's `to_device`, loader, `train_epoch_gpu` and `to_host`), unwatched: what the
+/// branch must give, so that `train_on_gpu` grades the branch and not the epoch again.
+fn train_on(
+    lab: &Submission,
+    seed: u64,
+    item: &str,
+    s: &GpuSetup,
+    stream: &Arc<CudaStream>,
+) -> Result<SentGpu, Ended> {
+    let SentGpu::Epoch { loss, layers, work } = epoch(seed, item, s, stream, lab.train_on_gpu)?
+    else {
+        return Err(Box::new(Outcome::Failed(
+            "the GPU epoch sent an unexpected report".into(),
+        )));
+    };
+    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
+    let direct = called(None, || {
+        (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut Unwatched)
+    })
+    .ok()
+    .map(|(loss, after)| (loss.to_bits(), sent_layers(&after)));
+    Ok(SentGpu::TrainOn {
+        loss,
+        layers,
+        work,
+        direct,
+    })
+}
+
+/// Marks that watch nothing: for a run the grader only reads the result of.
+struct Unwatched;
+
+impl Marks for Unwatched {
+    fn before(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn after(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Marks for the synchronization check: before the call, the grader queues long device work
+/// on the stream and records events around it; after, another event. In `grow` mode it only
+/// measures the call's device time.
+struct TimerMarks<'a> {
+    stream: &'a Arc<CudaStream>,
+    busy: &'a mut Busy,
+    checkpoints: &'a mut Checkpoints,
+    queue: bool,
+    events: Vec<CudaEvent>,
+}
+
+impl TimerMarks<'_> {
+    fn record(&mut self) -> Result<(), String> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let event = self
+            .stream
+            .record_event(timing)
+            .map_err(|e| e.to_string())?;
+        self.events.push(event);
+        Ok(())
+    }
+
+    /// Milliseconds between two recorded events.
+    fn between(&self, from: usize, to: usize) -> Result<f64, String> {
+        match (self.events.get(from), self.events.get(to)) {
+            (Some(a), Some(b)) => a.elapsed_ms(b).map(f64::from).map_err(|e| e.to_string()),
+            _ => Err("a timing event is missing".into()),
+        }
+    }
+}
+
+impl Marks for TimerMarks<'_> {
+    fn before(&mut self) -> Result<(), String> {
+        self.events.clear();
+        if self.queue {
+            self.record()?;
+            self.busy.queue(QUEUED_MS)?;
+        } else {
+            self.stream.synchronize().map_err(|e| e.to_string())?;
+        }
+        self.record()?;
+        if self.queue {
+            self.checkpoints.stop(Checkpoint::CallStart);
+        }
+        Ok(())
+    }
+
+    fn after(&mut self) -> Result<(), String> {
+        if self.queue {
+            self.checkpoints.stop(Checkpoint::CallEnd);
+        }
+        self.record()
+    }
+}
+
+/// The synchronization check of `time_gpu_epoch`: the epoch is grown until it keeps the device
+/// busy for [`MIN_DEVICE_MS`]; then each timed call comes right after a second of the grader's
+/// own queued work.
+fn timer(
+    lab: &Submission,
+    seed: u64,
+    item: &str,
+    s: &GpuSetup,
+    checkpoints: &mut Checkpoints,
+) -> Outcome {
+    let (stream, mut busy) = match busy::set_up() {
+        Ok(ready) => ready,
+        Err(e) => return Outcome::GpuUnavailable(format!("the grader's GPU set-up failed: {e}")),
+    };
+    match timer_samples(lab, seed, item, s, checkpoints, &stream, &mut busy) {
+        Ok(Ok(sent)) => match serde_json::to_value(sent) {
+            Ok(v) => Outcome::Lab(v),
+            Err(e) => Outcome::Failed(e.to_string()),
+        },
+        Ok(Err(outcome)) => *outcome,
+        // From the first student call on, a GPU error is the student's: a faulting kernel
+        // leaves the context broken, and the grader's next call is the first to hear of it.
+        Err(e) => Outcome::Failed(format!(
+            "the GPU reported an error after `time_gpu_epoch` ran: {e}. A kernel that reads or \
+             writes outside a buffer makes every later GPU call fail; synchronize and check the \
+             result in your function to see the error there"
+        )),
+    }
+}
+
+fn timer_samples(
+    lab: &Submission,
+    seed: u64,
+    item: &str,
+    s: &GpuSetup,
+    checkpoints: &mut Checkpoints,
+    stream: &Arc<CudaStream>,
+    busy: &mut Busy,
+) -> Result<Result<SentGpu, Ended>, String> {
+    let mut examples = s.examples;
+    let data = loop {
+        let data = inputs::epoch(seed, item, s.model, examples, s.batch_size, s.hidden);
+        let mut marks = TimerMarks {
+            stream,
+            busy: &mut *busy,
+            checkpoints: &mut *checkpoints,
+            queue: false,
+            events: Vec::new(),
+        };
+        if let Err(outcome) = called(None, || {
+            (lab.time_gpu_epoch)(stream, data.setup(s.model, s.lr), &mut marks)
+        }) {
+            return Ok(Err(outcome));
+        }
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let device_ms = marks.between(0, 1)?;
+        if device_ms >= MIN_DEVICE_MS || examples * 2 > MAX_TIMED_EXAMPLES {
+            break data;
+        }
+        examples *= 2;
+    };
+    let (mut samples, mut losses, mut queued_ms) = (Vec::new(), Vec::new(), 0.0f64);
+    for _ in 0..TIMER_SAMPLES {
+        let mut marks = TimerMarks {
+            stream,
+            busy: &mut *busy,
+            checkpoints: &mut *checkpoints,
+            queue: true,
+            events: Vec::new(),
+        };
+        let (loss, reported) = match called(None, || {
+            (lab.time_gpu_epoch)(stream, data.setup(s.model, s.lr), &mut marks)
+        }) {
+            Ok(done) => done,
+            Err(outcome) => return Ok(Err(outcome)),
+        };
+        stream.synchronize().map_err(|e| e.to_string())?;
+        if marks.events.len() != 3 {
+            return Err("the harness did not mark the timed call".into());
+        }
+        queued_ms = queued_ms.max(marks.between(0, 1)?);
+        samples.push(GpuTimerSample {
+            reported_ms: reported.as_secs_f64() * 1e3,
+            device_ms: marks.between(1, 2)?,
+        });
+        losses.push(loss.to_bits());
+    }
+    // What the student's own epoch gives on the same data: the timer is charged for timing
+    // and for running that epoch, not again for the epoch's mistakes.
+    let direct = called(None, || {
+        (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut Unwatched)
+    })
+    .ok()
+    .map(|(loss, after)| (loss.to_bits(), after != data.layers));
+    stream.synchronize().map_err(|e| e.to_string())?;
+    Ok(Ok(SentGpu::Timer {
+        samples,
+        losses,
+        queued_ms,
+        examples,
+        direct,
+    }))
+}
+
+/// The speed item's data: synthetic digits, the wider MLP's starting layers, the batch order.
+pub fn speed_data(
+    seed: u64,
+    item: &str,
+    s: &GpuSpeed,
+) -> (Array2<f32>, Vec<usize>, Layers, Vec<Vec<usize>>) {
+    let set = inputs::dataset(seed, item, Net::Mlp, s.examples, "train");
+    let layers = [
+        inputs::layer(seed, item, 0, "layer1", (784, s.hidden), false),
+        inputs::layer(seed, item, 0, "layer2", (s.hidden, 10), false),
+    ];
+    let order = super::reference::batches(
+        s.examples,
+        s.batch_size,
+        &mut super::rng_for(seed, item, 0, "order"),
+    );
+    (inputs::inputs_f32(&set), set.labels, layers, order)
+}
+
+/// Marks for a timed GPU epoch: the whole context drained before the supervisor's clock
+/// starts and again before it stops, so the bracket holds exactly the student's epoch.
+struct SpeedMarks<'a> {
+    stream: &'a Arc<CudaStream>,
+    checkpoints: &'a mut Checkpoints,
+}
+
+impl Marks for SpeedMarks<'_> {
+    fn before(&mut self) -> Result<(), String> {
+        self.stream
+            .context()
+            .synchronize()
+            .map_err(|e| e.to_string())?;
+        self.checkpoints.stop(Checkpoint::CallStart);
+        Ok(())
+    }
+
+    fn after(&mut self) -> Result<(), String> {
+        self.stream
+            .context()
+            .synchronize()
+            .map_err(|e| e.to_string())?;
+        self.checkpoints.stop(Checkpoint::CallEnd);
+        Ok(())
+    }
+}
+
+/// The speed item's runs, each between checkpoints the supervisor times: in the yardstick
+/// worker the grader's CPU epoch (it never calls the submission), otherwise the student's GPU
+/// epoch from the same start. Each run's mean loss is sent back to be checked.
+fn speed(
+    lab: &Submission,
+    order: &WorkOrder,
+    s: &GpuSpeed,
+    checkpoints: &mut Checkpoints,
+) -> Result<Outcome, String> {
+    let (x, labels, layers, batches) = speed_data(order.seed, &order.item, s);
+    let mut losses = Vec::with_capacity(s.samples);
+    if order.yardstick {
+        for _ in 0..s.samples {
+            let mut start = layers.clone();
+            checkpoints.stop(Checkpoint::CallStart);
+            let loss = super::yardstick::mlp_epoch(&mut start, &x, &labels, &batches, s.lr);
+            checkpoints.stop(Checkpoint::CallEnd);
+            losses.push(loss.to_bits());
+        }
+    } else {
+        let stream = match open_stream() {
+            Ok(s) => s,
+            Err(e) => return Ok(Outcome::GpuUnavailable(e)),
+        };
+        for _ in 0..s.samples {
+            let setup = EpochSetup {
+                net: Net::Mlp,
+                layers: layers.clone(),
+                lr: s.lr,
+                x: &x,
+                labels: &labels,
+                batches: &batches,
+            };
+            let mut marks = SpeedMarks {
+                stream: &stream,
+                checkpoints: &mut *checkpoints,
+            };
+            match called(None, || (lab.gpu_epoch)(&stream, setup, &mut marks)) {
+                Ok((loss, _)) => losses.push(loss.to_bits()),
+                Err(outcome) => return Ok(*outcome),
+            }
+        }
+    }
+    serde_json::to_value(SentGpu::Speed(losses))
+        .map(Outcome::Lab)
+        .map_err(|e| e.to_string())
+}

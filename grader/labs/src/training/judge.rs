@@ -1,0 +1,1292 @@
+//! Judging the training lab: every reference computed here in f64 from the same inputs the
+//! worker used; gradients also against central differences; the feedback names the tensor as
+//! the lesson does (`layer1.weight`), the worst index, expected and got, and the usual mistake
+//! when one fits.
+
+use super::compare::{compare, row, Mismatch};
+use super::inputs::{self, OPTIMIZER_SHAPES};
+use super::kinds::{Cases, Kind, Sent, SentLayer, SentPass, Setup, Steps};
+use super::reference::{self as r, EpochTargets, LoopFault, Optimizer, Targets, TwoLayer};
+use super::trajectory::{self, Parameters, Tolerance};
+use super::worker::net_of;
+use super::{Layer, Net};
+use grader_engine::check::{outcome_of, unexpected, GradeContext};
+use grader_engine::protocol::{Matrix, Outcome};
+use grader_engine::report::ItemResult;
+use grader_engine::rubric::Item;
+use grader_engine::supervisor::SupervisorError;
+use ndarray::{Array1, Array2};
+
+/// Relative and absolute tolerance of f32 results against f64 references.
+const REL: f64 = 1e-3;
+const ABS: f64 = 1e-4;
+/// How far (relative to how far the reference moved) an epoch's parameters may be from the
+/// reference's; see [`trajectory`] for why the typical hidden unit is read. Measured with
+/// `GPU_LABS_DEBUG_EPOCH=1 grader grade … --only train_epoch --only train_epoch_mlp --only
+/// cpu_fallback --seed N`, seeds 1–80 for the solution and 1–40 for each of the independent
+/// fixture, the batch summed in reverse by hand and every layer product in f64 (600 epochs):
+/// the typical unit of a correct loop stays within 4.3e-5 (4e-6 except where a ReLU input
+/// rounded to the other side of 0; the worst, seed 60 of `cpu_fallback`), the whole model
+/// within 5.7e-3. The closest wrong loop, SimpleNN's backward without the sigmoid's
+/// derivative, puts the typical unit 2.65e-3 to 3.2e-2 off (seeds 1–40 and 101–124). So
+/// `typical` 3e-4, 7× above the worst correct and 8.8× below the closest wrong, and `all`
+/// 0.05, a loose bound 8.8× above the worst rounding cascade. (The whole-model distance alone
+/// at 1e-4 failed correct loops in 11 of the 600 epochs; at 0.02 that mistake passed on six
+/// seeds of eight.) Those epochs ran the student's own model (the MLP's epoch was then an item
+/// of its own, `train_epoch_mlp`); the loop items now run the grader's model and optimizer
+/// ([`super::stand_in`]), whose f64 math lies closer still (typical unit 1e-6, seed 1), and
+/// `tests/training.rs` shows four loops written differently pass and the smallest loop
+/// mistake (the last batch never steps) fails, on eight seeds.
+pub(super) const TRAJECTORY: Tolerance = Tolerance {
+    typical: 3e-4,
+    all: 0.05,
+};
+/// The same for an epoch on the GPU (`gpu_epoch_simple_nn`, `gpu_epoch_mlp`, `train_on_gpu`).
+/// Measured on the emulator, seeds 1–20 of the solution and the independent fixture (120
+/// epochs): the typical unit within 4.2e-6, as on the CPU. A real GPU's cuBLAS (FP32) and
+/// atomics sum in orders the emulator does not reproduce, which only a GPU could measure, so
+/// `typical` is 1e-3: 23× above the worst correct CPU loop, 2.6× below the closest wrong one.
+pub(super) const GPU_TRAJECTORY: Tolerance = Tolerance {
+    typical: 1e-3,
+    all: 0.05,
+};
+/// The fewest items from which an unshuffled or repeated order is a mistake, not chance
+/// (10! ≈ 3.6 million orders).
+const SHUFFLE_TELLS: usize = 10;
+/// Gradients of at most this many values are also checked against central differences.
+const NUMERIC_MAX: usize = 2_000;
+
+/// A fraction as a percentage with two significant digits ("0.0031%", "1.5%"), so that a
+/// small distance still shows how small.
+pub(super) fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p == 0.0 || !p.is_finite() {
+        return format!("{p}%");
+    }
+    let decimals = (1 - p.abs().log10().floor() as i32).max(1) as usize;
+    format!("{p:.decimals$}%")
+}
+
+/// Grades one training item.
+pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult, SupervisorError> {
+    let sent = match outcome_of(ctx, item, &ctx.order(item))? {
+        Err(failed) => return Ok(failed),
+        Ok((Outcome::Lab(value), _)) => {
+            serde_json::from_value::<Sent>(value).map_err(|e| bad(item, &e.to_string()))?
+        }
+        Ok((other, _)) => return Err(unexpected(item, &other)),
+    };
+    let judge = Judge {
+        seed: ctx.seed,
+        item,
+    };
+    let verdict = match (kind, sent) {
+        (Kind::Init(c), Sent::Init(sent)) => judge.init(c, &sent),
+        (Kind::Forward(c), Sent::Tensors(sent)) => judge.forward(c, &sent),
+        (Kind::Backward(c), Sent::Backward(sent)) => judge.backward(c, &sent),
+        (Kind::Elementwise(c), Sent::Tensors(sent)) => judge.elementwise(c, &sent),
+        (Kind::Loss(c), Sent::Losses(sent)) => judge.loss_values(c, &sent),
+        (Kind::Loss(c), Sent::Tensors(sent)) => judge.loss_grads(c, &sent),
+        (Kind::Model(c), Sent::Model { passes, by_hand }) => judge.model(c, &passes, &by_hand),
+        (Kind::Optimizer(s), Sent::Steps(sent)) => judge.optimizer(s, &sent),
+        (Kind::Batches(c), Sent::Batches(sent)) => judge.batches(c, &sent),
+        (
+            Kind::Epoch(s),
+            Sent::Epoch {
+                loss,
+                layers,
+                first_bad_batch,
+            },
+        ) => judge.epoch(
+            s,
+            f32::from_bits(loss),
+            &layers,
+            first_bad_batch,
+            TRAJECTORY,
+        ),
+        (
+            Kind::CpuFallback(s),
+            Sent::Fallback {
+                loss,
+                layers,
+                direct_loss,
+                direct_layers,
+            },
+        ) => judge.fallback(
+            s,
+            (f32::from_bits(loss), &layers),
+            (f32::from_bits(direct_loss), &direct_layers),
+        ),
+        (Kind::Accuracy(a), Sent::Accuracy(share)) => judge.accuracy(a, f32::from_bits(share)),
+        (
+            Kind::Train(t),
+            Sent::Train {
+                losses,
+                again,
+                layers,
+                by_hand,
+                by_hand_layers,
+            },
+        ) => judge.train(
+            t,
+            (&floats(&losses), &layers),
+            &floats(&again),
+            (&floats(&by_hand), &by_hand_layers),
+        ),
+        _ => return Err(bad(item, "its results do not fit the item's kind")),
+    }?;
+    Ok(result(item, verdict))
+}
+
+/// A failed check: the table's one line and the full feedback.
+pub(super) struct Wrong {
+    pub(super) reason: String,
+    pub(super) details: String,
+}
+
+/// A check's verdict: passed (with what it showed), failed, or the grader's own failure.
+pub(super) type Verdict = Result<Result<String, Wrong>, SupervisorError>;
+
+/// The item's result from a verdict.
+pub(super) fn result(item: &Item, verdict: Result<String, Wrong>) -> ItemResult {
+    match verdict {
+        Ok(reason) => {
+            let details = format!("`{}`: {reason}.", item.function);
+            ItemResult::passed(item, reason, details)
+        }
+        Err(Wrong { reason, details }) => ItemResult::failed(item, reason, details),
+    }
+}
+
+/// A failed check whose feedback is `details` and a hint.
+pub(super) fn wrong(reason: impl Into<String>, details: impl Into<String>, hint: &str) -> Verdict {
+    let mut details = details.into();
+    if !hint.is_empty() {
+        details.push_str(&format!("\nHint: {hint}."));
+    }
+    Ok(Err(Wrong {
+        reason: reason.into(),
+        details,
+    }))
+}
+
+/// The grader's own failure: a worker's report that does not fit the item.
+pub(super) fn bad(item: &Item, message: &str) -> SupervisorError {
+    SupervisorError::BadReport {
+        item: item.id().to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn floats(bits: &[u32]) -> Vec<f32> {
+    bits.iter().map(|&b| f32::from_bits(b)).collect()
+}
+
+fn wide(a: &Array2<f32>) -> Array2<f64> {
+    a.mapv(f64::from)
+}
+
+fn wide1(a: &Array1<f32>) -> Array1<f64> {
+    a.mapv(f64::from)
+}
+
+/// The f64 layer a reference starts from, with the same parameters and gradients.
+fn reference_layer(layer: &Layer) -> r::Linear {
+    let mut l = r::Linear::from_parameters(wide(&layer.weight), wide1(&layer.bias));
+    l.weight_grad = wide(&layer.weight_grad);
+    l.bias_grad = wide1(&layer.bias_grad);
+    l
+}
+
+/// The reference model holding these layers.
+pub(super) fn reference_model(net: Net, layers: &[Layer; 2]) -> TwoLayer {
+    let head = match net {
+        Net::SimpleNn => r::Head::SigmoidBce,
+        Net::Mlp => r::Head::LogitsCrossEntropy,
+    };
+    TwoLayer {
+        layer1: reference_layer(&layers[0]),
+        layer2: reference_layer(&layers[1]),
+        head,
+    }
+}
+
+/// A model's targets, from class labels.
+pub(super) fn targets(net: Net, labels: &[usize]) -> EpochTargets {
+    match net {
+        Net::SimpleNn => {
+            EpochTargets::Binary(Array2::from_shape_fn((labels.len(), 1), |(i, _)| {
+                labels[i] as f64
+            }))
+        }
+        Net::Mlp => EpochTargets::Classes(labels.to_vec()),
+    }
+}
+
+/// What a model's pass must give on one case: its output, its loss, and each layer's weight
+/// and bias gradients after backward (the bias as one row).
+struct ExpectedPass {
+    output: Array2<f64>,
+    loss: f64,
+    grads: [(Array2<f64>, Array2<f64>); 2],
+}
+
+/// The four tensors of a sent layer, unpacked.
+struct Got {
+    weight: Array2<f32>,
+    bias: Array2<f32>,
+    weight_grad: Array2<f32>,
+    bias_grad: Array2<f32>,
+}
+
+/// The reference's view of an `epoch` item: the grader's start, batch order and data.
+pub(super) struct ReferenceEpoch {
+    start: [Layer; 2],
+    order: Vec<Vec<usize>>,
+    set: super::data::Dataset,
+    all: EpochTargets,
+}
+
+impl ReferenceEpoch {
+    /// The epoch the worker ran for item `id` with `s`'s keys.
+    pub(super) fn new(seed: u64, id: &str, s: &Setup) -> ReferenceEpoch {
+        let epoch = inputs::epoch(seed, id, s.model, s.examples, s.batch_size, s.hidden);
+        ReferenceEpoch {
+            start: epoch.layers,
+            order: epoch.order,
+            all: targets(s.model, &epoch.set.labels),
+            set: epoch.set,
+        }
+    }
+
+    /// The reference loop (or a typical wrong one) over the epoch: its mean loss and model.
+    pub(super) fn run(&self, s: &Setup, fault: Option<LoopFault>) -> (f64, TwoLayer) {
+        let mut model = reference_model(s.model, &self.start);
+        let mut opt = match s.optimizer.with(s.lr) {
+            super::Opt::Sgd(lr) => Optimizer::Sgd(r::Sgd { lr: f64::from(lr) }),
+            super::Opt::Adam(lr) => Optimizer::Adam(r::Adam::new(f64::from(lr))),
+        };
+        let loss = r::train_epoch(
+            &mut model,
+            &mut opt,
+            &self.set.inputs,
+            &self.all,
+            &self.order,
+            fault,
+        );
+        (loss, model)
+    }
+}
+
+/// Judges one item's results against references from the run's seed.
+pub(super) struct Judge<'a> {
+    pub(super) seed: u64,
+    pub(super) item: &'a Item,
+}
+
+impl Judge<'_> {
+    pub(super) fn id(&self) -> &str {
+        self.item.id()
+    }
+
+    fn unpack(&self, m: &Matrix) -> Result<Array2<f32>, SupervisorError> {
+        m.to_array()
+            .ok_or_else(|| bad(self.item, "a tensor's data does not match its shape"))
+    }
+
+    fn got(&self, l: &SentLayer) -> Result<Got, SupervisorError> {
+        Ok(Got {
+            weight: self.unpack(&l.weight)?,
+            bias: self.unpack(&l.bias)?,
+            weight_grad: self.unpack(&l.weight_grad)?,
+            bias_grad: self.unpack(&l.bias_grad)?,
+        })
+    }
+
+    fn case_text(&self, case: usize) -> String {
+        self.item.spec.describe_case(case).unwrap_or_default()
+    }
+
+    fn function(&self) -> &str {
+        &self.item.function
+    }
+
+    /// The same failure for a tensor that is off, said with the case.
+    fn mismatch(&self, case: usize, m: &Mismatch, hint: &str) -> Verdict {
+        let case = self.case_text(case);
+        let reason = match m {
+            Mismatch::Shape { name, .. } => format!("`{name}` has the wrong shape{case}"),
+            Mismatch::NotFinite { name, .. } => format!("`{name}` is NaN or infinite{case}"),
+            Mismatch::Value { name, .. } => format!("wrong `{name}`{case}"),
+        };
+        wrong(reason, format!("`{}`{case}: {m}.", self.function()), hint)
+    }
+
+    fn init(&self, c: &Cases<2>, sent: &[[SentLayer; 3]]) -> Verdict {
+        for (case, (&[inputs, outputs], made)) in c.cases.iter().zip(sent).enumerate() {
+            let [first, again, other] = [&made[0], &made[1], &made[2]].map(|l| self.got(l));
+            let (first, again, other) = (first?, again?, other?);
+            let bound = 1.0 / (inputs as f64).sqrt();
+            let at = self.case_text(case);
+            if first.weight.dim() != (outputs, inputs) || first.bias.len() != outputs {
+                return wrong(
+                    format!("wrong shapes{at}"),
+                    format!(
+                        "`Linear::new({inputs}, {outputs}, rng)`: weight is {}×{} and bias has \
+                         {} values; expected a {outputs}×{inputs} weight (out × in, as PyTorch) \
+                         and {outputs} biases.",
+                        first.weight.nrows(),
+                        first.weight.ncols(),
+                        first.bias.len()
+                    ),
+                    "nn.Linear(in, out) stores its weight as out × in",
+                );
+            }
+            if first
+                .weight_grad
+                .iter()
+                .chain(&first.bias_grad)
+                .any(|&g| g != 0.0)
+                || first.weight_grad.dim() != first.weight.dim()
+                || first.bias_grad.len() != outputs
+            {
+                return wrong(
+                    format!("gradients not zero{at}"),
+                    "A new layer's weight_grad and bias_grad must be zeros of the weight's and \
+                     the bias's shapes.",
+                    "Array2::zeros((out, in)) and Array1::zeros(out)",
+                );
+            }
+            for (name, values) in [("weight", &first.weight), ("bias", &first.bias)] {
+                if let Some(v) = values.iter().find(|&&v| {
+                    f64::from(v).abs().partial_cmp(&(bound * 1.000_001))
+                        != Some(std::cmp::Ordering::Less)
+                }) {
+                    return wrong(
+                        format!("`{name}` outside ±1/√in{at}"),
+                        format!(
+                            "`Linear::new({inputs}, {outputs}, rng)`: `{name}` holds {v}, outside \
+                             ±1/√{inputs} = ±{bound:.5}."
+                        ),
+                        "PyTorch draws every weight and bias uniformly from [−1/√in, 1/√in): \
+                         rng.random_range(-bound..bound)",
+                    );
+                }
+            }
+            let n = first.weight.len() as f64;
+            if n >= 1000.0 {
+                // Uniform on ±bound: mean 0 (σ bound/√(3n)), half the values beyond bound/2.
+                let mean = first.weight.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+                let beyond = first
+                    .weight
+                    .iter()
+                    .filter(|&&v| f64::from(v).abs() > bound / 2.0)
+                    .count() as f64
+                    / n;
+                let spread = 6.0 / n.sqrt();
+                if mean.abs() > 6.0 * bound / (3.0 * n).sqrt() || (beyond - 0.5).abs() > spread {
+                    return wrong(
+                        format!("weights not uniform on ±1/√in{at}"),
+                        format!(
+                            "`Linear::new({inputs}, {outputs}, rng)`: the weights' mean is \
+                             {mean:.5} and {:.1}% of them are beyond half the bound; uniform \
+                             values on ±{bound:.5} have mean ≈ 0 and 50% beyond half.",
+                            beyond * 100.0
+                        ),
+                        "draw each weight with rng.random_range(-bound..bound), not from a \
+                         normal distribution or a narrower range",
+                    );
+                }
+            }
+            if outputs * inputs > 1 && first.weight.iter().all(|&v| v == first.weight[[0, 0]]) {
+                return wrong(
+                    format!("every weight is the same{at}"),
+                    "Every weight is the same value: a layer whose units all start alike \
+                     learns alike.",
+                    "draw a new random value for each weight",
+                );
+            }
+            if first.weight != again.weight || first.bias != again.bias {
+                return wrong(
+                    format!("not reproducible from the generator{at}"),
+                    "Two generators with the same seed gave different layers: the layer must be \
+                     drawn from the `rng` it is given (nothing else random), so a seed gives the \
+                     same model every time.",
+                    "draw every value from the `rng` argument",
+                );
+            }
+            if first.weight == other.weight {
+                return wrong(
+                    format!("the same layer from another seed{at}"),
+                    "A generator with another seed gave the same weights: they must come from \
+                     the `rng` argument.",
+                    "draw every value from the `rng` argument",
+                );
+            }
+            if let Some(verdict) = self.not_drawn_as_documented(case, inputs, outputs, &first) {
+                return verdict;
+            }
+        }
+        Ok(Ok(format!(
+            "right shapes, the documented uniform draws on ±1/√in (weights, then biases), zero \
+             gradients, reproducible from the seed ({} cases)",
+            c.cases.len()
+        )))
+    }
+
+    /// The layer against the one the documented draws give from the worker's generator
+    /// (weight row by row, then bias, each `rng.random_range(-bound..bound)` in f32): any other
+    /// distribution (zero biases, a normal, another bound, another order) shows here.
+    fn not_drawn_as_documented(
+        &self,
+        case: usize,
+        inputs: usize,
+        outputs: usize,
+        got: &Got,
+    ) -> Option<Verdict> {
+        use rand::RngExt;
+        let mut rng = super::rng_for(self.seed, self.id(), case, "init");
+        let bound = 1.0 / (inputs as f32).sqrt();
+        let mut draw = || f64::from(rng.random_range(-bound..bound));
+        let weight = Array2::from_shape_simple_fn((outputs, inputs), &mut draw);
+        // One row, as the worker sends a bias.
+        let bias = Array2::from_shape_simple_fn((1, outputs), &mut draw);
+        let at = self.case_text(case);
+        let call = format!("`Linear::new({inputs}, {outputs}, rng)`");
+        if let Err(m) = compare("weight", weight.view(), got.weight.view(), 1e-5, 1e-7) {
+            return Some(wrong(
+                format!("the weights are not the documented draws{at}"),
+                format!("{call}: {m}."),
+                "bound = 1.0 / (inputs as f32).sqrt(), then the weight row by row, each \
+                 rng.random_range(-bound..bound) (Array2::from_shape_simple_fn), before the bias",
+            ));
+        }
+        if let Err(m) = compare("bias", bias.view(), got.bias.view(), 1e-5, 1e-7) {
+            let zeros = got.bias.iter().all(|&b| b == 0.0);
+            let (reason, hint) = if zeros {
+                (
+                    format!("the biases are all 0{at}"),
+                    "nn.Linear draws the biases too: after the weight, each \
+                     rng.random_range(-bound..bound)",
+                )
+            } else {
+                (
+                    format!("the biases are not the documented draws{at}"),
+                    "draw the biases after the weight, from the same rng, each \
+                     rng.random_range(-bound..bound)",
+                )
+            };
+            let what = if zeros { "the biases are all 0; " } else { "" };
+            return Some(wrong(reason, format!("{call}: {what}{m}."), hint));
+        }
+        None
+    }
+
+    fn forward(&self, c: &Cases<3>, sent: &[Matrix]) -> Verdict {
+        for (case, (&[b, i, o], got)) in c.cases.iter().zip(sent).enumerate() {
+            let layer = inputs::layer(self.seed, self.id(), case, "layer", (i, o), false);
+            let x = inputs::matrix(self.seed, self.id(), case, "x", (b, i), 1.0);
+            let expected = reference_layer(&layer).forward(&wide(&x));
+            let got = self.unpack(got)?;
+            if let Err(m) = compare("output", expected.view(), got.view(), REL, ABS) {
+                let no_bias = wide(&x).dot(&wide(&layer.weight).t());
+                let hint = if compare("", no_bias.view(), got.view(), REL, ABS).is_ok() {
+                    "the output is x·Wᵀ without the bias: add b to every row"
+                } else {
+                    "y = x·Wᵀ + b: x is batch × in, W is out × in, so multiply by W's transpose \
+                     (`x.dot(&self.weight.t())`) and add the bias to every row"
+                };
+                return self.mismatch(case, &m, hint);
+            }
+        }
+        Ok(Ok(format!("right on all {} cases", c.cases.len())))
+    }
+
+    fn backward(&self, c: &Cases<3>, sent: &[(Matrix, SentLayer)]) -> Verdict {
+        for (case, (&[b, i, o], (dx, after))) in c.cases.iter().zip(sent).enumerate() {
+            let (seed, id) = (self.seed, self.id());
+            let layer = inputs::layer(seed, id, case, "layer", (i, o), true);
+            let x = wide(&inputs::matrix(seed, id, case, "x", (b, i), 1.0));
+            let g = wide(&inputs::matrix(seed, id, case, "grad", (b, o), 1.0));
+            let mut reference = reference_layer(&layer);
+            let expected_dx = reference.backward(&x, &g);
+            let (dx, after) = (self.unpack(dx)?, self.got(after)?);
+            let before_w = wide(&layer.weight_grad);
+            let before_b = row(&wide1(&layer.bias_grad).to_vec());
+            let expected_b = row(&reference.bias_grad.to_vec());
+            let checks = [
+                ("the returned input gradient", expected_dx.view(), dx.view()),
+                (
+                    "weight_grad",
+                    reference.weight_grad.view(),
+                    after.weight_grad.view(),
+                ),
+                ("bias_grad", expected_b.view(), after.bias_grad.view()),
+            ];
+            for (name, expected, got) in checks {
+                let Err(m) = compare(name, expected, got, REL, ABS) else {
+                    continue;
+                };
+                let fresh = &expected.to_owned()
+                    - &if name == "weight_grad" {
+                        before_w.clone()
+                    } else {
+                        before_b.clone()
+                    };
+                let hint = match name {
+                    "weight_grad" if compare("", fresh.view(), got, REL, ABS).is_ok() => {
+                        "weight_grad holds only this batch's gradient: backward must ADD to it \
+                         (`+=`), as loss.backward() accumulates until zero_grad"
+                    }
+                    "bias_grad" if compare("", before_b.view(), got, REL, ABS).is_ok() => {
+                        "bias_grad did not change: the bias gradient is missing (add the column \
+                         sums of grad_output, `grad_output.sum_axis(Axis(0))`)"
+                    }
+                    "bias_grad" if compare("", fresh.view(), got, REL, ABS).is_ok() => {
+                        "bias_grad holds only this batch's gradient: backward must ADD to it \
+                         (`+=`)"
+                    }
+                    "weight_grad" => "dL/dW = grad_outputᵀ · x (out × in), added to weight_grad",
+                    "bias_grad" => "dL/db is the column sums of grad_output, added to bias_grad",
+                    _ => "dL/dx = grad_output · W (batch × in)",
+                };
+                return self.mismatch(case, &m, hint);
+            }
+            if b * i + o * i <= NUMERIC_MAX {
+                // Central differences of L = Σ g∘(x·Wᵀ + b), independent of the reference.
+                let w = wide(&layer.weight);
+                let bias = wide1(&layer.bias);
+                let loss = |x: &Array2<f64>, w: &Array2<f64>| (&(x.dot(&w.t()) + &bias) * &g).sum();
+                let numeric_dx = r::numerical_gradient(|x| loss(x, &w), &x, 1e-6);
+                let numeric_dw = r::numerical_gradient(|w| loss(&x, w), &w, 1e-6);
+                let got_dw = &wide(&after.weight_grad) - &before_w;
+                for (name, numeric, got) in [
+                    ("the returned input gradient", numeric_dx, wide(&dx)),
+                    ("weight_grad", numeric_dw, got_dw),
+                ] {
+                    let got = got.mapv(|v| v as f32);
+                    if let Err(m) = compare(name, numeric.view(), got.view(), REL, ABS) {
+                        return self.mismatch(
+                            case,
+                            &m,
+                            "this disagrees with central differences (f(x+h) − f(x−h)) / 2h",
+                        );
+                    }
+                }
+            }
+        }
+        Ok(Ok(format!(
+            "input gradient right and weight and bias gradients accumulated on all {} cases, \
+             also against central differences",
+            c.cases.len()
+        )))
+    }
+
+    fn elementwise(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
+        for (case, (&[rows, cols], got)) in c.cases.iter().zip(sent).enumerate() {
+            let x = wide(&inputs::elementwise_input(
+                self.seed,
+                self.id(),
+                case,
+                (rows, cols),
+            ));
+            let g = wide(&inputs::matrix(
+                self.seed,
+                self.id(),
+                case,
+                "grad",
+                (rows, cols),
+                1.0,
+            ));
+            let (expected, hint) = match self.function() {
+                "relu" => (r::relu(&x), "relu(x) = max(x, 0), element by element"),
+                "relu_backward" => (
+                    r::relu_backward(&x, &g),
+                    "the gradient passes where ReLU's input x > 0 and is 0 where x ≤ 0: \
+                     grad_output × (x > 0)",
+                ),
+                _ => (
+                    r::sigmoid(&x),
+                    "σ(x) = 1 / (1 + e^−x); for x < 0 use e^x / (1 + e^x) so nothing overflows",
+                ),
+            };
+            let got = self.unpack(got)?;
+            if let Err(m) = compare("output", expected.view(), got.view(), REL, ABS) {
+                let relu_backward = self.function() == "relu_backward";
+                // The gradient passed where x is exactly 0 too: `x >= 0` for `x > 0`.
+                let passed_at_zero = || {
+                    let mut at_zero = g.clone();
+                    at_zero.zip_mut_with(&x, |g, &v| {
+                        if v < 0.0 {
+                            *g = 0.0;
+                        }
+                    });
+                    compare("", at_zero.view(), got.view(), REL, ABS).is_ok()
+                };
+                let hint = if relu_backward && compare("", g.view(), got.view(), REL, ABS).is_ok() {
+                    "the gradient passed through unchanged: ReLU blocks it where x ≤ 0"
+                } else if relu_backward && passed_at_zero() {
+                    "where x is exactly 0 the gradient is 0 too (PyTorch's choice): test x > 0, \
+                     not x ≥ 0"
+                } else {
+                    hint
+                };
+                return self.mismatch(case, &m, hint);
+            }
+        }
+        Ok(Ok(format!("right on all {} cases", c.cases.len())))
+    }
+
+    /// A loss case's inputs in f64: (values, targets, labels).
+    fn loss_inputs(&self, c: &Cases<2>, case: usize) -> (Array2<f64>, Array2<f64>, Vec<usize>) {
+        let (v, y, labels) = inputs::loss_case(
+            self.seed,
+            self.id(),
+            case,
+            c.cases.get(case).copied(),
+            self.function(),
+        );
+        (wide(&v), wide(&y), labels)
+    }
+
+    fn loss_values(&self, c: &Cases<2>, sent: &[u32]) -> Verdict {
+        let bce = self.function() == "bce_loss";
+        for (case, &bits) in sent.iter().enumerate() {
+            let (v, y, labels) = self.loss_inputs(c, case);
+            let expected = if bce {
+                r::bce_loss(&v, &y)
+            } else {
+                r::cross_entropy(&v, &labels)
+            };
+            let got = f32::from_bits(bits);
+            let extreme = case == c.cases.len();
+            let hint = match (bce, extreme) {
+                (true, true) => {
+                    "with p exactly 0 or 1, ln(0) is −∞: clamp each log at −100 as PyTorch \
+                     does, max(ln p, −100)"
+                }
+                (true, false) => "−mean(y·ln p + (1 − y)·ln(1 − p)) over every element",
+                (false, true) => {
+                    "e^1000 overflows to infinity: subtract each row's largest logit before \
+                     exponentiating (log-sum-exp)"
+                }
+                (false, false) => "mean over rows of ln Σ e^logit − logit[label]",
+            };
+            let m = compare(
+                "loss",
+                row(&[expected]).view(),
+                row(&[got]).view(),
+                REL,
+                ABS,
+            );
+            if let Err(m) = m {
+                return self.mismatch(case, &m, hint);
+            }
+        }
+        Ok(Ok(format!(
+            "right on all {} cases, extreme values included",
+            sent.len()
+        )))
+    }
+
+    fn loss_grads(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
+        let bce = self.function() == "bce_grad";
+        for (case, got) in sent.iter().enumerate() {
+            let (v, y, labels) = self.loss_inputs(c, case);
+            let loss = |v: &Array2<f64>| {
+                if bce {
+                    r::bce_loss(v, &y)
+                } else {
+                    r::cross_entropy(v, &labels)
+                }
+            };
+            let expected = if bce {
+                r::bce_grad(&v, &y)
+            } else {
+                r::cross_entropy_grad(&v, &labels)
+            };
+            let got = self.unpack(got)?;
+            let extreme = case == c.cases.len();
+            let hint = if compare("", (-&expected).view(), got.view(), REL, ABS).is_ok() {
+                "the gradient has the wrong sign: it points uphill (for these losses it is \
+                 prediction − target, not target − prediction)"
+            } else if compare(
+                "",
+                (&expected * v.len().max(1) as f64 / if bce { 1.0 } else { v.ncols() as f64 })
+                    .view(),
+                got.view(),
+                REL,
+                ABS,
+            )
+            .is_ok()
+            {
+                "the gradient is N times too large: the loss is a mean, so divide by N"
+            } else if extreme && !bce {
+                "e^1000 overflows to infinity: subtract each row's largest logit before \
+                 exponentiating"
+            } else if extreme {
+                "with p exactly 0 or 1, p(1 − p) is 0: divide by max(p(1 − p), 1e−12)"
+            } else if bce {
+                "(p − y) / (p(1 − p)) / N, element by element"
+            } else {
+                "(softmax(row) − one-hot(label)) / batch, row by row"
+            };
+            if let Err(m) = compare("gradient", expected.view(), got.view(), REL, ABS) {
+                return self.mismatch(case, &m, hint);
+            }
+            if !extreme && v.len() <= NUMERIC_MAX {
+                let numeric = r::numerical_gradient(loss, &v, 1e-6);
+                if let Err(m) = compare("gradient", numeric.view(), got.view(), REL, ABS) {
+                    return self.mismatch(
+                        case,
+                        &m,
+                        "this disagrees with central differences of the loss",
+                    );
+                }
+            }
+        }
+        Ok(Ok(format!(
+            "right on all {} cases, extreme values included, also against central differences",
+            sent.len()
+        )))
+    }
+
+    /// A model's pass against the reference and, where that fails, against the same pass
+    /// written out from the student's own pieces: a model that composes its pieces right is
+    /// not charged again for a piece's mistake (the piece's own item is).
+    fn model(&self, c: &Cases<1>, sent: &[SentPass], by_hand: &[Option<SentPass>]) -> Verdict {
+        let net = net_of(self.function());
+        let head = match net {
+            Net::SimpleNn => "layer1 → ReLU → layer2 → sigmoid",
+            Net::Mlp => "layer1 → ReLU → layer2 (logits, no softmax)",
+        };
+        let mut composed = 0;
+        for (case, (&[b], pass)) in c.cases.iter().zip(sent).enumerate() {
+            let layers = inputs::layers(self.seed, self.id(), case, net, true);
+            let x = inputs::matrix(
+                self.seed,
+                self.id(),
+                case,
+                "x",
+                (b, inputs::shapes(net)[0].0),
+                1.0,
+            );
+            let labels = inputs::labels(self.seed, self.id(), case, b, inputs::classes(net));
+            let mut model = reference_model(net, &layers);
+            let trace = model.forward(&wide(&x));
+            let all = targets(net, &labels);
+            let t = match &all {
+                EpochTargets::Binary(y) => Targets::Binary(y),
+                EpochTargets::Classes(l) => Targets::Classes(l),
+            };
+            let loss = model.loss(&trace, t);
+            model.backward(&trace, t);
+            let reference = ExpectedPass {
+                output: trace.output,
+                loss,
+                grads: [&model.layer1, &model.layer2]
+                    .map(|l| (l.weight_grad.clone(), row(&l.bias_grad.to_vec()))),
+            };
+            if let Some(failed) = self.pass_against(case, &reference, pass, head)? {
+                let written_out = match by_hand.get(case) {
+                    Some(Some(h)) => self.expected_of(h, &layers)?,
+                    _ => None,
+                };
+                match written_out {
+                    Some(e) if self.pass_against(case, &e, pass, head)?.is_none() => composed += 1,
+                    _ => return failed,
+                }
+            }
+            for (n, sent) in pass.after_zero_grad.iter().enumerate() {
+                let got = self.got(sent)?;
+                if got
+                    .weight_grad
+                    .iter()
+                    .chain(&got.bias_grad)
+                    .any(|&v| v != 0.0)
+                {
+                    return wrong(
+                        format!("zero_grad left layer{} with gradients", n + 1),
+                        format!(
+                            "After zero_grad, layer{}'s weight or bias gradient is not all \
+                             zeros.",
+                            n + 1
+                        ),
+                        "zero_grad must zero both gradients of both layers",
+                    );
+                }
+            }
+        }
+        if composed > 0 {
+            return Ok(Ok(format!(
+                "forward, loss, backward and zero_grad compose your own layers, activations and \
+                 losses the right way on all {} cases (on {composed} of them those pieces give \
+                 other values than the reference: their own items charge for that, this one does \
+                 not)",
+                c.cases.len()
+            )));
+        }
+        Ok(Ok(format!(
+            "forward, loss, backward (every parameter's gradient) and zero_grad right on all {} \
+             cases",
+            c.cases.len()
+        )))
+    }
+
+    /// The written-out pass as what the model must give, when its pieces did something: a
+    /// finite output that (over several rows) is not one value, and a backward pass that
+    /// changed some gradient of every layer. Pieces that do nothing show nothing about the
+    /// model.
+    fn expected_of(
+        &self,
+        h: &SentPass,
+        start: &[Layer; 2],
+    ) -> Result<Option<ExpectedPass>, SupervisorError> {
+        let output = self.unpack(&h.output)?;
+        let first = output.iter().next().copied().unwrap_or(0.0);
+        let varied = output.nrows() < 2 || output.iter().any(|&v| v != first);
+        let finite = output.iter().all(|v| v.is_finite());
+        if h.after_backward.len() != 2 || !varied || !finite {
+            return Ok(None);
+        }
+        let mut grads = Vec::new();
+        for (sent, before) in h.after_backward.iter().zip(start) {
+            let got = self.got(sent)?;
+            let changed = |a: &Array2<f32>, b: &Array2<f32>| a.iter().zip(b).any(|(a, b)| a != b);
+            let before_bias = before.bias_grad.clone().insert_axis(ndarray::Axis(0));
+            let moved = got.weight_grad.shape() == before.weight_grad.shape()
+                && (changed(&got.weight_grad, &before.weight_grad)
+                    || changed(&got.bias_grad, &before_bias));
+            if !moved {
+                return Ok(None);
+            }
+            grads.push((wide(&got.weight_grad), wide(&got.bias_grad)));
+        }
+        let [l1, l2]: [(Array2<f64>, Array2<f64>); 2] = match grads.try_into() {
+            Ok(g) => g,
+            Err(_) => return Ok(None),
+        };
+        Ok(Some(ExpectedPass {
+            output: wide(&output),
+            loss: f64::from(f32::from_bits(h.loss)),
+            grads: [l1, l2],
+        }))
+    }
+
+    /// `None` when `pass` gives what `e` says on this case, else the failing verdict.
+    fn pass_against(
+        &self,
+        case: usize,
+        e: &ExpectedPass,
+        pass: &SentPass,
+        head: &str,
+    ) -> Result<Option<Verdict>, SupervisorError> {
+        let output = self.unpack(&pass.output)?;
+        if let Err(m) = compare("output", e.output.view(), output.view(), REL, ABS) {
+            return Ok(Some(self.mismatch(case, &m, &format!("forward is {head}"))));
+        }
+        let got_loss = f32::from_bits(pass.loss);
+        if let Err(m) = compare(
+            "loss",
+            row(&[e.loss]).view(),
+            row(&[got_loss]).view(),
+            REL,
+            ABS,
+        ) {
+            return Ok(Some(self.mismatch(
+                case,
+                &m,
+                "the model's loss is the mean BCE (SimpleNN) or cross-entropy (Mlp) of its output",
+            )));
+        }
+        if pass.after_backward.len() != 2 {
+            return Err(bad(
+                self.item,
+                "a model came back with other than two layers",
+            ));
+        }
+        for (n, ((weight, bias), sent)) in e.grads.iter().zip(&pass.after_backward).enumerate() {
+            let got = self.got(sent)?;
+            let name = |p: &str| format!("the gradient of layer{}.{p}", n + 1);
+            for (p, expected, got) in [
+                ("weight", weight.view(), got.weight_grad.view()),
+                ("bias", bias.view(), got.bias_grad.view()),
+            ] {
+                if let Err(m) = compare(&name(p), expected, got, REL, ABS) {
+                    return Ok(Some(self.mismatch(
+                        case,
+                        &m,
+                        "backward goes the other way through the same steps: the loss's \
+                         gradient, then (SimpleNN) through the sigmoid, σ(1 − σ), then \
+                         layer2.backward, relu_backward with ReLU's input, layer1.backward; \
+                         gradients are added to those already there",
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn optimizer(&self, s: &Steps, sent: &[Vec<SentLayer>]) -> Verdict {
+        let adam = self.function() == "Adam::step";
+        let start: Vec<Layer> = OPTIMIZER_SHAPES
+            .iter()
+            .enumerate()
+            .map(|(l, &shape)| {
+                inputs::layer(self.seed, self.id(), 0, &format!("p{l}"), shape, false)
+            })
+            .collect();
+        let run = |variant: Option<&str>| -> Vec<Vec<r::Linear>> {
+            let mut layers: Vec<r::Linear> = start.iter().map(reference_layer).collect();
+            let mut opt = if adam {
+                let mut a = r::Adam::new(f64::from(s.lr));
+                a.bias_correction = variant != Some("no-correction");
+                Optimizer::Adam(a)
+            } else {
+                Optimizer::Sgd(r::Sgd {
+                    lr: f64::from(s.lr),
+                })
+            };
+            let mut after = Vec::new();
+            for step in 0..s.steps {
+                let grads = inputs::step_grads(self.seed, self.id(), step, &OPTIMIZER_SHAPES);
+                for (layer, (w, b)) in layers.iter_mut().zip(grads) {
+                    layer.weight_grad = wide(&w);
+                    layer.bias_grad = wide1(&b);
+                }
+                if let (Some("stuck-counter"), Optimizer::Adam(a)) = (variant, &mut opt) {
+                    a.t = 0;
+                }
+                let mut refs: Vec<&mut r::Linear> = layers.iter_mut().collect();
+                opt.step_layers(&mut refs);
+                after.push(layers.clone());
+            }
+            after
+        };
+        let expected = run(None);
+        if sent.len() != expected.len() {
+            return Err(bad(self.item, "a step's layers are missing"));
+        }
+        // Each step's layers unpacked once: they are compared with up to three reference runs.
+        let sent: Vec<Vec<Got>> = sent
+            .iter()
+            .map(|step| step.iter().map(|l| self.got(l)).collect())
+            .collect::<Result<_, _>>()?;
+        let first_off = |expected: &[Vec<r::Linear>]| -> Option<(usize, Mismatch)> {
+            for (step, (want, got)) in expected.iter().zip(&sent).enumerate() {
+                for (n, (w, g)) in want.iter().zip(got).enumerate() {
+                    let bias = row(&w.bias.to_vec());
+                    for (name, e, gv) in [
+                        (
+                            format!("layer{}.weight", n + 1),
+                            w.weight.view(),
+                            g.weight.view(),
+                        ),
+                        (format!("layer{}.bias", n + 1), bias.view(), g.bias.view()),
+                    ] {
+                        if let Err(m) = compare(&name, e, gv, REL, 1e-6) {
+                            return Some((step, m));
+                        }
+                    }
+                }
+            }
+            None
+        };
+        let Some((step, m)) = first_off(&expected) else {
+            return Ok(Ok(format!("follows the formula over {} steps", s.steps)));
+        };
+        let hint = if adam && first_off(&run(Some("no-correction"))).is_none() {
+            "this is Adam without its bias correction: divide m by (1 − β1^t) and v by \
+             (1 − β2^t), with t the number of steps taken so far (1 on the first step)"
+        } else if adam && first_off(&run(Some("stuck-counter"))).is_none() {
+            "the step counter t does not advance: add 1 to t at the start of every step"
+        } else if adam {
+            "m = β1·m + (1 − β1)·g; v = β2·v + (1 − β2)·g²; p −= lr·m̂ / (√v̂ + ε), with m and v \
+             kept per tensor between steps"
+        } else {
+            "p −= lr · grad for every weight and bias"
+        };
+        let mut verdict = self.mismatch(usize::MAX, &m, hint)?;
+        if let Err(w) = &mut verdict {
+            w.reason = format!("{} after step {}", w.reason, step + 1);
+            w.details = format!("After step {} of {}: {}", step + 1, s.steps, w.details);
+        }
+        Ok(verdict)
+    }
+
+    fn batches(&self, c: &Cases<2>, sent: &[[Vec<Vec<usize>>; 3]]) -> Verdict {
+        for (case, (&[n, size], [first, second, again])) in c.cases.iter().zip(sent).enumerate() {
+            let at = self.case_text(case);
+            for (epoch, made) in [first, second].into_iter().enumerate() {
+                if let Err(why) = r::check_partition(made, n, size) {
+                    return wrong(
+                        format!("not a split of 0..n{at}"),
+                        format!("`batches({n}, {size}, rng)`, call {}: {why}.", epoch + 1),
+                        "shuffle a Vec of 0..n, then cut it into chunks of batch_size (`chunks`)",
+                    );
+                }
+            }
+            let flat = |b: &Vec<Vec<usize>>| b.concat();
+            // A fair shuffle of n items keeps 0, 1, 2, … (or repeats an order) once in n!
+            // calls: only from 10 items on (1 in 3.6 million) is that a mistake rather than
+            // chance, so smaller cases are checked as splits only.
+            let telling = n >= SHUFFLE_TELLS;
+            if telling && flat(first) == (0..n).collect::<Vec<_>>() {
+                return wrong(
+                    format!("not shuffled{at}"),
+                    format!(
+                        "`batches({n}, {size}, rng)` keeps the order 0, 1, 2, …: a DataLoader \
+                             with shuffle=True draws a new random order every epoch."
+                    ),
+                    "shuffle the indices (Fisher–Yates with the rng) before cutting them into \
+                     batches",
+                );
+            }
+            if telling && first == second {
+                return wrong(
+                    format!("the same order every epoch{at}"),
+                    "Two calls on the same generator gave the same order: each epoch must be \
+                     shuffled anew.",
+                    "draw from the rng you are given (it moves on with every draw), not from a \
+                     new generator with a fixed seed",
+                );
+            }
+            if first != again {
+                return wrong(
+                    format!("not reproducible from the generator{at}"),
+                    "A generator with the same seed gave another order: the order must come \
+                     only from the rng argument, so a seed gives the same run every time.",
+                    "draw every random number from the rng argument",
+                );
+            }
+        }
+        Ok(Ok(format!(
+            "a shuffled split of 0..n, new each epoch and reproducible, on all {} cases",
+            c.cases.len()
+        )))
+    }
+
+    /// One epoch from the grader's start and batch order against the reference trajectory,
+    /// and, when it leaves it, against each typical wrong loop.
+    pub(super) fn epoch(
+        &self,
+        s: &Setup,
+        loss: f32,
+        sent: &[SentLayer],
+        first_bad: Option<usize>,
+        trajectory: Tolerance,
+    ) -> Verdict {
+        let function = &self.item.function;
+        let epoch = ReferenceEpoch::new(self.seed, self.id(), s);
+        let (start, order) = (&epoch.start, &epoch.order);
+        let run = |fault: Option<LoopFault>| epoch.run(s, fault);
+        if let Some(batch) = first_bad {
+            return wrong(
+                format!(
+                    "NaN or infinity after batch {} of {}",
+                    batch + 1,
+                    order.len()
+                ),
+                format!(
+                    "`{function}`: the loss or a parameter stopped being a number after batch \
+                     {} of {} (the batches before it were fine).",
+                    batch + 1,
+                    order.len()
+                ),
+                "check the loss and its gradient on that batch: a log of 0, a division by 0, \
+                 or steps that grow without end (gradients never zeroed)",
+            );
+        }
+        let got: Vec<Got> = sent.iter().map(|l| self.got(l)).collect::<Result<_, _>>()?;
+        if got.len() != 2 {
+            return Err(bad(self.item, "an epoch sent other than two layers"));
+        }
+        let biases: Vec<Array1<f32>> = got
+            .iter()
+            .map(|g| g.bias.iter().copied().collect())
+            .collect();
+        let parameters: Vec<Parameters> = got
+            .iter()
+            .zip(&biases)
+            .map(|(g, bias)| (g.weight.view(), bias.view()))
+            .collect();
+        let distance = |model: &TwoLayer| trajectory::distance(model, start, &parameters);
+        let (expected_loss, reference) = run(None);
+        let loss_ok =
+            |expected: f64| (f64::from(loss) - expected).abs() <= 1e-3 * expected.abs() + 1e-5;
+        let off = distance(&reference);
+        if std::env::var_os("GPU_LABS_DEBUG_EPOCH").is_some() {
+            eprintln!(
+                "DEBUG {} all {:e} typical {:e}",
+                self.item.id(),
+                off.all,
+                off.typical
+            );
+        }
+        if off.within(trajectory) && loss_ok(expected_loss) {
+            return Ok(Ok(format!(
+                "from the grader's start and batch order, one epoch ({} batches) follows the \
+                 reference: parameters within {} of the way they moved (the median hidden \
+                 unit), mean loss {loss:.5}",
+                order.len(),
+                percent(off.typical)
+            )));
+        }
+        // The optimizer is the grader's (its mistakes are the optimizer items'), and the
+        // order is the grader's.
+        let faults = LoopFault::ALL
+            .into_iter()
+            .filter(|f| *f != LoopFault::NoShuffle && *f != LoopFault::AdamWithoutBiasCorrection);
+        // Naming the mistake only (the item is lost either way): a wrong loop takes bigger
+        // steps, and more ReLU inputs round across 0 on its path, so 10× the room.
+        let naming = Tolerance {
+            typical: 10.0 * trajectory.typical,
+            all: trajectory.all,
+        };
+        for fault in faults {
+            let (fault_loss, model) = run(Some(fault));
+            if distance(&model).within(naming) && loss_ok(fault_loss) {
+                let (what, hint) = match fault {
+                    LoopFault::NoZeroGrad => ("gradients are never zeroed, so they pile up from batch to batch", "call model.zero_grad() at the start of every batch"),
+                    LoopFault::StepBeforeBackward => ("the optimizer steps before backward, so each step uses the previous batch's gradients", "the order is zero_grad, forward, loss, backward, step"),
+                    LoopFault::AdamWithoutBiasCorrection => ("Adam runs without its bias correction", "divide m by (1 − β1^t) and v by (1 − β2^t)"),
+                    LoopFault::SumLoss => ("the loss is summed over the batch instead of averaged", "the loss (and so its gradient) is the batch's mean; the epoch's loss is the mean of the batches' losses"),
+                    LoopFault::NoShuffle => ("", ""),
+                };
+                return wrong(
+                    format!("the loop is wrong: {what}"),
+                    format!("`{function}` does not follow the reference loop from the grader's start and batch order; it matches a loop in which {what}."),
+                    hint,
+                );
+            }
+        }
+        if off.within(trajectory) {
+            // Say what the returned loss is, measured: the ratio names the likely mistake.
+            let ratio = f64::from(loss) / expected_loss;
+            let near = |n: f64| n > 1.0 && (ratio / n - 1.0).abs() < 0.02;
+            let hint = if near(order.len() as f64) {
+                "the batches' losses were summed but not divided by the number of batches"
+            } else if near(s.batch_size as f64) {
+                "each batch's loss is counted once per example: add model.loss once per batch, \
+                 then divide by the number of batches"
+            } else {
+                "add up model.loss of every batch, as it returns it, and divide by the number \
+                 of batches"
+            };
+            return wrong(
+                format!("wrong mean loss: {ratio:.3}× the expected"),
+                format!(
+                    "`{function}` trained right (the parameters follow the reference), but \
+                     returned a mean loss of {loss}, expected {expected_loss:.6}: {ratio:.3}× \
+                     the expected."
+                ),
+                hint,
+            );
+        }
+        let mut first = None;
+        for (n, (reference, got)) in [&reference.layer1, &reference.layer2]
+            .iter()
+            .zip(&got)
+            .enumerate()
+        {
+            let bias = row(&reference.bias.to_vec());
+            for (name, e, g) in [
+                (
+                    format!("layer{}.weight", n + 1),
+                    reference.weight.view(),
+                    got.weight.view(),
+                ),
+                (format!("layer{}.bias", n + 1), bias.view(), got.bias.view()),
+            ] {
+                if let Err(m) = compare(&name, e, g, 0.05, 1e-3) {
+                    first.get_or_insert(m);
+                }
+            }
+        }
+        let detail = first.map(|m| format!(" {m}.")).unwrap_or_default();
+        wrong(
+            "parameters leave the reference after one epoch".to_string(),
+            format!(
+                "`{function}` from the grader's start and batch order ends {} of the way \
+                 off the reference's parameters (the median hidden unit; {} for all of \
+                 them together).{detail}",
+                percent(off.typical),
+                percent(off.all)
+            ),
+            "for each batch: zero_grad, forward, loss, backward, optimizer step (the grader ran \
+             your loop with its own model and optimizer, so the loop is what is off)",
+        )
+    }
+
+    fn accuracy(&self, a: &super::kinds::AccuracyKeys, got: f32) -> Verdict {
+        let set = inputs::dataset(self.seed, self.id(), a.model, a.examples, "scored");
+        let layers = inputs::layers(self.seed, self.id(), 0, a.model, false);
+        let model = reference_model(a.model, &layers);
+        let expected = r::accuracy(&model, &set.inputs, &targets(a.model, &set.labels));
+        // Rows on a boundary (p = 0.5, tied logits) may fall either way in f32.
+        if (f64::from(got) - expected).abs() <= 1.5 / a.examples as f64 {
+            return Ok(Ok(format!(
+                "{expected:.4} on {} examples, as expected",
+                a.examples
+            )));
+        }
+        wrong(
+            format!("returned {got}, expected {expected:.4}"),
+            format!("`accuracy` returned {got} on {} examples; the share predicted right is {expected:.4}.", a.examples),
+            "the share (0 to 1) of rows whose predicted class (p > 0.5 for SimpleNN, the largest logit for Mlp) equals the label",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grader_engine::rubric::ItemSpec;
+
+    fn item(cases: Vec<[usize; 2]>) -> (Item, Cases<2>) {
+        let c = Cases { cases };
+        let spec: ItemSpec = std::sync::Arc::new(Kind::Batches(c.clone()));
+        let item = Item {
+            id: "batches".into(),
+            title: "batches".into(),
+            kind: "batches".into(),
+            function: "batches".into(),
+            points: 2.0,
+            timeout_secs: 30.0,
+            forbid: Vec::new(),
+            require: Vec::new(),
+            spec,
+        };
+        (item, c)
+    }
+
+    fn reason(n: usize, size: usize, first: Vec<usize>, second: Vec<usize>) -> Option<String> {
+        let (item, c) = item(vec![[n, size]]);
+        let judge = Judge {
+            seed: 1,
+            item: &item,
+        };
+        let cut = |order: Vec<usize>| -> Vec<Vec<usize>> {
+            order.chunks(size).map(<[usize]>::to_vec).collect()
+        };
+        let sent = [[cut(first.clone()), cut(second), cut(first)]];
+        match judge.batches(&c, &sent) {
+            Ok(Ok(_)) => None,
+            Ok(Err(w)) => Some(w.reason),
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_small_shuffle_that_happens_to_keep_its_order_is_not_a_mistake() {
+        // 1 in 120 fair shuffles of 5 items keeps 0..5; a correct submission must not lose
+        // points by that chance.
+        assert_eq!(reason(5, 10, (0..5).collect(), (0..5).collect()), None);
+        let ordered: Vec<usize> = (0..10).collect();
+        let shuffled = vec![3, 1, 4, 0, 5, 9, 2, 6, 8, 7];
+        let in_order = reason(10, 3, ordered.clone(), shuffled.clone()).unwrap_or_default();
+        assert!(in_order.starts_with("not shuffled"), "{in_order}");
+        let repeated = reason(10, 3, shuffled.clone(), shuffled).unwrap_or_default();
+        assert!(repeated.starts_with("the same order"), "{repeated}");
+    }
+}
