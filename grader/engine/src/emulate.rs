@@ -23,6 +23,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The variable the emulator posing as a real GPU sets in a worker (tests of the real-GPU
+/// path): there, as on hardware, counts are read only through the tracer.
+pub const POSING: &str = "GPU_LABS_EMULATOR_POSING";
+
 /// The variable naming the real-machine conditions the emulator is asked to show (a
 /// comma-separated list): `no-nvrtc`, `no-cublas` (those libraries are left out of a worker's
 /// library path), `old-driver` (module loads fail as with a driver older than NVRTC),
@@ -485,7 +489,7 @@ impl Emulator {
     /// conditions of `GPU_LABS_EMULATOR_CONDITIONS` (tests of the real-GPU path).
     pub fn env_posing_as_real(&self) -> Vec<(OsString, OsString)> {
         let mut env = self.env_in(&self.conditioned_lib_dir());
-        env.push((crate::gpu::counters::POSING.into(), "1".into()));
+        env.push((POSING.into(), "1".into()));
         env
     }
 

@@ -8,8 +8,10 @@
 //! supervisor's own clock ([`stopwatch`]) → the shared checks judge what came back
 //! ([`check`]) → an [`report::ItemResult`], announced as an [`event::Event`].
 
+pub mod backend;
 pub mod capture;
 pub mod check;
+pub mod context;
 pub mod emulate;
 pub mod event;
 pub mod fingerprint;

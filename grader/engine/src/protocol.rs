@@ -3,10 +3,9 @@
 //! into place at the end, so nothing the student prints (stdout, stderr) can pass for a result,
 //! and a worker that dies half-way leaves no result at all.
 
-use crate::rubric::Item;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The argument that starts a lab's test binary as a worker instead of a supervisor.
 pub const WORKER_FLAG: &str = "--grader-worker";
@@ -45,27 +44,7 @@ pub struct WorkOrder {
     pub sandbox: Option<crate::sandbox::Spec>,
 }
 
-/// Where a worker's GPU code runs, decided by the supervisor from the GPU mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Backend {
-    /// A real NVIDIA GPU.
-    Real,
-    /// The grader's CPU emulator of libcuda, libnvrtc and libcublas.
-    Emulated,
-    /// No GPU: GPU items are not run.
-    NoGpu,
-}
-
-impl Backend {
-    /// How reports name it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Backend::Real => "real GPU",
-            Backend::Emulated => "emulated GPU",
-            Backend::NoGpu => "no GPU",
-        }
-    }
-}
+pub use crate::backend::Backend;
 
 impl WorkOrder {
     /// The lab's part of the order read as `T` (the lab's kind type); an order its lab cannot
@@ -77,24 +56,6 @@ impl WorkOrder {
                 self.item, self.kind
             )
         })
-    }
-
-    /// The order for `item` with `seed`, reporting to `report_path`.
-    pub fn for_item(item: &Item, seed: u64, report_path: &Path) -> Self {
-        WorkOrder {
-            item: item.id().to_string(),
-            kind: item.kind.clone(),
-            function: item.function.clone(),
-            seed,
-            task: item.spec.task(),
-            round: 0,
-            backend: Backend::NoGpu,
-            nonce: 0,
-            report_path: report_path.to_path_buf(),
-            stopwatch: None,
-            yardstick: false,
-            sandbox: None,
-        }
     }
 }
 

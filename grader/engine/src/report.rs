@@ -42,22 +42,10 @@ pub struct ItemResult {
     pub speedup: Option<f64>,
 }
 
+// A result for a rubric item starts from the item (`ItemResult::failed`, `ItemResult::passed`):
+// those constructors live with the item, in `crate::rubric::model`, so this model stands below
+// the rubric.
 impl ItemResult {
-    /// A result with no points, for any failure.
-    pub fn failed(item: &crate::rubric::Item, reason: String, details: String) -> Self {
-        ItemResult {
-            id: item.id().to_string(),
-            title: item.title.clone(),
-            score: 0.0,
-            max_score: item.points,
-            status: Status::Failed,
-            reason,
-            details,
-            mode: None,
-            speedup: None,
-        }
-    }
-
     /// Sets the points earned (a speedup tier's) and the status they mean: all of them
     /// passed, some partial, none failed.
     pub fn set_score(&mut self, points: f64) {
@@ -74,21 +62,6 @@ impl ItemResult {
     /// Whether the item's worker ran past its time limit (the supervisor's words for it).
     pub fn timed_out(&self) -> bool {
         self.details.contains("did not finish within")
-    }
-
-    /// A result with full points.
-    pub fn passed(item: &crate::rubric::Item, reason: String, details: String) -> Self {
-        ItemResult {
-            id: item.id().to_string(),
-            title: item.title.clone(),
-            score: item.points,
-            max_score: item.points,
-            status: Status::Passed,
-            reason,
-            details,
-            mode: None,
-            speedup: None,
-        }
     }
 }
 

@@ -5,7 +5,6 @@
 use crate::capture::Capture;
 use crate::emulate::KERNEL_CACHE;
 use crate::protocol::{Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
-use crate::rubric::Item;
 use crate::stopwatch::region::Region;
 use crate::stopwatch::{Checkpoint, Handover};
 use std::ffi::OsString;
@@ -161,13 +160,13 @@ pub fn take_output_left_out() -> u64 {
     OUTPUT_LEFT_OUT.with(|c| c.replace(0))
 }
 
-/// Runs `item`'s order in a fresh worker process and waits for it.
+/// Runs `order` in a fresh worker process, killed after `timeout_secs`, and waits for it.
 pub fn run_worker(
     command: &WorkerCommand,
-    item: &Item,
+    timeout_secs: f64,
     order: &WorkOrder,
 ) -> Result<WorkerRun, SupervisorError> {
-    Session::start(command, item, order, 0)?.finish()
+    Session::start(command, timeout_secs, order, 0)?.finish()
 }
 
 /// A stop the worker made at a checkpoint, and when the supervisor saw it.
@@ -189,7 +188,7 @@ const TREE_EVERY: u32 = 5;
 
 /// One worker process, from start to report: the supervisor waits for its stops at
 /// checkpoints (reading its own clock), hands over work through the shared region while it is
-/// stopped, and lets it continue. A watchdog kills it at the item's timeout.
+/// stopped, and lets it continue. A watchdog kills it after `timeout_secs`.
 pub struct Session {
     pid: i32,
     region: Region,
@@ -208,7 +207,7 @@ impl Session {
     /// Starts a worker on `order`, with a shared region of `words` matrix words.
     pub fn start(
         command: &WorkerCommand,
-        item: &Item,
+        timeout_secs: f64,
         order: &WorkOrder,
         words: usize,
     ) -> Result<Session, SupervisorError> {
@@ -269,7 +268,7 @@ impl Session {
         // that one submission's code could write would let it swap the kernels another runs.
         // (The grader's own kernel is never taken from a cache: see `gpu::busy`.)
         cmd.env(KERNEL_CACHE, &kernel_cache);
-        let limits = crate::sandbox::limits::Limits::for_worker(order.backend, item.timeout_secs);
+        let limits = crate::sandbox::limits::Limits::for_worker(order.backend, timeout_secs);
         crate::sandbox::limits::install(&mut cmd, limits, prepared);
         let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {
             program: command.program.clone(),
@@ -289,8 +288,7 @@ impl Session {
         crate::sandbox::tree::register(pid);
         let killed_for = Arc::new(OnceLock::new());
         let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
-        let limit = Duration::from_secs_f64(item.timeout_secs);
-        let timeout_secs = item.timeout_secs;
+        let limit = Duration::from_secs_f64(timeout_secs);
         let why = Arc::clone(&killed_for);
         let watched = [scratch.path().to_path_buf(), kernel_cache];
         let tree_memory = limits.memory;

@@ -2,6 +2,7 @@
 //! supervisor computes itself, and write the student's feedback.
 
 pub mod gpu;
+pub mod gpu_error;
 pub mod matmul;
 pub mod speedup;
 pub mod timed;
@@ -16,21 +17,7 @@ use crate::supervisor::{run_worker, SupervisorError, WorkerCommand, WorkerRun};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Everything needed to grade items of one submission.
-#[derive(Debug, Clone)]
-pub struct GradeContext {
-    /// How to start a worker.
-    pub command: WorkerCommand,
-    /// The run's seed.
-    pub seed: u64,
-    /// The submission's `src/`, for the rubric's `forbid` and `require` lists; `None` skips
-    /// those checks.
-    pub source_dir: Option<PathBuf>,
-    /// Where GPU items run (resolved from the GPU mode).
-    pub backend: Backend,
-    /// What the backend is, for reports (`emulated GPU`, `real GPU: …`).
-    pub backend_label: String,
-}
+pub use crate::context::GradeContext;
 
 impl GradeContext {
     /// A context that only answers which items cannot be graded here (for `--list`): the GPU
@@ -55,7 +42,20 @@ impl GradeContext {
     /// CPU-track items run with every GPU hidden, so a "CPU" function cannot hand its work to
     /// a GPU (on a machine with one, that would pass for a CPU speedup).
     pub fn order(&self, item: &Item) -> WorkOrder {
-        let mut order = WorkOrder::for_item(item, self.seed, &PathBuf::new());
+        let mut order = WorkOrder {
+            item: item.id().to_string(),
+            kind: item.kind.clone(),
+            function: item.function.clone(),
+            seed: self.seed,
+            task: item.spec.task(),
+            round: 0,
+            backend: Backend::NoGpu,
+            nonce: 0,
+            report_path: PathBuf::new(),
+            stopwatch: None,
+            yardstick: false,
+            sandbox: None,
+        };
         order.backend = if item.spec.gpu_track() {
             self.backend
         } else {
@@ -273,7 +273,7 @@ fn outcome_with_env(
 ) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
     let mut command = ctx.command.clone();
     command.env.extend(env);
-    judge_run(item, run_worker(&command, item, order)?)
+    judge_run(item, run_worker(&command, item.timeout_secs, order)?)
 }
 
 /// What a finished worker run means for the item: its outcome and the emulator's notes, or

@@ -35,7 +35,7 @@ fn start(
         crate::gpu::worker_env(order.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
     let mut command = ctx.command.clone();
     command.env.extend(env);
-    Session::start(&command, item, order, words)
+    Session::start(&command, item.timeout_secs, order, words)
 }
 
 /// The item's result once a worker ended before its runs were done: its panic, its death, its
@@ -44,7 +44,7 @@ fn ended(item: &Item, session: Session) -> Failed {
     match judge_run(item, session.finish()?)? {
         Err(failed) => Ok(failed),
         Ok((Outcome::Failed(e), notes)) => {
-            Ok(super::gpu::error_result(item, usize::MAX, &e, &notes))
+            Ok(super::gpu_error::error_result(item, usize::MAX, &e, &notes))
         }
         Ok(_) => Ok(stopped_elsewhere(item)),
     }
@@ -302,7 +302,7 @@ impl SpeedWorkers {
             Err(failed) => Ok(failed),
             Ok((Outcome::Timed, _)) => Ok(ItemResult::passed(item, String::new(), String::new())),
             Ok((Outcome::Failed(e), notes)) => {
-                Ok(super::gpu::error_result(item, usize::MAX, &e, &notes))
+                Ok(super::gpu_error::error_result(item, usize::MAX, &e, &notes))
             }
             Ok(_) => Ok(stopped_elsewhere(item)),
         }

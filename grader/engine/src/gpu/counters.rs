@@ -4,9 +4,7 @@
 
 use crate::protocol::DeviceWork;
 
-/// The variable the emulator posing as a real GPU sets in a worker (tests of the real-GPU
-/// path): there, as on hardware, counts are read only through the tracer.
-pub const POSING: &str = "GPU_LABS_EMULATOR_POSING";
+pub use crate::emulate::POSING;
 
 /// The library that answers the count functions: what cudarc loaded as `libcuda.so`, unless
 /// that is the emulator posing as a real GPU without the tracer in front (which a real GPU

@@ -9,15 +9,17 @@ use std::sync::Arc;
 /// cuBLAS.
 pub type GpuResult<T> = Result<T, Box<dyn Error>>;
 
+/// How the worker introduces a kernel's compile log, which the checks read back
+/// ([`crate::check::gpu::error_result`]).
+pub const COMPILE_ERROR: &str = "the kernel does not compile (NVRTC_ERROR_COMPILATION):\n";
+
 /// A student's GPU error in words: a kernel's compile log as the compiler wrote it, anything
 /// else as the library describes it.
 pub fn describe(e: &(dyn Error + 'static)) -> String {
     match e.downcast_ref::<cudarc::nvrtc::CompileError>() {
-        Some(cudarc::nvrtc::CompileError::CompileError { log, .. }) => format!(
-            "{}{}",
-            crate::check::gpu::COMPILE_ERROR,
-            log.to_string_lossy().trim_end()
-        ),
+        Some(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
+            format!("{}{}", COMPILE_ERROR, log.to_string_lossy().trim_end())
+        }
         _ => e.to_string(),
     }
 }

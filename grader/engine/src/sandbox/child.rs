@@ -21,7 +21,7 @@ pub struct Identity {
 /// Who a worker with `protections` becomes: an unprivileged identity when the grader runs as
 /// root and the sandbox is on, else `None` (it stays who the grader is).
 pub fn identity_for(protections: super::Protections) -> Option<Identity> {
-    (protections.any() && super::limits::as_root()).then(super::limits::worker_identity)
+    (protections.any() && as_root()).then(worker_identity)
 }
 
 /// The sandbox of one worker, ready to be applied in its child.
@@ -52,8 +52,7 @@ impl Prepared {
     /// says, and an unprivileged identity when the grader runs as root.
     pub fn new(spec: &Spec) -> Result<Prepared, SandboxError> {
         let wanted = spec.protections;
-        let identity =
-            (wanted.any() && super::limits::as_root()).then(super::limits::worker_identity);
+        let identity = (wanted.any() && as_root()).then(worker_identity);
         #[cfg(target_os = "linux")]
         {
             let ruleset = if wanted.filesystem {
@@ -209,4 +208,25 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+/// The first of the uids given to workers of a grader run as root; `WORKER_UID_RANGE` of them
+/// from there, beyond any account's or a container's usual range.
+pub(super) const WORKER_UIDS: u32 = 1 << 30;
+
+/// Who the workers of a grader run as root are: a uid and gid no account uses, the same for
+/// every worker of this grader (from its process id), so a submission's items share their
+/// compiled kernels; each worker is still alone in its user namespace where there is one.
+pub fn worker_identity() -> Identity {
+    let id = WORKER_UIDS + (std::process::id() % WORKER_UID_RANGE);
+    Identity { uid: id, gid: id }
+}
+
+/// How many uids the workers of root-run graders use, from [`WORKER_UIDS`].
+pub(super) const WORKER_UID_RANGE: u32 = 1 << 28;
+
+/// Whether the grader runs as root.
+pub fn as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }

@@ -6,6 +6,8 @@
 //! The kernel never holds root to a process limit, so a worker of a grader run as root is not
 //! root: in its own user namespace it is mapped to a uid no account uses (see [`RootMap`]).
 
+pub use super::child::{as_root, worker_identity};
+use super::child::{WORKER_UIDS, WORKER_UID_RANGE};
 use super::{Protections, SandboxError};
 use std::process::Command;
 
@@ -70,11 +72,11 @@ pub struct Limits {
 
 impl Limits {
     /// The limits of a worker for `backend` whose item may run `timeout_secs` of wall time.
-    pub fn for_worker(backend: crate::protocol::Backend, timeout_secs: f64) -> Limits {
+    pub fn for_worker(backend: crate::backend::Backend, timeout_secs: f64) -> Limits {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         Limits {
             protections: super::available(),
-            memory: (backend != crate::protocol::Backend::Real).then_some(MEMORY),
+            memory: (backend != crate::backend::Backend::Real).then_some(MEMORY),
             cpu_secs: (timeout_secs.max(1.0) * cores).ceil() as u64 + 10,
         }
     }
@@ -144,10 +146,6 @@ unsafe fn exited_cleanly(pid: libc::pid_t) -> std::io::Result<bool> {
 fn can_unshare(_: libc::c_int, _: bool) -> bool {
     false
 }
-
-/// The first of the uids given to workers of a grader run as root; [`RootMap::RANGE`] of them
-/// from there, beyond any account's or a container's usual range.
-const WORKER_UIDS: u32 = 1 << 30;
 
 /// How a worker of a grader run as root gets a process limit of its own: it enters a new user
 /// namespace in which only the workers' uid (see [`worker_identity`]) is mapped, to itself,
@@ -274,23 +272,6 @@ unsafe fn write_map(pid: libc::pid_t, file: &[u8], map: &[u8]) -> bool {
     let written = libc::write(fd, map.as_ptr().cast(), map.len()) == map.len() as isize;
     libc::close(fd);
     written
-}
-
-/// Who the workers of a grader run as root are: a uid and gid no account uses, the same for
-/// every worker of this grader (from its process id), so a submission's items share their
-/// compiled kernels; each worker is still alone in its user namespace where there is one.
-pub fn worker_identity() -> super::child::Identity {
-    let id = WORKER_UIDS + (std::process::id() % WORKER_UID_RANGE);
-    super::child::Identity { uid: id, gid: id }
-}
-
-/// How many uids the workers of root-run graders use, from [`WORKER_UIDS`].
-const WORKER_UID_RANGE: u32 = 1 << 28;
-
-/// Whether the grader runs as root.
-pub fn as_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// Whether the running kernel's release is at least `major.minor`.
@@ -447,7 +428,7 @@ mod tests {
             Path::new("/bin/sh"),
             None,
             &[],
-            crate::protocol::Backend::Emulated,
+            crate::backend::Backend::Emulated,
         )
     }
 
@@ -480,7 +461,7 @@ mod tests {
 
     #[test]
     fn a_worker_starts_confined_held_to_its_limits_and_not_as_root() {
-        let limits = Limits::for_worker(crate::protocol::Backend::Emulated, 10.0);
+        let limits = Limits::for_worker(crate::backend::Backend::Emulated, 10.0);
         if !limits.protections.processes {
             eprintln!("no user namespaces here: nothing to check");
             return;

@@ -306,7 +306,7 @@ pub fn spec_for(
     program: &Path,
     cwd: Option<&Path>,
     env: &[(OsString, OsString)],
-    backend: crate::protocol::Backend,
+    backend: crate::backend::Backend,
 ) -> Spec {
     let var = |name: &str| {
         env.iter()
@@ -346,7 +346,7 @@ pub fn spec_for(
     // one worker could write is one it could poison for the next.
     let mut writable = vec![scratch.to_path_buf()];
     writable.extend(SYSTEM_WRITABLE.iter().map(PathBuf::from));
-    if backend == crate::protocol::Backend::Real {
+    if backend == crate::backend::Backend::Real {
         // The driver's shared memory; elsewhere a file there would outlive the worker, in RAM.
         writable.push(PathBuf::from("/dev/shm"));
         writable.extend(gpu_device_files());
@@ -359,7 +359,7 @@ pub fn spec_for(
         readable,
         writable,
         protections: available(),
-        unix_sockets: backend == crate::protocol::Backend::Real,
+        unix_sockets: backend == crate::backend::Backend::Real,
     }
 }
 
@@ -405,7 +405,7 @@ mod tests {
             &std::env::current_exe().expect("exe"),
             None,
             &[],
-            crate::protocol::Backend::Emulated,
+            crate::backend::Backend::Emulated,
         );
         // Landlock restricts the calling thread (and what it starts), so a thread of this
         // test binary can be the sandboxed one.
