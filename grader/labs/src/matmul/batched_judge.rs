@@ -81,7 +81,12 @@ pub fn compare(
     let matrix = |x: &Array3<f32>, z: usize| -> Array2<f32> { x.index_axis(Axis(0), z).to_owned() };
     let freivalds = quick && batch * m * k * n > FULL_CHECK_MAX;
     let x = freivalds.then(|| {
-        super::verification_vector(grader_engine::protocol::fresh_nonce(), "batched", 0, n)
+        grader_engine::check::matmul::verification_vector(
+            grader_engine::protocol::fresh_nonce(),
+            "batched",
+            0,
+            n,
+        )
     });
     let mut first: Option<(usize, Mismatch)> = None;
     let mut wrong = Vec::new();

@@ -2,13 +2,9 @@
 //! exercise, and what the engine needs to know about it ([`KindSpec`]).
 
 use super::batched::{self, BatchedSpeed, BatchedTimer, Batches};
-use super::{batched_judge, judge};
 use grader_engine::check::speedup::Speed;
-use grader_engine::check::GradeContext;
 use grader_engine::lab::KindInfo;
-use grader_engine::report::ItemResult;
-use grader_engine::rubric::{read_keys, Item, ItemSpec, KeyError, KindSpec, Needs, Tier};
-use grader_engine::supervisor::SupervisorError;
+use grader_engine::rubric::{read_keys, ItemSpec, KeyError};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -217,77 +213,5 @@ impl Kind {
             Kind::GpuBatchedSpeedup(s) => s.check(points)?,
         }
         Ok(())
-    }
-}
-
-impl KindSpec for Kind {
-    fn gpu_track(&self) -> bool {
-        !matches!(
-            self,
-            Kind::Matmul(_) | Kind::CpuTimer(_) | Kind::CpuSpeedup(_) | Kind::BatchedMatmul(_)
-        )
-    }
-
-    fn measures_speed(&self) -> bool {
-        matches!(
-            self,
-            Kind::CpuSpeedup(_) | Kind::GpuSpeedup(_) | Kind::GpuBatchedSpeedup(_)
-        )
-    }
-
-    fn needs(&self) -> Needs {
-        match self {
-            Kind::GpuMatmul(_)
-            | Kind::GpuTimer(_)
-            | Kind::GpuBatchedMatmul(_)
-            | Kind::GpuBatchedTimer(_) => Needs::Gpu,
-            Kind::GpuSpeedup(s) => Needs::RealGpu(s.policy),
-            Kind::GpuBatchedSpeedup(s) => Needs::RealGpu(s.policy),
-            _ => Needs::Nothing,
-        }
-    }
-
-    fn tiers(&self) -> &[Tier] {
-        match self {
-            Kind::CpuSpeedup(s) | Kind::GpuSpeedup(s) => &s.tiers,
-            Kind::GpuBatchedSpeedup(s) => &s.tiers,
-            _ => &[],
-        }
-    }
-
-    fn describe_case(&self, case: usize) -> Option<String> {
-        if let Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) = self {
-            return b.describe(case).map(|c| format!(" on {c}"));
-        }
-        let (Kind::Matmul(p) | Kind::GpuMatmul(p)) = self else {
-            return None;
-        };
-        let [m, k, n] = p.cases.get(case)?;
-        Some(format!(
-            " on case {} of {} (A is {m}×{k}, B is {k}×{n})",
-            case + 1,
-            p.cases.len()
-        ))
-    }
-
-    fn task(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
-    }
-
-    fn grade(&self, ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-        match self {
-            Kind::Matmul(p) | Kind::GpuMatmul(p) => judge::products(ctx, item, p),
-            Kind::CpuTimer(t) => judge::cpu_timer(ctx, item, t),
-            Kind::CpuSpeedup(s) => judge::cpu_speedup(ctx, item, s),
-            Kind::GpuTimer(_) => grader_engine::check::gpu::grade_timer(ctx, item),
-            Kind::GpuSpeedup(s) => grader_engine::check::gpu::grade_speedup(ctx, item, s),
-            Kind::DeviceSelect => grader_engine::check::gpu::grade_device_select(ctx, item),
-            Kind::Benchmark(_) => grader_engine::check::gpu::grade_benchmark(ctx, item),
-            Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) => {
-                batched_judge::products(ctx, item, b)
-            }
-            Kind::GpuBatchedTimer(_) => batched_judge::timer(ctx, item),
-            Kind::GpuBatchedSpeedup(s) => batched_judge::speedup(ctx, item, s),
-        }
     }
 }

@@ -7,6 +7,7 @@ pub mod batched;
 pub mod batched_judge;
 pub mod gpu;
 pub mod judge;
+pub mod kind_spec;
 pub mod kinds;
 
 pub use grader_engine::check::matmul::{run_case, sample_case, verification_vector};

@@ -14,6 +14,7 @@ pub mod gpu;
 pub mod gpu_judge;
 pub mod inputs;
 pub mod judge;
+pub mod kind_spec;
 pub mod kinds;
 pub mod reference;
 pub mod same_run;
