@@ -93,7 +93,9 @@ pub enum GradeError {
     },
 }
 
-/// Grades `target` against `assignment`, reporting progress to `on_event`.
+/// Grades `target` against `assignment`, reporting progress to `on_event`. One pass down:
+/// stage and build the submission ([`build`]), resolve where GPU items run ([`context`]),
+/// then each selected item in rubric order: run → judge → result ([`grade_one`]).
 pub fn grade(
     target: &Target,
     assignment: &Assignment,
@@ -111,9 +113,56 @@ pub fn grade(
         execution_time: 0.0,
         sandbox: None,
     };
-    // Holds the built harness and the copy of the sources until grading ends.
-    let mut _run_dir = None;
-    let (program, source_dir, cwd) = match target {
+    let built = match build(target, assignment, options, &mut report, on_event)? {
+        Built::Ready(built) => built,
+        Built::NothingRuns(failed) => {
+            return nothing_graded(
+                report, failed, assignment, &selected, options, started, on_event,
+            )
+        }
+    };
+    let (ctx, _kernels) = context(&built, options, on_event)?;
+    report.sandbox = Some(grader_engine::sandbox::available().describe());
+    on_event(Event::Started {
+        seed: options.seed,
+        backend_label: &ctx.backend_label,
+        items: selected.len(),
+    });
+    for item in selected {
+        let result = grade_one(&ctx, item, on_event)?;
+        report.items.push(result);
+    }
+    report.execution_time = started.elapsed().as_secs_f64();
+    on_event(Event::Finished { report: &report });
+    Ok(report)
+}
+
+/// A submission ready to grade: the program its workers start from, the sources the rubric's
+/// source checks read, and the folder both live in (kept until grading ends).
+struct Program {
+    program: PathBuf,
+    source_dir: PathBuf,
+    cwd: Option<PathBuf>,
+    _run_dir: Option<tempfile::TempDir>,
+}
+
+/// How staging and building ended: ready to grade, or every item's result when none can run
+/// (refused code, sources the grader does not take, a compile error).
+enum Built {
+    Ready(Program),
+    NothingRuns(Vec<crate::report::ItemResult>),
+}
+
+/// Stages and builds `target` (the running test binary needs no build), noting in `report`
+/// what official grading ignores and how the build ended.
+fn build(
+    target: &Target,
+    assignment: &Assignment,
+    options: &GradeOptions,
+    report: &mut Report,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Built, GradeError> {
+    match target {
         Target::Running {
             program,
             source_dir,
@@ -129,12 +178,16 @@ pub fn grade(
             }
             if let Some(found) = grader_engine::source_scan::find_refused(source_dir) {
                 report.build = BuildStatus::Refused;
-                let failed = grader_engine::check::refused(assignment, &found);
-                return nothing_graded(
-                    report, failed, assignment, &selected, options, started, on_event,
-                );
+                return Ok(Built::NothingRuns(grader_engine::check::refused(
+                    assignment, &found,
+                )));
             }
-            (program.clone(), source_dir.clone(), None)
+            Ok(Built::Ready(Program {
+                program: program.clone(),
+                source_dir: source_dir.clone(),
+                cwd: None,
+                _run_dir: None,
+            }))
         }
         Target::Crate(path) => {
             let lab = crate::labs::find(&assignment.assignment.name)
@@ -154,18 +207,16 @@ pub fn grade(
                 Ok(dir) => dir,
                 Err(refusal) => {
                     report.build = BuildStatus::Refused;
-                    let failed = grader_engine::check::not_taken(assignment, &refusal);
-                    return nothing_graded(
-                        report, failed, assignment, &selected, options, started, on_event,
-                    );
+                    return Ok(Built::NothingRuns(grader_engine::check::not_taken(
+                        assignment, &refusal,
+                    )));
                 }
             };
             if let Some(found) = grader_engine::source_scan::find_refused(&source_dir) {
                 report.build = BuildStatus::Refused;
-                let failed = grader_engine::check::refused(assignment, &found);
-                return nothing_graded(
-                    report, failed, assignment, &selected, options, started, on_event,
-                );
+                return Ok(Built::NothingRuns(grader_engine::check::refused(
+                    assignment, &found,
+                )));
             }
             on_event(Event::Building {
                 path,
@@ -182,75 +233,80 @@ pub fn grade(
                         first_line: error.lines().next().unwrap_or(""),
                     });
                     report.build = BuildStatus::NotCompiled;
-                    let failed = grader_engine::check::not_compiled(
+                    Ok(Built::NothingRuns(grader_engine::check::not_compiled(
                         assignment,
                         &error,
                         &krate.dependencies_not_in_lab(lab),
-                    );
-                    return nothing_graded(
-                        report, failed, assignment, &selected, options, started, on_event,
-                    );
+                    )))
                 }
-                Build::Built { binary, source_dir } => {
-                    let cwd = run_dir.path().to_path_buf();
-                    _run_dir = Some(run_dir);
-                    (binary, source_dir, Some(cwd))
-                }
+                Build::Built { binary, source_dir } => Ok(Built::Ready(Program {
+                    program: binary,
+                    source_dir,
+                    cwd: Some(run_dir.path().to_path_buf()),
+                    _run_dir: Some(run_dir),
+                })),
             }
         }
-    };
+    }
+}
 
+/// Where GPU items run (building the emulator first when they run on it) and everything the
+/// items' grading needs; the folder of this submission's compiled kernels, shared by its items
+/// and by no other submission, lives as long as the second value.
+fn context(
+    built: &Program,
+    options: &GradeOptions,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<(GradeContext, tempfile::TempDir), GradeError> {
     if grader_engine::gpu::will_build_emulator(options.gpu) {
         on_event(Event::BuildingEmulator);
     }
     let (backend, backend_label) = grader_engine::gpu::backend_for(options.gpu)?;
-    // This submission's compiled kernels, shared by its items and by no other submission.
     let kernels = tempfile::Builder::new()
         .prefix("grader-kernels-")
         .tempdir()
         .map_err(GradeError::Scratch)?;
     let ctx = GradeContext {
         command: WorkerCommand {
-            program,
-            cwd,
+            program: built.program.clone(),
+            cwd: built.cwd.clone(),
             env: Vec::new(),
             kernel_cache: Some(kernels.path().to_path_buf()),
         },
         seed: options.seed,
-        source_dir: Some(source_dir),
+        source_dir: Some(built.source_dir.clone()),
         backend,
         backend_label,
     };
-    report.sandbox = Some(grader_engine::sandbox::available().describe());
-    on_event(Event::Started {
-        seed: options.seed,
-        backend_label: &ctx.backend_label,
-        items: selected.len(),
-    });
-    for item in selected {
-        on_event(Event::ItemStarted { item });
-        grader_engine::supervisor::take_output_left_out();
-        let mut result = grade_item(&ctx, item).map_err(|source| GradeError::Item {
-            item: item.id().to_string(),
-            source,
-        })?;
-        let left_out = grader_engine::supervisor::take_output_left_out();
-        if left_out > 0 {
-            result.details.push_str(&format!(
-                "\nWhile it was graded, your code printed {} more than the grader keeps; that \
-                 output was dropped (printing inside a loop slows your code down too).",
-                grader_engine::capture::size(left_out)
-            ));
-        }
-        on_event(Event::ItemFinished {
-            item,
-            result: &result,
-        });
-        report.items.push(result);
+    Ok((ctx, kernels))
+}
+
+/// One item: its worker runs and the checks judge what it sent back ([`grade_item`]); output
+/// the grader dropped is said in the result.
+fn grade_one(
+    ctx: &GradeContext,
+    item: &Item,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<crate::report::ItemResult, GradeError> {
+    on_event(Event::ItemStarted { item });
+    grader_engine::supervisor::take_output_left_out();
+    let mut result = grade_item(ctx, item).map_err(|source| GradeError::Item {
+        item: item.id().to_string(),
+        source,
+    })?;
+    let left_out = grader_engine::supervisor::take_output_left_out();
+    if left_out > 0 {
+        result.details.push_str(&format!(
+            "\nWhile it was graded, your code printed {} more than the grader keeps; that \
+             output was dropped (printing inside a loop slows your code down too).",
+            grader_engine::capture::size(left_out)
+        ));
     }
-    report.execution_time = started.elapsed().as_secs_f64();
-    on_event(Event::Finished { report: &report });
-    Ok(report)
+    on_event(Event::ItemFinished {
+        item,
+        result: &result,
+    });
+    Ok(result)
 }
 
 /// The report of a submission none of whose items could run (it does not compile, or it
