@@ -68,6 +68,10 @@ pub struct AssignmentInfo {
     pub title: String,
     /// The package name of the lab crate (`matmul-lab`); its library is `matmul_lab`.
     pub lab_crate: String,
+    /// The language of the students' feedback (`en`, the default, or `zh-TW`); a run's
+    /// `--lang` overrides it (see [`crate::i18n`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 /// What a lab's item kind does for the engine: everything the engine needs to know about an
@@ -217,6 +221,15 @@ impl Assignment {
     /// The most points the whole rubric can earn.
     pub fn max_score(&self) -> f64 {
         self.items.iter().map(|i| i.points).sum()
+    }
+
+    /// The rubric's language (checked when the rubric was read; English when it names none).
+    pub fn language(&self) -> crate::i18n::Lang {
+        self.assignment
+            .language
+            .as_deref()
+            .and_then(|l| l.parse().ok())
+            .unwrap_or_default()
     }
 
     /// Finds an item by id.
@@ -386,6 +399,18 @@ pub fn parse(labs: Labs, text: &str, file: &Path) -> Result<Assignment, RubricEr
     let written: WrittenAssignment = toml::from_str(text).map_err(syntax_error)?;
     if written.items.is_empty() {
         return Err(invalid(1, "-", "item", "the rubric has no [[item]]".into()));
+    }
+    if let Some(Err(message)) = written
+        .assignment
+        .language
+        .as_deref()
+        .map(str::parse::<crate::i18n::Lang>)
+    {
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("language"))
+            .map_or(1, |i| i + 1);
+        return Err(invalid(line, "[assignment]", "language", message));
     }
     let mut items: Vec<Item> = Vec::with_capacity(written.items.len());
     for (n, w) in written.items.into_iter().enumerate() {

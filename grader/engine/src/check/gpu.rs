@@ -2,6 +2,7 @@
 //! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
 
 use super::{matmul, outcome_with_env, speedup, unexpected, unpack, GradeContext};
+use crate::i18n::t;
 use crate::inputs;
 use crate::protocol::{Backend, Outcome};
 use crate::report::{ItemResult, Status};
@@ -12,8 +13,8 @@ use crate::supervisor::SupervisorError;
 fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     let mut result = ItemResult::failed(
         item,
-        format!("skipped: {reason}"),
-        format!("Not graded: {reason}."),
+        t!("skipped-reason", reason = reason),
+        t!("skipped-details", reason = reason),
     );
     result.status = Status::Skipped;
     if !counts {
