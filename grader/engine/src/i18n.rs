@@ -104,6 +104,9 @@ pub fn choose(flag: Option<Lang>, locale: Option<Lang>, rubric: Lang) -> Lang {
     flag.or(locale).unwrap_or(rubric)
 }
 
+/// The variable through which a supervisor hands its language to its workers.
+pub const WORKER_LANG: &str = "GPU_LABS_LANG";
+
 /// The process's language, set once a run has chosen it.
 static CURRENT: AtomicU8 = AtomicU8::new(0);
 

@@ -238,6 +238,9 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .env("RUST_BACKTRACE", "0")
+            // The worker's own messages (a GPU error after the student's call) in the run's
+            // language.
+            .env(crate::i18n::WORKER_LANG, crate::i18n::current().tag())
             // Temporary files (the C++ compiler's) go to the one folder it may write.
             .env("TMPDIR", scratch.path());
         if let Some(cwd) = &cwd {
