@@ -9,7 +9,7 @@ use super::kinds::{Cases, Kind, Sent, SentLayer, SentPass, Setup, Steps};
 use super::reference::{self as r, EpochTargets, LoopFault, Optimizer, Targets, TwoLayer};
 use super::trajectory::{self, Parameters, Tolerance};
 use super::worker::net_of;
-use super::{Layer, Net};
+use super::{t, Layer, Net};
 use grader_engine::check::{outcome_of, unexpected, GradeContext};
 use grader_engine::protocol::{Matrix, Outcome};
 use grader_engine::report::ItemResult;
@@ -151,7 +151,7 @@ pub(super) type Verdict = Result<Result<String, Wrong>, SupervisorError>;
 pub(super) fn result(item: &Item, verdict: Result<String, Wrong>) -> ItemResult {
     match verdict {
         Ok(reason) => {
-            let details = format!("`{}`: {reason}.", item.function);
+            let details = t!("passed-details", function = item.function, reason = reason);
             ItemResult::passed(item, reason, details)
         }
         Err(Wrong { reason, details }) => ItemResult::failed(item, reason, details),
@@ -162,7 +162,12 @@ pub(super) fn result(item: &Item, verdict: Result<String, Wrong>) -> ItemResult 
 pub(super) fn wrong(reason: impl Into<String>, details: impl Into<String>, hint: &str) -> Verdict {
     let mut details = details.into();
     if !hint.is_empty() {
-        details.push_str(&format!("\nHint: {hint}."));
+        details.push('\n');
+        details.push_str(&grader_engine::tr!(
+            grader_engine::i18n::MESSAGES,
+            "hint-line",
+            hint = hint
+        ));
     }
     Ok(Err(Wrong {
         reason: reason.into(),
@@ -427,11 +432,7 @@ impl Judge<'_> {
                 return verdict;
             }
         }
-        Ok(Ok(format!(
-            "right shapes, the documented uniform draws on ±1/√in (weights, then biases), zero \
-             gradients, reproducible from the seed ({} cases)",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("init-right", cases = c.cases.len())))
     }
 
     /// The layer against the one the documented draws give from the worker's generator
@@ -499,7 +500,7 @@ impl Judge<'_> {
                 return self.mismatch(case, &m, hint);
             }
         }
-        Ok(Ok(format!("right on all {} cases", c.cases.len())))
+        Ok(Ok(t!("right-on-all", cases = c.cases.len())))
     }
 
     fn backward(&self, c: &Cases<3>, sent: &[(Matrix, SentLayer)]) -> Verdict {
@@ -575,11 +576,7 @@ impl Judge<'_> {
                 }
             }
         }
-        Ok(Ok(format!(
-            "input gradient right and weight and bias gradients accumulated on all {} cases, \
-             also against central differences",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("backward-right", cases = c.cases.len())))
     }
 
     fn elementwise(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
@@ -634,7 +631,7 @@ impl Judge<'_> {
                 return self.mismatch(case, &m, hint);
             }
         }
-        Ok(Ok(format!("right on all {} cases", c.cases.len())))
+        Ok(Ok(t!("right-on-all", cases = c.cases.len())))
     }
 
     /// A loss case's inputs in f64: (values, targets, labels).
@@ -683,10 +680,7 @@ impl Judge<'_> {
                 return self.mismatch(case, &m, hint);
             }
         }
-        Ok(Ok(format!(
-            "right on all {} cases, extreme values included",
-            sent.len()
-        )))
+        Ok(Ok(t!("loss-right", cases = sent.len())))
     }
 
     fn loss_grads(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
@@ -745,10 +739,7 @@ impl Judge<'_> {
                 }
             }
         }
-        Ok(Ok(format!(
-            "right on all {} cases, extreme values included, also against central differences",
-            sent.len()
-        )))
+        Ok(Ok(t!("loss-grads-right", cases = sent.len())))
     }
 
     /// A model's pass against the reference and, where that fails, against the same pass
@@ -818,19 +809,13 @@ impl Judge<'_> {
             }
         }
         if composed > 0 {
-            return Ok(Ok(format!(
-                "forward, loss, backward and zero_grad compose your own layers, activations and \
-                 losses the right way on all {} cases (on {composed} of them those pieces give \
-                 other values than the reference: their own items charge for that, this one does \
-                 not)",
-                c.cases.len()
+            return Ok(Ok(t!(
+                "model-composes",
+                cases = c.cases.len(),
+                composed = composed
             )));
         }
-        Ok(Ok(format!(
-            "forward, loss, backward (every parameter's gradient) and zero_grad right on all {} \
-             cases",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("model-right", cases = c.cases.len())))
     }
 
     /// The written-out pass as what the model must give, when its pieces did something: a
@@ -993,7 +978,7 @@ impl Judge<'_> {
             None
         };
         let Some((step, m)) = first_off(&expected) else {
-            return Ok(Ok(format!("follows the formula over {} steps", s.steps)));
+            return Ok(Ok(t!("optimizer-right", steps = s.steps)));
         };
         let hint = if adam && first_off(&run(Some("no-correction"))).is_none() {
             "this is Adam without its bias correction: divide m by (1 − β1^t) and v by \
@@ -1060,10 +1045,7 @@ impl Judge<'_> {
                 );
             }
         }
-        Ok(Ok(format!(
-            "a shuffled split of 0..n, new each epoch and reproducible, on all {} cases",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("batches-right", cases = c.cases.len())))
     }
 
     /// One epoch from the grader's start and batch order against the reference trajectory,
@@ -1124,12 +1106,11 @@ impl Judge<'_> {
             );
         }
         if off.within(trajectory) && loss_ok(expected_loss) {
-            return Ok(Ok(format!(
-                "from the grader's start and batch order, one epoch ({} batches) follows the \
-                 reference: parameters within {} of the way they moved (the median hidden \
-                 unit), mean loss {loss:.5}",
-                order.len(),
-                percent(off.typical)
+            return Ok(Ok(t!(
+                "epoch-right",
+                batches = order.len(),
+                within = percent(off.typical),
+                loss = format!("{loss:.5}")
             )));
         }
         // The optimizer is the grader's (its mistakes are the optimizer items'), and the
@@ -1225,9 +1206,10 @@ impl Judge<'_> {
         let expected = r::accuracy(&model, &set.inputs, &targets(a.model, &set.labels));
         // Rows on a boundary (p = 0.5, tied logits) may fall either way in f32.
         if (f64::from(got) - expected).abs() <= 1.5 / a.examples as f64 {
-            return Ok(Ok(format!(
-                "{expected:.4} on {} examples, as expected",
-                a.examples
+            return Ok(Ok(t!(
+                "accuracy-right",
+                expected = format!("{expected:.4}"),
+                examples = a.examples
             )));
         }
         wrong(
