@@ -157,3 +157,23 @@ fault-sum-loss-hint = the loss (and so its gradient) is the batch's mean; the ep
 loop-wrong-reason = the loop is wrong: { $what }
 loop-wrong-details = `{ $function }` does not follow the reference loop from the grader's start and batch order; it matches a loop in which { $what }.
 forward-is-hint = forward is { $head }
+
+## train (same_run.rs)
+
+train-count-reason = { $got } losses for { $epochs } epochs
+train-count-details = `train` returned { $got } losses; it must return one per epoch ({ $epochs }).
+train-count-hint = push each epoch's mean loss
+train-seed-reason = the same seed gave other numbers
+train-seed-details = `train` run again with the same seed gave a first-epoch loss of { $again }, not { $first }: a seed must give the same numbers every time.
+train-seed-hint = draw every random number (the batches of every epoch) from the rng argument
+train-written-out = for each epoch, `batches(n, batch_size, rng)` then `train_epoch` on that order
+train-idle-reason = depends on batches and train_epoch, which do not train yet
+train-idle-details = `train` is graded by what { $written_out } gives from the same start and seed, and that left every parameter where it was: this item can only show your loop over epochs once `batches` and `train_epoch` train.
+train-idle-hint = make the `batches` and `train_epoch` items pass first
+train-different-reason = the epochs differ from batches + train_epoch per epoch
+train-different-details = `train` should give what { $written_out } gives, with the same model, optimizer and rng; { $how }.
+train-different-hint = make a fresh order with batches(n, batch_size, rng) at the start of every epoch (not once), pass the same optimizer to every train_epoch, and run exactly `epochs` epochs
+train-loss-reason = epoch { $epoch }'s loss is { $got }, expected { $expected }
+train-loss-details = `train` trained right but returned { $got } for epoch { $epoch }; train_epoch returned { $expected } for it. All of them: { $all }.
+train-loss-hint = push the loss each train_epoch returns, in order
+train-right = { $epochs } epochs of fresh batches through train_epoch, the same again from the same seed; loss { $first } → { $last }, { $accuracy }% right on { $held_out } held-out examples

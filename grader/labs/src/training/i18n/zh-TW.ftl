@@ -157,3 +157,23 @@ fault-sum-loss-hint = 損失（以及它的梯度）是批次的平均；epoch �
 loop-wrong-reason = 迴圈不對：{ $what }
 loop-wrong-details = 從評分程式給的起點和批次順序開始，`{ $function }` 沒有照參考的迴圈執行；它符合的是這樣的迴圈：{ $what }。
 forward-is-hint = forward 是 { $head }
+
+## train（same_run.rs）
+
+train-count-reason = { $epochs } 個 epoch 卻有 { $got } 個損失
+train-count-details = `train` 傳回了 { $got } 個損失；它必須每個 epoch 傳回一個（{ $epochs } 個）。
+train-count-hint = 把每個 epoch 的平均損失 push 進去
+train-seed-reason = 相同的種子給出了不同的數字
+train-seed-details = 用相同的種子再執行一次 `train`，第一個 epoch 的損失是 { $again }，而不是 { $first }：同一個種子每次都必須給出相同的數字。
+train-seed-hint = 每個亂數（每個 epoch 的批次）都從 rng 參數抽樣
+train-written-out = 每個 epoch 先呼叫 `batches(n, batch_size, rng)`，再依那個順序呼叫 `train_epoch`
+train-idle-reason = 依賴 batches 和 train_epoch，而它們還不會訓練
+train-idle-details = `train` 是拿來和「{ $written_out }」從相同起點和種子得到的結果比較，而那樣做讓每個參數都停在原地：要等 `batches` 和 `train_epoch` 會訓練之後，這個項目才能檢查你跨 epoch 的迴圈。
+train-idle-hint = 先讓 `batches` 和 `train_epoch` 這兩個項目通過
+train-different-reason = 各 epoch 的結果和每個 epoch 做 batches + train_epoch 的不同
+train-different-details = `train` 應該得到和「{ $written_out }」相同的結果，用相同的模型、最佳化器和 rng；{ $how }。
+train-different-hint = 在每個 epoch 開始時（不是只有一次）用 batches(n, batch_size, rng) 產生新的順序，每次 train_epoch 都傳入同一個最佳化器，而且剛好執行 `epochs` 個 epoch
+train-loss-reason = 第 { $epoch } 個 epoch 的損失是 { $got }，應該是 { $expected }
+train-loss-details = `train` 訓練得正確，但第 { $epoch } 個 epoch 傳回了 { $got }；train_epoch 對它傳回的是 { $expected }。全部的值：{ $all }。
+train-loss-hint = 依序把每次 train_epoch 傳回的損失 push 進去
+train-right = 用 train_epoch 跑了 { $epochs } 個 epoch、每個 epoch 都用新的批次，用相同種子再跑一次也相同；損失 { $first } → { $last }，在 { $held_out } 筆保留的樣本上正確率 { $accuracy }%
