@@ -5,11 +5,12 @@
 //! the grader's and are not looked at.
 //!
 //! Scope: the catalogues of the engine, the flows and the matmul lab. The training lab's
-//! messages are only partly translated (its GPU items, `cpu_fallback` and the data
-//! loader still write English, outside any catalogue), so its runs are not checked here. Two texts are left out on purpose: the rubric's own words (item titles and
-//! hints: the instructor's text, in the rubric's language; results.json's test names are
-//! `id: title`), and the sandbox's one-line protection report (`沙箱：filesystem: landlock …`,
-//! technical names for whoever runs the grader).
+//! messages are only partly translated (its GPU items, `cpu_fallback` and the data loader
+//! still write English, outside any catalogue), so its runs are not checked here. Two texts
+//! are left out on purpose: the rubric's own words (item titles and hints: the instructor's
+//! text, in the rubric's language; results.json's test names are `id: title`), and the
+//! sandbox's one-line protection report (`沙箱：filesystem: landlock …`, technical names for
+//! whoever runs the grader).
 
 use gpu_labs_e2e::{grade, solution, workspace, Graded};
 use grader::i18n::{Catalogue, Lang};
