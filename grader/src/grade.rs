@@ -296,10 +296,10 @@ fn grade_one(
     })?;
     let left_out = grader_engine::supervisor::take_output_left_out();
     if left_out > 0 {
-        result.details.push_str(&format!(
-            "\nWhile it was graded, your code printed {} more than the grader keeps; that \
-             output was dropped (printing inside a loop slows your code down too).",
-            grader_engine::capture::size(left_out)
+        result.details.push('\n');
+        result.details.push_str(&crate::messages::t!(
+            "grade-output-dropped",
+            size = grader_engine::capture::size(left_out)
         ));
     }
     on_event(Event::ItemFinished {

@@ -18,7 +18,7 @@
 //! their own names, so `grader::protocol` is `grader_engine::protocol`.
 
 pub use grader_engine::{
-    capture, check, emulate, event, fingerprint, gpu, inputs, intake, protocol, sandbox,
+    capture, check, emulate, event, fingerprint, gpu, i18n, inputs, intake, protocol, sandbox,
     source_scan, stopwatch, supervisor, worker,
 };
 
@@ -31,6 +31,7 @@ pub mod grade;
 pub mod gradescope_package;
 pub mod harness;
 pub mod labs;
+pub mod messages;
 #[cfg(feature = "cli")]
 pub mod release;
 pub mod report;

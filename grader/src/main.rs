@@ -93,6 +93,10 @@ enum Commands {
         /// report): to check one fix, or one item on many seeds.
         #[arg(long, value_name = "ITEM")]
         only: Vec<String>,
+        /// The language of the students' feedback (`en`, `zh-TW`) [default: the rubric's
+        /// `[assignment] language`]; the grading machine's locale is never read.
+        #[arg(long, env = "GRADER_LANG", value_name = "LANG")]
+        lang: Option<grader::i18n::Lang>,
     },
     /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
     /// gradebook and, per student, results.json and feedback.md; re-running grades only what
@@ -127,6 +131,10 @@ enum Commands {
         /// Write no gradebook (a Slurm task; `grader collect` writes it afterwards).
         #[arg(long)]
         no_gradebook: bool,
+        /// The language of the students' feedback (`en`, `zh-TW`) [default: the rubric's
+        /// `[assignment] language`]; the grading machine's locale is never read.
+        #[arg(long, env = "GRADER_LANG", value_name = "LANG")]
+        lang: Option<grader::i18n::Lang>,
         /// Where builds are cached [default: $GPU_LABS_CACHE, else ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
@@ -234,6 +242,7 @@ fn main() -> ExitCode {
             unsandboxed,
             container,
             only,
+            lang,
         } => sandboxed(unsandboxed, container).and_then(|()| {
             grade(GradeArgs {
                 path,
@@ -243,6 +252,7 @@ fn main() -> ExitCode {
                 gpu,
                 cache: cache_or_default(cache_dir),
                 only,
+                lang,
             })
         }),
         Commands::Batch {
@@ -265,6 +275,7 @@ fn main() -> ExitCode {
             time,
             unsandboxed,
             container,
+            lang,
         } => {
             // A Slurm script grades nothing here: its tasks check the sandbox on their nodes,
             // with the flag carried to them.
@@ -291,6 +302,7 @@ fn main() -> ExitCode {
                     seed,
                     force,
                     only,
+                    lang,
                     cache: cache_or_default(cache_dir),
                     slurm: slurm.then_some(SlurmArgs {
                         resources: grader::batch::slurm::Resources {
@@ -354,6 +366,7 @@ struct GradeArgs {
     gpu: GpuMode,
     cache: PathBuf,
     only: Vec<String>,
+    lang: Option<grader::i18n::Lang>,
 }
 
 /// `grader grade`: exit 0 whenever grading completed, whatever the score.
@@ -366,8 +379,10 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         gpu,
         cache,
         only,
+        lang,
     } = args;
     let assignment = assignment_for(&path, assignment.as_deref())?;
+    grader::i18n::set(lang.unwrap_or_else(|| assignment.language()));
     if let Some(unknown) = only.iter().find(|id| assignment.item(id).is_none()) {
         let ids: Vec<&str> = assignment.items.iter().map(|i| i.id()).collect();
         return Err(format!(
@@ -391,13 +406,20 @@ fn grade(args: GradeArgs) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     for note in &report.notes {
-        errln!("note: {}", grader::report::escape::terminal(note));
+        errln!(
+            "{}",
+            grader::messages::MESSAGES.format(
+                "cli-note",
+                &[("note", &grader::report::escape::terminal(note))]
+            )
+        );
     }
     out!("{}", report::table::failures(&report));
     out!("{}", report::table::render(&report));
     outln!(
-        "seed {seed}: repeat with `grader grade {} --seed {seed}`",
-        path.display()
+        "{}",
+        grader::messages::MESSAGES
+            .format("cli-repeat", &[("seed", &seed), ("path", &path.display())])
     );
     if let Some(json) = json {
         std::fs::write(&json, report::gradescope::to_json(&report))
@@ -497,6 +519,8 @@ struct BatchArgs {
     seed: Option<u64>,
     force: bool,
     only: Vec<String>,
+    /// `--lang` (or `$GRADER_LANG`, which Slurm's tasks inherit).
+    lang: Option<grader::i18n::Lang>,
     cache: PathBuf,
     /// `--slurm`, with what its tasks ask of the cluster.
     slurm: Option<SlurmArgs>,
@@ -524,6 +548,7 @@ fn batch(mut args: BatchArgs) -> Result<(), String> {
             grader::labs::names().join(", ")
         ));
     }
+    grader::i18n::set(args.lang.unwrap_or_else(|| assignment.language()));
     let seed = args.seed.unwrap_or_else(inputs::fresh_seed);
     if let Some(slurm) = args.slurm.take() {
         return write_slurm(&args, seed, slurm);

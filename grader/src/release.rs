@@ -120,6 +120,14 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
         files.retain(|(path, _)| path != "README.md");
         files.push(("README.md".into(), text));
     }
+    // Its translations go beside it (`README.zh-TW.md`).
+    for lang in &grader_engine::i18n::Lang::ALL[1..] {
+        let name = format!("README.{}.md", lang.tag());
+        if let Ok(text) = std::fs::read_to_string(readme.with_file_name(&name)) {
+            files.retain(|(path, _)| *path != name);
+            files.push((name, text));
+        }
+    }
     let assignment = crate::rubric::embedded(lab.name)?;
     let package = package_name(&manifest_text(&files)).ok_or_else(|| ReleaseError::Lock {
         path: manifest_path.clone(),
@@ -474,6 +482,7 @@ mod tests {
             "Cargo.lock",
             "Cargo.toml",
             "README.md",
+            "README.zh-TW.md",
             "src/lib.rs",
             "src/gpu.rs",
             "tests/grade.rs",

@@ -16,6 +16,7 @@ pub mod emulate;
 pub mod event;
 pub mod fingerprint;
 pub mod gpu;
+pub mod i18n;
 pub mod inputs;
 pub mod intake;
 pub mod lab;

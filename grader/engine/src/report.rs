@@ -61,7 +61,10 @@ impl ItemResult {
 
     /// Whether the item's worker ran past its time limit (the supervisor's words for it).
     pub fn timed_out(&self) -> bool {
-        self.details.contains("did not finish within")
+        crate::i18n::Lang::ALL.iter().any(|&lang| {
+            self.details
+                .contains(&crate::i18n::MESSAGES.format_in(lang, "timed-out-marker", &[]))
+        })
     }
 }
 

@@ -95,54 +95,35 @@ pub enum SupervisorError {
 impl Death {
     /// One plain sentence for a student.
     pub fn explain(&self) -> String {
+        use crate::i18n::t;
         match &self.cause {
-            DeathCause::TimedOut(secs) => format!(
-                "did not finish within {secs:.0} s and was stopped: look for a loop that never ends \
-                 (a counter that is never increased, a wrong loop condition)"
-            ),
-            DeathCause::StackOverflow => "overflowed the stack: a function that calls itself without \
-                 stopping, or a very large array on the stack (use a Vec or Array2 instead)"
-                .to_string(),
+            DeathCause::TimedOut(secs) => t!("died-timed-out", secs = format!("{secs:.0}")),
+            DeathCause::StackOverflow => t!("died-stack"),
             DeathCause::Signal(sig) => match *sig {
-                11 | 7 => "crashed with a segmentation fault (invalid memory access): check \
-                           `unsafe` code and raw pointers"
-                    .to_string(),
-                6 => "aborted (a panic while panicking, a failed allocation or an explicit \
-                      `process::abort`)"
-                    .to_string(),
-                8 => "crashed with an arithmetic error (SIGFPE)".to_string(),
-                9 => "was killed (SIGKILL): it may have run out of memory".to_string(),
-                25 => format!(
-                    "wrote more than {} MiB to one file (or printed that much) and was stopped \
-                     (SIGXFSZ): look for output inside a loop",
-                    crate::sandbox::limits::FILE_SIZE >> 20
+                11 | 7 => t!("died-segfault"),
+                6 => t!("died-abort"),
+                8 => t!("died-fpe"),
+                9 => t!("died-killed"),
+                25 => t!(
+                    "died-file-size",
+                    mib = crate::sandbox::limits::FILE_SIZE >> 20
                 ),
-                s => format!("was killed by signal {s}"),
+                s => t!("died-signal", signal = s),
             },
-            DeathCause::OutOfMemory => format!(
-                "ran out of memory: it asked for more than the {} GiB a graded function may use \
-                 (look for a Vec or matrix that grows in a loop, or one far larger than the \
-                 inputs)",
-                crate::sandbox::limits::MEMORY >> 30
+            DeathCause::OutOfMemory => {
+                t!("died-memory", gib = crate::sandbox::limits::MEMORY >> 30)
+            }
+            DeathCause::Tampered => t!("died-tampered"),
+            DeathCause::WroteTooMuch => t!(
+                "died-disk",
+                gib = crate::sandbox::limits::SCRATCH_BYTES >> 30,
+                files = crate::sandbox::limits::SCRATCH_FILES
             ),
-            DeathCause::Tampered => "wrote the grader's result file itself, which is tampering \
-                 with grading: the item scores 0"
-                .to_string(),
-            DeathCause::WroteTooMuch => format!(
-                "wrote more than {} GiB (or more than {} files) to disk and was stopped: a \
-                 graded function has no reason to write files; look for a write inside a loop",
-                crate::sandbox::limits::SCRATCH_BYTES >> 30,
-                crate::sandbox::limits::SCRATCH_FILES
+            DeathCause::TooManyProcesses => t!(
+                "died-processes",
+                processes = crate::sandbox::limits::PROCESSES
             ),
-            DeathCause::TooManyProcesses => format!(
-                "started more than {} processes and was stopped: a graded function has no reason \
-                 to start processes",
-                crate::sandbox::limits::PROCESSES
-            ),
-            DeathCause::Exited(code) => format!(
-                "ended the program (exit code {code}) before the grader got its result: do not \
-                 call `std::process::exit` in lab code"
-            ),
+            DeathCause::Exited(code) => t!("died-exited", code = code),
         }
     }
 }
@@ -256,6 +237,9 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .env("RUST_BACKTRACE", "0")
+            // The worker's own messages (a GPU error after the student's call) in the run's
+            // language.
+            .env(crate::i18n::WORKER_LANG, crate::i18n::current().tag())
             // Temporary files (the C++ compiler's) go to the one folder it may write.
             .env("TMPDIR", scratch.path());
         if let Some(cwd) = &cwd {

@@ -93,6 +93,12 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     let order: WorkOrder =
         serde_json::from_str(&text).map_err(|e| WorkerError::Order(e.to_string()))?;
     install_panic_hook();
+    if let Some(lang) = std::env::var(crate::i18n::WORKER_LANG)
+        .ok()
+        .and_then(|l| l.parse().ok())
+    {
+        crate::i18n::set(lang);
+    }
     if let Some(Err(e)) = order.sandbox.as_ref().map(crate::sandbox::apply) {
         // Nothing of the student's runs unsandboxed: the supervisor hears why instead.
         return write_report(&order, Outcome::SandboxFailed(e.to_string()));

@@ -7,6 +7,7 @@
 
 use super::HarnessOptions;
 use crate::grade::{grade, GradeOptions, Target};
+use crate::messages::t;
 use crate::report::{self, ItemResult, Report, Status};
 use crate::rubric::Assignment;
 use grader_engine::event::Event;
@@ -54,7 +55,7 @@ pub fn step(
     let kept = dir.join(format!("{id}.json"));
     let result = match read_result(&kept) {
         Some(result) => {
-            println!("{id}: graded earlier in this run (seed {seed}); using that result");
+            println!("{}", t!("classroom-earlier", id = id, seed = seed));
             result
         }
         None => {
@@ -63,7 +64,15 @@ pub fn step(
             grade_options.only = Some(vec![id.to_string()]);
             let report = grade(target, assignment, &grade_options, &mut |event| {
                 if let Event::Started { backend_label, .. } = event {
-                    println!("grading `{id}` with seed {seed}, GPU items on: {backend_label}");
+                    println!(
+                        "{}",
+                        t!(
+                            "classroom-grading",
+                            id = id,
+                            seed = seed,
+                            backend = backend_label
+                        )
+                    );
                 }
             })
             .map_err(|e| e.to_string())?;
@@ -78,36 +87,49 @@ pub fn step(
     };
     let needed = options.at_least.unwrap_or(item.points);
     println!(
-        "{id}: {}/{} points, {}: {}",
-        report::points(result.score),
-        report::points(result.max_score),
-        status_word(result.status),
-        result.reason
+        "{}",
+        t!(
+            "classroom-result",
+            id = id,
+            score = report::points(result.score),
+            max = report::points(result.max_score),
+            status = report::table::status_word(result.status),
+            reason = result.reason
+        )
     );
     if matches!(result.status, Status::Failed | Status::Partial) {
         println!("\n{}", result.details);
     }
     let earned = result.status != Status::Skipped && result.score + 1e-9 >= needed;
+    let verdict = if earned {
+        t!("classroom-earned")
+    } else {
+        t!("classroom-not-earned")
+    };
+    let points = report::points(needed);
     println!(
-        "this step needs {} point{} of `{id}`: {}",
-        report::points(needed),
-        if needed == 1.0 { "" } else { "s" },
-        if earned { "earned" } else { "not earned" }
+        "{}",
+        if needed == 1.0 {
+            t!(
+                "classroom-needs-one",
+                points = points,
+                id = id,
+                verdict = verdict
+            )
+        } else {
+            t!(
+                "classroom-needs-many",
+                points = points,
+                id = id,
+                verdict = verdict
+            )
+        }
     );
     Ok(if earned {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
-}
-
-fn status_word(status: Status) -> &'static str {
-    match status {
-        Status::Passed => "passed",
-        Status::Partial => "partial",
-        Status::Failed => "failed",
-        Status::Skipped => "skipped",
-    }
 }
 
 fn read_result(path: &Path) -> Option<ItemResult> {

@@ -9,6 +9,7 @@
 pub mod classroom;
 
 use crate::grade::{grade, GradeOptions, Target};
+use crate::messages::t;
 use crate::report::{self, Report, Status};
 use crate::{inputs, rubric};
 use grader_engine::event::Event;
@@ -39,6 +40,9 @@ pub struct HarnessOptions {
     /// `--classroom-summary`: print this commit's Classroom step results as a Markdown table
     /// and append it to `$GITHUB_STEP_SUMMARY`.
     pub classroom_summary: bool,
+    /// `--lang en|zh-TW`: the language of the feedback, over the locale and the rubric (see
+    /// [`grader_engine::i18n`]).
+    pub lang: Option<grader_engine::i18n::Lang>,
 }
 
 /// Splits the harness's options from libtest's arguments.
@@ -47,6 +51,10 @@ pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), St
     // GRADER_GPU sets the default on a laptop; `--gpu` wins (Classroom strips variables).
     if let Ok(mode) = std::env::var("GRADER_GPU") {
         options.gpu = mode.parse()?;
+    }
+    // GRADER_LANG asks for a language as `--lang` does.
+    if let Some(lang) = std::env::var("GRADER_LANG").ok().filter(|l| !l.is_empty()) {
+        options.lang = Some(lang.parse()?);
     }
     let mut rest = Vec::new();
     let mut it = args.into_iter();
@@ -68,7 +76,13 @@ pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), St
         }
         if !matches!(
             flag.as_str(),
-            "--seed" | "--json" | "--assignment" | "--gpu" | "--classroom-step" | "--at-least"
+            "--seed"
+                | "--json"
+                | "--assignment"
+                | "--gpu"
+                | "--classroom-step"
+                | "--at-least"
+                | "--lang"
         ) {
             rest.push(arg);
             continue;
@@ -84,6 +98,7 @@ pub fn split_args(args: Vec<String>) -> Result<(HarnessOptions, Vec<String>), St
             }
             "--json" => options.json = Some(PathBuf::from(value)),
             "--gpu" => options.gpu = value.parse()?,
+            "--lang" => options.lang = Some(value.parse()?),
             "--classroom-step" => options.classroom_step = Some(value),
             "--at-least" => {
                 options.at_least =
@@ -132,6 +147,12 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         None => rubric::embedded(lab_name),
     }
     .map_err(|e| e.to_string())?;
+    // A student's own run: `--lang`, else a Traditional Chinese locale, else the rubric's.
+    grader_engine::i18n::set(grader_engine::i18n::choose(
+        options.lang,
+        grader_engine::i18n::from_environment(),
+        assignment.language(),
+    ));
     let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
@@ -175,7 +196,7 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     lines.finish(&report, filtered_out);
     if !report.items.is_empty() {
         print!("{}", report::table::render(&report));
-        println!("seed {seed}: repeat with `cargo test --test grade -- --seed {seed}`");
+        println!("{}", t!("harness-repeat", seed = seed));
         classroom::append_step_summary(&report);
     }
     if let Some(path) = &options.json {
@@ -196,10 +217,10 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
 /// `--prepare`: builds what GPU items need (the emulator) so later runs only grade.
 fn prepare(gpu: grader_engine::gpu::GpuMode) -> Result<ExitCode, String> {
     if grader_engine::gpu::will_build_emulator(gpu) {
-        println!("building the GPU emulator for the GPU items (about a minute) …");
+        println!("{}", t!("prepare-building"));
     }
     let (_, label) = grader_engine::gpu::backend_for(gpu).map_err(|e| e.to_string())?;
-    println!("ready: GPU items will run on: {label}");
+    println!("{}", t!("prepare-ready", backend = label));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -253,18 +274,24 @@ struct LibtestLines {
 impl LibtestLines {
     fn on_event(&mut self, event: Event<'_>, assignment: &rubric::Assignment) {
         match event {
-            Event::BuildingEmulator => eprintln!(
-                "building the GPU emulator for the GPU items (first run only, about a minute) …"
+            Event::BuildingEmulator => eprintln!("{}", t!("harness-building-emulator")),
+            Event::Ignored { note } => eprintln!(
+                "{}",
+                t!("harness-warning", note = report::escape::terminal(note))
             ),
-            Event::Ignored { note } => eprintln!("warning: {}", report::escape::terminal(note)),
             Event::Started {
                 seed,
                 backend_label,
                 items,
             } => {
                 println!(
-                    "grading `{}` with seed {seed}, GPU items on: {backend_label} (to repeat this run exactly: cargo test --test grade -- --seed {seed})",
-                    assignment.assignment.name
+                    "{}",
+                    t!(
+                        "harness-started",
+                        assignment = assignment.assignment.name,
+                        seed = seed,
+                        backend = backend_label
+                    )
                 );
                 println!(
                     "\nrunning {items} test{}",
@@ -279,16 +306,19 @@ impl LibtestLines {
                     }
                     Status::Skipped => {
                         self.ignored += 1;
-                        format!("ignored, {}", report::escape::terminal(&result.reason))
+                        t!(
+                            "harness-ignored",
+                            reason = report::escape::terminal(&result.reason)
+                        )
                     }
                     Status::Partial | Status::Failed => {
                         self.failed.push((
                             item.id().to_string(),
-                            format!(
-                                "{}/{} points. {}",
-                                report::points(result.score),
-                                report::points(result.max_score),
-                                report::escape::terminal(&result.details)
+                            t!(
+                                "harness-failure",
+                                score = report::points(result.score),
+                                max = report::points(result.max_score),
+                                details = report::escape::terminal(&result.details)
                             ),
                         ));
                         "FAILED".to_string()
@@ -325,7 +355,7 @@ impl LibtestLines {
             .as_ref()
             .filter(|_| !grader_engine::sandbox::available().complete())
         {
-            println!("sandbox (what this machine allows): {line}");
+            println!("{}", t!("harness-sandbox", sandbox = line));
         }
     }
 }

@@ -22,6 +22,7 @@
 //! Speedups the grader measured fill the `leaderboard` (higher is better).
 
 use super::{BuildStatus, Report, Status};
+use crate::messages::t;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -93,7 +94,7 @@ pub fn to_json(report: &Report) -> String {
                 let not_graded = i.status == Status::Skipped;
                 Test {
                     name: if not_graded {
-                        format!("{}: {} — not graded here", i.id, i.title)
+                        t!("gs-not-graded-name", id = i.id, title = i.title)
                     } else {
                         format!("{}: {}", i.id, i.title)
                     },
@@ -108,7 +109,7 @@ pub fn to_json(report: &Report) -> String {
                     },
                     output: super::escape::terminal(&match (&i.mode, i.status) {
                         (_, Status::Skipped) => not_graded_output(&i.details, i.max_score),
-                        (Some(mode), _) => format!("[graded on: {mode}] {}", i.details),
+                        (Some(mode), _) => t!("gs-graded-on", mode = mode, details = i.details),
                         (None, _) => i.details.clone(),
                     })
                     .into_owned(),
@@ -135,33 +136,31 @@ pub fn to_json(report: &Report) -> String {
 /// The text over the tests: the seed to repeat the run, how the build went, and what official
 /// grading ignored in the submission.
 fn summary(report: &Report) -> String {
-    let mut lines = vec![format!(
-        "{}: graded with seed {} (reproduce with --seed {})",
-        report.assignment, report.seed, report.seed
+    let mut lines = vec![t!(
+        "gs-summary",
+        assignment = report.assignment,
+        seed = report.seed
     )];
     if report.build == BuildStatus::NotCompiled {
-        lines.push(
-            "Your code does not compile: every item scored 0; each test below shows the \
-             compiler's first error."
-                .into(),
-        );
+        lines.push(t!("gs-not-compiled"));
     }
-    lines.extend(report.notes.iter().map(|n| format!("Note: {n}")));
+    lines.extend(report.notes.iter().map(|n| t!("gs-note", note = n)));
     if let Some(sandbox) = &report.sandbox {
-        lines.push(format!("Sandbox: {sandbox}"));
+        lines.push(t!("gs-sandbox", sandbox = sandbox));
     }
     lines.join("\n")
 }
 
 /// A skipped item's output: "Not graded here: " and the reason, and whether it counts.
 fn not_graded_output(details: &str, max_score: f64) -> String {
-    let reason = details.strip_prefix("Not graded: ").unwrap_or(details);
+    let prefix = grader_engine::tr!(grader_engine::i18n::MESSAGES, "not-graded-prefix");
+    let reason = details.strip_prefix(prefix.as_str()).unwrap_or(details);
     let counts = if max_score > 0.0 {
-        "The rubric counts it as 0 where it cannot be measured."
+        t!("gs-counts-zero")
     } else {
-        "It is left out of the maximum score."
+        t!("gs-left-out")
     };
-    format!("Not graded here: {reason} {counts}")
+    t!("gs-not-graded-here", reason = reason, counts = counts)
 }
 
 fn round(value: f64, decimals: i32) -> f64 {

@@ -3,6 +3,7 @@
 
 use super::escape::{markdown_block, markdown_inline};
 use super::{points, BuildStatus, Report, Status};
+use crate::messages::t;
 use std::fmt::Write;
 
 /// Escapes text for one cell of a Markdown table (no pipes, no line breaks, no markup).
@@ -11,19 +12,19 @@ fn cell(text: &str) -> String {
 }
 
 /// The status as a table shows it.
-fn status_word(status: Status) -> &'static str {
+fn status_word(status: Status) -> String {
     match status {
-        Status::Passed => "✅ passed",
-        Status::Partial => "🟡 partial",
-        Status::Failed => "❌ failed",
-        Status::Skipped => "➖ skipped",
+        Status::Passed => t!("md-status-passed"),
+        Status::Partial => t!("md-status-partial"),
+        Status::Failed => t!("md-status-failed"),
+        Status::Skipped => t!("md-status-skipped"),
     }
 }
 
 /// A Markdown score table: item, points, status, reason, then the total.
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "| item | points | status | reason |");
+    let _ = writeln!(out, "{}", t!("md-table-header"));
     let _ = writeln!(out, "|---|---:|---|---|");
     for item in &report.items {
         let _ = writeln!(
@@ -38,7 +39,8 @@ pub fn table(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "| **total** | **{}/{}** | | |",
+        "| **{}** | **{}/{}** | | |",
+        t!("table-total"),
         points(report.score()),
         points(report.max_score())
     );
@@ -48,13 +50,15 @@ pub fn table(report: &Report) -> String {
 /// GitHub's step summary: a heading, the table and how to repeat the run.
 pub fn step_summary(report: &Report) -> String {
     format!(
-        "### `{}`: {}/{} points\n\n{}\nGraded with seed {}: `cargo test --test grade -- --seed {}` repeats these inputs.\n",
-        report.assignment,
-        points(report.score()),
-        points(report.max_score()),
+        "{}\n\n{}\n{}\n",
+        t!(
+            "summary-heading",
+            assignment = report.assignment,
+            score = points(report.score()),
+            max = points(report.max_score())
+        ),
         table(report),
-        report.seed,
-        report.seed
+        t!("summary-seed", seed = report.seed)
     )
 }
 
@@ -64,29 +68,27 @@ pub fn feedback(student: &str, report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# `{}` feedback for {}\n\n**Score: {}/{}** (seed {})\n",
-        report.assignment,
-        markdown_inline(student),
-        points(report.score()),
-        points(report.max_score()),
-        report.seed
+        "{}\n\n{}\n",
+        t!(
+            "feedback-heading",
+            assignment = report.assignment,
+            student = markdown_inline(student)
+        ),
+        t!(
+            "feedback-score",
+            score = points(report.score()),
+            max = points(report.max_score()),
+            seed = report.seed
+        )
     );
     if report.build == BuildStatus::NotCompiled {
-        let _ = writeln!(
-            out,
-            "Your code did not compile, so no item could be graded. The compiler's error is \
-             under each item below.\n"
-        );
+        let _ = writeln!(out, "{}\n", t!("feedback-not-compiled"));
     }
     if report.build == BuildStatus::Refused {
-        let _ = writeln!(
-            out,
-            "Your code contains something a lab may not, so no item was graded. Where and why \
-             is under each item below.\n"
-        );
+        let _ = writeln!(out, "{}\n", t!("feedback-refused"));
     }
     if !report.notes.is_empty() {
-        let _ = writeln!(out, "## What official grading did not use\n");
+        let _ = writeln!(out, "{}\n", t!("feedback-notes"));
         for note in &report.notes {
             let _ = writeln!(out, "- {}", markdown_inline(note));
         }
@@ -99,7 +101,7 @@ pub fn feedback(student: &str, report: &Report) -> String {
         .filter(|i| matches!(i.status, Status::Failed | Status::Partial))
         .collect();
     if !lost.is_empty() {
-        let _ = writeln!(out, "\n## Where points were lost");
+        let _ = writeln!(out, "\n{}", t!("feedback-lost"));
     }
     for item in lost {
         let _ = writeln!(
@@ -112,11 +114,7 @@ pub fn feedback(student: &str, report: &Report) -> String {
             markdown_block(item.details.trim_end(), "text")
         );
     }
-    let _ = writeln!(
-        out,
-        "\nTo repeat these inputs on your machine: `cargo test --test grade -- --seed {}`.",
-        report.seed
-    );
+    let _ = writeln!(out, "\n{}", t!("feedback-repeat", seed = report.seed));
     out
 }
 

@@ -2,6 +2,7 @@
 
 use super::escape::terminal;
 use super::{points, Report, Status};
+use crate::messages::t;
 use std::fmt::Write;
 
 /// The feedback of every item that lost points, libtest-style (`---- id ----` then the
@@ -30,16 +31,14 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n{:<id_width$}  {:>7}  {:<7}  reason",
-        "item", "points", "status"
+        "\n{:<id_width$}  {:>7}  {:<7}  {}",
+        t!("table-item"),
+        t!("table-points"),
+        t!("table-status"),
+        t!("table-reason")
     );
     for item in &report.items {
-        let status = match item.status {
-            Status::Passed => "passed",
-            Status::Partial => "partial",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-        };
+        let status = status_word(item.status);
         let pts = format!("{}/{}", points(item.score), points(item.max_score));
         // A skipped item's reason already says why GPU work did not run.
         let mode = match (&item.mode, item.status) {
@@ -56,9 +55,19 @@ pub fn render(report: &Report) -> String {
         );
     }
     let total = format!("{}/{}", points(report.score()), points(report.max_score()));
-    let _ = writeln!(out, "{:<id_width$}  {:>7}", "total", total);
+    let _ = writeln!(out, "{:<id_width$}  {:>7}", t!("table-total"), total);
     if let Some(sandbox) = &report.sandbox {
-        let _ = writeln!(out, "sandbox: {sandbox}");
+        let _ = writeln!(out, "{}", t!("table-sandbox", sandbox = sandbox));
     }
     out
+}
+
+/// The status as the table (and a Classroom step) writes it, in the run's language.
+pub fn status_word(status: Status) -> String {
+    match status {
+        Status::Passed => t!("status-passed"),
+        Status::Partial => t!("status-partial"),
+        Status::Failed => t!("status-failed"),
+        Status::Skipped => t!("status-skipped"),
+    }
 }

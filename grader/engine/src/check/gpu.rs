@@ -2,6 +2,7 @@
 //! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
 
 use super::{matmul, outcome_with_env, speedup, unexpected, unpack, GradeContext};
+use crate::i18n::t;
 use crate::inputs;
 use crate::protocol::{Backend, Outcome};
 use crate::report::{ItemResult, Status};
@@ -12,8 +13,8 @@ use crate::supervisor::SupervisorError;
 fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     let mut result = ItemResult::failed(
         item,
-        format!("skipped: {reason}"),
-        format!("Not graded: {reason}."),
+        t!("skipped-reason", reason = reason),
+        t!("skipped-details", reason = reason),
     );
     result.status = Status::Skipped;
     if !counts {
@@ -26,14 +27,7 @@ fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
 /// code ran (its use of the GPU, the sandbox: a machine problem, never the student's): left
 /// out of the maximum, with what the grader `could_not` do, for whoever runs it.
 pub fn not_graded_here(item: &Item, could_not: &str) -> ItemResult {
-    skipped(
-        item,
-        &format!(
-            "the grader {could_not}; this is not a problem in your code: tell whoever runs the \
-             grader"
-        ),
-        false,
-    )
+    skipped(item, &t!("not-graded-here", could_not = could_not), false)
 }
 
 /// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the
@@ -45,7 +39,7 @@ pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult>
         }
         (Needs::RealGpu(policy), Backend::Emulated) => Some(skipped(
             item,
-            "needs a real GPU (an emulator's speed says nothing about a GPU's)",
+            &t!("needs-real-gpu"),
             policy == SkipPolicy::Zero,
         )),
         _ => None,
@@ -69,14 +63,8 @@ pub fn race_result(item: &Item, race: &str) -> ItemResult {
     let (what, _) = report.split_once(": ").unwrap_or((report, ""));
     ItemResult::failed(
         item,
-        format!("{what} (found by the emulator's race check)"),
-        format!(
-            "`{}`: the GPU emulator found that {report}\nOn a GPU the threads of a kernel run \
-             at the same time, so a race gives wrong results some of the time even when it \
-             happened to give the right ones here: the item earns no correctness points until \
-             the race is gone.",
-            item.function
-        ),
+        t!("race-reason", what = what),
+        t!("race-details", function = item.function, report = report),
     )
 }
 
@@ -91,7 +79,7 @@ pub fn race_check_env(backend: Backend) -> Vec<(std::ffi::OsString, std::ffi::Os
 
 pub use crate::gpu::student::COMPILE_ERROR;
 
-pub use super::gpu_error::error_result;
+pub use super::gpu_error::{emulator_reported, error_result};
 
 /// The synchronization check. The grader queued long device work before each call and
 /// measured the student's device work with events around it. A reported time far below the
@@ -110,16 +98,21 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
     let got = unpack(item, &samples.output)?;
     if let Err(m) = timed_product_right(&a, &b, &got) {
-        let mut details = format!(
-            "`{}` did not leave A·B in C ({}×{}×{}): {}.",
-            item.function, size[0], size[1], size[2], m.summary
+        let mut details = t!(
+            "timer-not-product-details",
+            function = item.function,
+            m = size[0],
+            k = size[1],
+            n = size[2],
+            summary = m.summary
         );
         if !notes.is_empty() {
-            details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+            details.push('\n');
+            details.push_str(&emulator_reported(&notes));
         }
         return Ok(ItemResult::failed(
             item,
-            "C is not A·B after the timed call".into(),
+            t!("timer-not-product-reason"),
             details,
         ));
     }
@@ -132,7 +125,7 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
         &brackets,
         samples.queued_ms,
         (
-            "your multiplication",
+            &t!("timer-your-multiplication"),
             &format!("{}×{}×{}", size[0], size[1], size[2]),
         ),
     ))
@@ -154,10 +147,14 @@ pub fn timer_result(
     let last = &samples[samples.len() - 1];
     ItemResult::passed(
         item,
-        "synchronizes before and after".into(),
-        format!(
-            "`{}` measured {:.3} ms for {:.3} ms of GPU work ({size}), with {queued_ms:.0} ms of earlier work queued: it waits for the GPU on both sides.",
-            item.function, last.reported_ms, last.device_ms
+        t!("timer-passed-reason"),
+        t!(
+            "timer-passed-details",
+            function = item.function,
+            reported = format!("{:.3}", last.reported_ms),
+            device = format!("{:.3}", last.device_ms),
+            size = size,
+            queued = format!("{queued_ms:.0}")
         ),
     )
 }
@@ -180,37 +177,34 @@ pub fn synchronized(
         if s.reported_ms > outer_ms + 0.5 {
             return Some(ItemResult::failed(
                 item,
-                "the time reported is longer than the whole call".into(),
-                format!(
-                    "`{}` reported {:.3} ms, but the whole call took {outer_ms:.3} ms by the \
-                     grader's clock outside your program. Report only what your clock measured \
-                     (start it right before the work, read it right after).",
-                    item.function, s.reported_ms
+                t!("timer-too-long-reason"),
+                t!(
+                    "timer-too-long-details",
+                    function = item.function,
+                    reported = format!("{:.3}", s.reported_ms),
+                    outer = format!("{outer_ms:.3}")
                 ),
             ));
         }
-        let measured = format!(
-            "your clock read {:.3} ms; the GPU spent {:.3} ms on {work}, after {:.0} ms of work the grader had queued just before the call",
-            s.reported_ms, s.device_ms, queued_ms
+        let measured = t!(
+            "timer-measured",
+            reported = format!("{:.3}", s.reported_ms),
+            device = format!("{:.3}", s.device_ms),
+            work = work,
+            queued = format!("{queued_ms:.0}")
         );
         if s.reported_ms < 0.5 * s.device_ms {
             return Some(ItemResult::failed(
                 item,
-                "the clock stopped before the GPU finished".into(),
-                format!(
-                    "{measured}. The clock stopped before the GPU finished: a launch returns at \
-                     once, so call `stream.synchronize()` after launching and before reading the clock."
-                ),
+                t!("timer-stopped-early-reason"),
+                t!("timer-stopped-early-details", measured = measured),
             ));
         }
         if s.reported_ms > s.device_ms + 0.5 * queued_ms {
             return Some(ItemResult::failed(
                 item,
-                "the clock started before earlier GPU work finished".into(),
-                format!(
-                    "{measured}. The clock started before earlier GPU work finished, so it timed \
-                     that work too: call `stream.synchronize()` before starting the clock."
-                ),
+                t!("timer-started-late-reason"),
+                t!("timer-started-late-details", measured = measured),
             ));
         }
     }
@@ -239,9 +233,7 @@ fn timed_product_right(
         Ok(())
     } else {
         Err(matmul::Mismatch {
-            summary: "C·x differs from A·(B·x) for a random vector x (Freivalds' check of \
-                      every row), so some elements of C are wrong"
-                .into(),
+            summary: t!("freivalds-summary"),
             hint: None,
         })
     }
@@ -261,10 +253,15 @@ pub fn grade_speedup(
     let s = speedup::shown(sampled.speedup);
     let mut result = ItemResult::passed(
         item,
-        format!("{s}× the CPU"),
-        format!(
-            "One multiplication on the GPU through `{}` (operands already on the GPU, as the lesson times it) runs {s}× as fast as ndarray's CPU product at {}×{}×{} (median of {} paired samples, the grader's clock with its own synchronizes). If this is low, compile your kernel once rather than on every call.",
-            item.function, size[0], size[1], size[2], sampled.baseline_ns.len()
+        t!("gpu-speedup-reason", speedup = s),
+        t!(
+            "gpu-speedup-details",
+            function = item.function,
+            speedup = s,
+            m = size[0],
+            k = size[1],
+            n = size[2],
+            samples = sampled.baseline_ns.len()
         ),
     );
     result.set_score(sampled.points);
@@ -278,51 +275,57 @@ pub fn grade_device_select(ctx: &GradeContext, item: &Item) -> Result<ItemResult
     // Without the CUDA library at all, where this machine has none to hide.
     if crate::gpu::real_gpu().is_err() && !unsafe { cudarc::driver::sys::is_culib_present() } {
         match choice(ctx, item, Vec::new())? {
-            Err(failed) => return Ok(with_context(failed, "with no CUDA library installed")),
+            Err(failed) => return Ok(with_context(failed, &t!("device-no-library"))),
             Ok(true) => {
                 return Ok(wrong_choice(
                     item,
-                    "with no CUDA library installed",
-                    "the GPU",
+                    &t!("device-no-library"),
+                    &t!("device-the-gpu"),
                 ))
             }
-            Ok(false) => checked.push("no CUDA library → CPU"),
+            Ok(false) => checked.push(t!("device-checked-no-library")),
         }
     }
     // A CUDA library that finds no device.
     if let Ok(env) = crate::gpu::no_device_env() {
         match choice(ctx, item, env)? {
-            Err(failed) => return Ok(with_context(failed, "with a CUDA driver but no GPU")),
+            Err(failed) => return Ok(with_context(failed, &t!("device-no-gpu"))),
             Ok(true) => {
                 return Ok(wrong_choice(
                     item,
-                    "with a CUDA driver but no GPU",
-                    "the GPU",
+                    &t!("device-no-gpu"),
+                    &t!("device-the-gpu"),
                 ))
             }
-            Ok(false) => checked.push("driver without a GPU → CPU"),
+            Ok(false) => checked.push(t!("device-checked-no-gpu")),
         }
     }
     if ctx.backend != Backend::NoGpu {
         let env =
             crate::gpu::worker_env(ctx.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
         match choice(ctx, item, env)? {
-            Err(failed) => return Ok(with_context(failed, "with a GPU")),
-            Ok(false) => return Ok(wrong_choice(item, "with a GPU present", "the CPU")),
-            Ok(true) => checked.push("GPU present → GPU"),
+            Err(failed) => return Ok(with_context(failed, &t!("device-with-gpu"))),
+            Ok(false) => {
+                return Ok(wrong_choice(
+                    item,
+                    &t!("device-gpu-present"),
+                    &t!("device-the-cpu"),
+                ))
+            }
+            Ok(true) => checked.push(t!("device-checked-gpu")),
         }
     }
     if checked.is_empty() {
-        return Ok(skipped(
-            item,
-            "no way to show a machine with and without a GPU here",
-            false,
-        ));
+        return Ok(skipped(item, &t!("device-no-way"), false));
     }
     Ok(ItemResult::passed(
         item,
-        "chooses right with and without a GPU".into(),
-        format!("`{}`: {}.", item.function, checked.join("; ")),
+        t!("device-passed-reason"),
+        t!(
+            "device-passed-details",
+            function = item.function,
+            checked = checked.join("; ")
+        ),
     ))
 }
 
@@ -340,13 +343,18 @@ fn choice(
 }
 
 fn with_context(mut failed: ItemResult, situation: &str) -> ItemResult {
-    if failed.reason.starts_with("not implemented") {
+    if failed.reason.starts_with(&t!("todo-prefix")) {
         return failed;
     }
-    failed.reason = format!("{situation}: {}", failed.reason);
-    failed.details = format!(
-        "{situation}: {}\nHint: check `cudarc::driver::sys::is_culib_present()` before creating a context, and treat an error from `CudaContext::new(0)` as \"no GPU\".",
-        failed.details
+    failed.reason = t!(
+        "device-context-reason",
+        situation = situation,
+        reason = failed.reason
+    );
+    failed.details = t!(
+        "device-context-details",
+        situation = situation,
+        details = failed.details
     );
     failed
 }
@@ -354,8 +362,13 @@ fn with_context(mut failed: ItemResult, situation: &str) -> ItemResult {
 fn wrong_choice(item: &Item, situation: &str, chose: &str) -> ItemResult {
     ItemResult::failed(
         item,
-        format!("{situation}, it chose {chose}"),
-        format!("`{}` chose {chose} {situation}.", item.function),
+        t!("device-wrong-reason", situation = situation, chose = chose),
+        t!(
+            "device-wrong-details",
+            function = item.function,
+            chose = chose,
+            situation = situation
+        ),
     )
 }
 
@@ -375,12 +388,12 @@ pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Su
     if cpu_ns == 0 || cpu_ns > outer_ns {
         return Ok(ItemResult::failed(
             item,
-            "the CPU time is not a measurement".into(),
-            format!(
-                "`{}` returned a CPU time of {:.3} ms for a call that took {:.3} ms.",
-                item.function,
-                ms(cpu_ns),
-                ms(outer_ns)
+            t!("bench-cpu-reason"),
+            t!(
+                "bench-cpu-details",
+                function = item.function,
+                time = format!("{:.3}", ms(cpu_ns)),
+                outer = format!("{:.3}", ms(outer_ns))
             ),
         ));
     }
@@ -389,38 +402,39 @@ pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Su
         (_, None) => {
             return Ok(ItemResult::failed(
                 item,
-                "no GPU time although a GPU is present".into(),
-                format!(
-                    "`{}` returned no GPU time, but a GPU ({}) was available.",
-                    item.function,
-                    ctx.backend.label()
+                t!("bench-no-gpu-reason"),
+                t!(
+                    "bench-no-gpu-details",
+                    function = item.function,
+                    backend = ctx.backend.label()
                 ),
             ))
         }
         (_, Some(g)) if g == 0 || g > outer_ns => {
             return Ok(ItemResult::failed(
                 item,
-                "the GPU time is not a measurement".into(),
-                format!(
-                    "`{}` returned a GPU time of {:.3} ms for a call that took {:.3} ms.",
-                    item.function,
-                    ms(g),
-                    ms(outer_ns)
+                t!("bench-gpu-reason"),
+                t!(
+                    "bench-gpu-details",
+                    function = item.function,
+                    time = format!("{:.3}", ms(g)),
+                    outer = format!("{:.3}", ms(outer_ns))
                 ),
             ))
         }
         _ => {}
     }
     let gpu = gpu_ns
-        .map(|g| format!(", GPU {:.3} ms", ms(g)))
+        .map(|g| t!("bench-gpu-part", time = format!("{:.3}", ms(g))))
         .unwrap_or_default();
     Ok(ItemResult::passed(
         item,
-        "times both sides".into(),
-        format!(
-            "`{}` measured CPU {:.3} ms{gpu}.",
-            item.function,
-            ms(cpu_ns)
+        t!("bench-passed-reason"),
+        t!(
+            "bench-passed-details",
+            function = item.function,
+            time = format!("{:.3}", ms(cpu_ns)),
+            gpu = gpu
         ),
     ))
 }
@@ -430,26 +444,27 @@ pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Su
 pub fn not_from_device(item: &Item, n: &crate::protocol::NotFromDevice) -> ItemResult {
     let case = n.case + 1;
     let found = if n.not_copied_back > 0 {
-        format!(
-            "{} of the {} values it returned in case {case} were never copied back from GPU \
-             memory during the call: they were computed on the CPU",
-            n.not_copied_back, n.values
+        t!(
+            "not-copied-back",
+            count = n.not_copied_back,
+            values = n.values,
+            case = case
         )
     } else {
-        format!(
-            "{} of the {} values it returned in case {case} are values the call itself had \
-             uploaded to the GPU: they were computed on the CPU and only passed through it",
-            n.uploaded, n.values
+        t!(
+            "uploaded-back",
+            count = n.uploaded,
+            values = n.values,
+            case = case
         )
     };
     ItemResult::failed(
         item,
-        "the result was not computed on the GPU".into(),
-        format!(
-            "`{}` launched work on the GPU, but {found}. The result must be what your kernel \
-             (or cuBLAS) wrote into device memory, copied back with `clone_dtoh`: compute C on \
-             the GPU and return that.",
-            item.function
+        t!("not-from-device-reason"),
+        t!(
+            "not-from-device-details",
+            function = item.function,
+            found = found
         ),
     )
 }

@@ -3,6 +3,7 @@
 //! GPU checks and the timed runs.
 
 use crate::gpu::student::COMPILE_ERROR;
+use crate::i18n::t;
 use crate::report::ItemResult;
 use crate::rubric::Item;
 
@@ -12,39 +13,48 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
         || notes.contains("past the end")
         || notes.contains("before the start")
     {
-        "a thread read or wrote outside a buffer. Threads of the last blocks fall outside C when \
-         m or n is not a multiple of the block size: guard the kernel body with \
-         `if (row < m && col < n)`"
+        t!("gpu-hint-bounds")
     } else if error.starts_with(COMPILE_ERROR) || error.contains("NVRTC") {
-        "the kernel did not compile: read the compiler's message above (line numbers are in your \
-         kernel's source string)"
+        t!("gpu-hint-compile")
     } else if error.contains("INVALID_VALUE") || error.contains("LAUNCH_OUT_OF_RESOURCES") {
-        "the launch configuration is not allowed: at most 1024 threads per block and 48 KiB of \
-         shared memory"
+        t!("gpu-hint-launch")
     } else {
-        "read the error above: it names the CUDA call that failed"
+        t!("gpu-hint-other")
     };
     let case_text = item.spec.describe_case(case).unwrap_or_default();
-    let mut details = format!("`{}` returned an error{case_text}: {error}", item.function);
+    let mut details = t!(
+        "gpu-error-details",
+        function = item.function,
+        case = case_text,
+        error = error
+    );
     if !notes.is_empty() {
-        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+        details.push('\n');
+        details.push_str(&emulator_reported(notes));
     }
-    details.push_str(&format!("\nHint: {hint}."));
+    details.push('\n');
+    details.push_str(&t!("hint-line", hint = hint));
     let reason = match error.strip_prefix(COMPILE_ERROR) {
-        Some(log) => format!(
-            "the kernel does not compile: {}",
-            log.lines()
+        Some(log) => t!(
+            "gpu-error-compile-reason",
+            line = log
+                .lines()
                 .find(|l| l.contains("error"))
                 .unwrap_or("")
                 .trim()
         ),
         None => {
             let first = notes.lines().next().unwrap_or(error);
-            format!(
-                "error on the GPU: {}",
-                first.chars().take(90).collect::<String>()
+            t!(
+                "gpu-error-reason",
+                first = first.chars().take(90).collect::<String>()
             )
         }
     };
     ItemResult::failed(item, reason, details)
+}
+
+/// "The GPU emulator reported:" and the emulator's notes, for a failure's details.
+pub fn emulator_reported(notes: &str) -> String {
+    t!("emulator-reported", notes = notes)
 }

@@ -2,6 +2,7 @@
 //! with K (|C − C_ref| ≤ c·K·eps32·(|A|·|B|)ij, the reference-BLAS gauge), and on failure the
 //! first bad index, expected vs got, the largest error and a diagnosis when a pattern fits.
 
+use crate::i18n::t;
 use ndarray::Array2;
 
 /// The reference product and the magnitudes the error bound scales with.
@@ -54,17 +55,19 @@ pub fn compare(
     if got.dim() != (m, n) {
         let transposed_shape = got.dim() == (n, m);
         let hint = if transposed_shape && transposed_matches(&reference, got, tolerance) {
-            Some("the result is transposed: C[i][j] holds the value of C[j][i]; swap the row and column indices when you write C".to_string())
+            Some(t!("shape-transposed-values"))
         } else if transposed_shape {
-            Some("the result has its rows and columns swapped: C must be m×n (rows of A × columns of B)".to_string())
+            Some(t!("shape-swapped"))
         } else {
-            Some(format!("A is {m}×{k} and B is {k}×{n}, so C must be {m}×{n}: size C from a.nrows() and b.ncols()"))
+            Some(t!("shape-size-from", m = m, k = k, n = n))
         };
         return Err(Mismatch {
-            summary: format!(
-                "C has shape {}×{} but should be {m}×{n}",
-                got.nrows(),
-                got.ncols()
+            summary: t!(
+                "shape-wrong",
+                rows = got.nrows(),
+                cols = got.ncols(),
+                m = m,
+                n = n
             ),
             hint,
         });
@@ -94,15 +97,18 @@ pub fn compare(
     };
     let expected = reference.value[[i, j]];
     let g = got[[i, j]];
-    let summary = format!(
-        "C[{i}][{j}] should be {} but is {} (allowed error {:.1e}); {bad} of {} values are wrong, the largest error is {} at C[{}][{}]",
-        num(expected),
-        num(f64::from(g)),
-        reference.bound(tolerance, i, j),
-        m * n,
-        num(worst.0),
-        worst.1 .0,
-        worst.1 .1,
+    let summary = t!(
+        "value-wrong",
+        i = i,
+        j = j,
+        expected = num(expected),
+        got = num(f64::from(g)),
+        bound = format!("{:.1e}", reference.bound(tolerance, i, j)),
+        bad = bad,
+        total = m * n,
+        worst = num(worst.0),
+        wi = worst.1 .0,
+        wj = worst.1 .1,
     );
     let hint = diagnose(&reference, got, tolerance);
     Err(Mismatch { summary, hint })
@@ -112,35 +118,25 @@ pub fn compare(
 fn diagnose(reference: &Reference, got: &Array2<f32>, tolerance: f64) -> Option<String> {
     let (m, n) = got.dim();
     if let Some(((i, j), v)) = got.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Some(format!(
-            "C[{i}][{j}] is {v}: a NaN or infinity usually comes from reading memory that was never \
-             set (an uninitialised buffer) or from dividing by zero"
-        ));
+        return Some(t!("diagnose-nan", i = i, j = j, value = v));
     }
     if got.iter().all(|&v| v == 0.0) && reference.value.iter().any(|&v| v != 0.0) {
-        return Some(
-            "every value is 0: the result is never written, or it is written to a copy that is \
-             not returned"
-                .to_string(),
-        );
+        return Some(t!("diagnose-zeros"));
     }
     if m == n && m > 1 && transposed_matches(reference, got, tolerance) {
-        return Some(
-            "the result is transposed: C[i][j] holds the value of C[j][i]; check which index \
-             runs over rows and which over columns"
-                .to_string(),
-        );
+        return Some(t!("diagnose-transposed"));
     }
     if let Some(s) = constant_factor(reference, got, tolerance) {
         let k = reference.k;
         let extra = if (s - k as f64).abs() < 0.01 * k as f64 {
-            format!(" (that is K = {k}: is something added once per step of the inner loop?)")
+            t!("diagnose-scaled-k", k = k)
         } else {
             String::new()
         };
-        return Some(format!(
-            "every value is {s:.3}× the right one{extra}: the products are right but scaled; look \
-             for an extra factor, a sum that is not reset, or one accumulated twice"
+        return Some(t!(
+            "diagnose-scaled",
+            factor = format!("{s:.3}"),
+            extra = extra
         ));
     }
     if let Some((rows, cols)) = leading_block(reference, got, tolerance) {
@@ -150,10 +146,11 @@ fn diagnose(reference: &Reference, got: &Array2<f32>, tolerance: f64) -> Option<
                 (rows == m || rows.is_multiple_of(*b)) && (cols == n || cols.is_multiple_of(*b))
             })
             .unwrap_or(8);
-        return Some(format!(
-            "only the top-left {rows}×{cols} part of C is right: the rows and columns past the \
-             last full block of {block} are missing or wrong. Handle the leftover when a size \
-             is not a multiple of your block (end each block at min(start + {block}, size))",
+        return Some(t!(
+            "diagnose-block",
+            rows = rows,
+            cols = cols,
+            block = block
         ));
     }
     None

@@ -8,6 +8,7 @@ pub mod speedup;
 pub mod timed;
 pub mod timer;
 
+use crate::i18n::t;
 use crate::inputs;
 use crate::protocol::{Backend, Outcome, PanicInfo, WorkOrder};
 use crate::report::ItemResult;
@@ -119,33 +120,23 @@ pub fn not_compiled(
     let outside = crate::sandbox::build::outside_read(error);
     let (reason, hint) = match (missing, outside) {
         (Some(name), _) => (
-            format!("does not compile: `{name}` is not one of this lab's dependencies"),
-            format!(
-                "\nHint: `{name}` is not one of this lab's dependencies. Official grading builds \
-                 with the lab's own Cargo.toml, so your code cannot use it there: remove it \
-                 from Cargo.toml and write the code with what the lab provides."
-            ),
+            t!("not-compiled-dependency-reason", name = name),
+            format!("\n{}", t!("not-compiled-dependency-hint", name = name)),
         ),
         (None, Some(why)) => (
-            "does not compile: it reads a file outside the crate at compile time".to_string(),
-            format!("\nHint: {why}."),
+            t!("not-compiled-outside-reason"),
+            format!("\n{}", t!("hint-line", hint = why)),
         ),
         (None, None) if error.contains("tests/grade.rs") => (
-            format!("does not compile: {first_line}"),
-            "\nHint: the error is in the grader's harness, which calls your functions by the \
-             names and types the template gives them: keep each `pub fn` name and signature \
-             exactly as in the template."
-                .to_string(),
+            t!("not-compiled-reason", error = first_line),
+            format!("\n{}", t!("not-compiled-harness-hint")),
         ),
-        (None, None) => (format!("does not compile: {first_line}"), String::new()),
+        (None, None) => (t!("not-compiled-reason", error = first_line), String::new()),
     };
     every_item_failed(
         assignment,
         reason,
-        format!(
-            "The code does not compile, so nothing could be graded. Fix this first (run \
-             `cargo build` to see every error):\n{error}{hint}"
-        ),
+        t!("not-compiled-details", error = error, hint = hint),
     )
 }
 
@@ -171,14 +162,18 @@ pub fn refused(
 ) -> Vec<ItemResult> {
     every_item_failed(
         assignment,
-        format!(
-            "refused: `{}` at {}:{}",
-            found.construct, found.file, found.line
+        t!(
+            "refused-reason",
+            construct = found.construct,
+            file = found.file,
+            line = found.line
         ),
-        format!(
-            "{}:{}: `{}` is not allowed in a lab: {}. Nothing was graded; remove it and run \
-             `cargo test` again.",
-            found.file, found.line, found.construct, found.why
+        t!(
+            "refused-details",
+            file = found.file,
+            line = found.line,
+            construct = found.construct,
+            why = found.why
         ),
     )
 }
@@ -191,8 +186,8 @@ pub fn not_taken(
 ) -> Vec<ItemResult> {
     every_item_failed(
         assignment,
-        format!("refused: `{}` is not a file grading takes", refusal.path),
-        format!("{refusal}. Nothing was graded; fix that in your repository and submit again."),
+        t!("not-taken-reason", path = refusal.path),
+        t!("not-taken-details", refusal = refusal),
     )
 }
 
@@ -211,18 +206,18 @@ fn forbidden_use(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
     let hit = source_scan::find_forbidden(dir, &item.function, &item.forbid)?;
     Some(ItemResult::failed(
         item,
-        format!(
-            "`{}` uses `{}`, which this item does not allow",
-            item.function, hit.name
+        t!(
+            "forbidden-reason",
+            function = item.function,
+            name = hit.name
         ),
-        format!(
-            "{}:{}: `{}` is used by `{}` (or by code it calls). This item grades your \
-                         own implementation, so {} is off limits here: write the loops yourself.",
-            hit.file,
-            hit.line,
-            hit.name,
-            item.function,
-            in_backticks(&item.forbid)
+        t!(
+            "forbidden-details",
+            file = hit.file,
+            line = hit.line,
+            name = hit.name,
+            function = item.function,
+            forbidden = in_backticks(&item.forbid)
         ),
     ))
 }
@@ -243,11 +238,16 @@ fn missing_requirement(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
     let missing = source_scan::find_missing(dir, &item.require)?;
     Some(ItemResult::failed(
         item,
-        format!("`{}` must use `{missing}`", item.function),
-        format!(
-            "No `{missing}` in your sources: `{}` is graded as the version that uses it ({}).",
-            item.function,
-            in_backticks(&item.require)
+        t!(
+            "missing-reason",
+            function = item.function,
+            missing = missing
+        ),
+        t!(
+            "missing-details",
+            missing = missing,
+            function = item.function,
+            required = in_backticks(&item.require)
         ),
     ))
 }
@@ -294,7 +294,7 @@ pub(crate) fn judge_run(
             ..
         } => Ok(Err(gpu::not_graded_here(
             item,
-            &format!("could not use the GPU on this machine ({why})"),
+            &t!("gpu-unavailable", why = why),
         ))),
         // No student code ran: the item is not graded, and the reason says whose it is.
         WorkerRun::Reported {
@@ -302,7 +302,7 @@ pub(crate) fn judge_run(
             ..
         } => Ok(Err(gpu::not_graded_here(
             item,
-            &format!("could not sandbox your code on this machine ({why}), so it did not run it"),
+            &t!("sandbox-failed", why = why),
         ))),
         // A kernel that raced (checked runs) fails whatever its numbers.
         WorkerRun::Reported { notes, .. } if gpu::race_in(&notes).is_some() => Ok(Err(
@@ -310,14 +310,24 @@ pub(crate) fn judge_run(
         )),
         WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
-            let mut details = format!("`{}` {}.", item.function, death.explain());
+            let mut details = t!(
+                "died-details",
+                function = item.function,
+                death = death.explain()
+            );
             if !death.output_tail.is_empty() {
-                details.push_str("\nLast output:\n");
+                details.push('\n');
+                details.push_str(&t!("last-output"));
+                details.push('\n');
                 details.push_str(&death.output_tail);
             }
             Ok(Err(ItemResult::failed(
                 item,
-                format!("`{}` {}", item.function, short(&death.explain())),
+                t!(
+                    "died-reason",
+                    function = item.function,
+                    death = short(&death.explain())
+                ),
                 details,
             )))
         }
@@ -327,7 +337,7 @@ pub(crate) fn judge_run(
 /// The first clause of a sentence, for the one-line table reason.
 fn short(sentence: &str) -> String {
     sentence
-        .split(':')
+        .split([':', '：'])
         .next()
         .unwrap_or(sentence)
         .trim()
@@ -339,20 +349,13 @@ pub fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
     let at = p
         .location
         .as_deref()
-        .map(|l| format!(" at {l}"))
+        .map(|l| t!("panic-at", location = l))
         .unwrap_or_default();
     if p.is_not_implemented() {
         return ItemResult::failed(
             item,
-            format!(
-                "not implemented yet: `{}` still has its todo!()",
-                item.function
-            ),
-            format!(
-                "`{}` is not implemented yet (it reached todo!(){at}). Replace the todo!() with \
-                 your code, then run `cargo test` again.",
-                item.function
-            ),
+            t!("todo-reason", function = item.function),
+            t!("todo-details", function = item.function, at = at),
         );
     }
     let case = p
@@ -360,23 +363,24 @@ pub fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
         .and_then(|c| item.spec.describe_case(c))
         .unwrap_or_default();
     let hint = if p.message.contains("out of bounds") {
-        " Hint: an index went past the end of an array; check each loop's upper bound against \
-         a.nrows(), a.ncols() and b.ncols()."
+        t!("panic-hint-bounds")
     } else if p.message.contains("overflow") {
-        " Hint: an integer overflowed; check index arithmetic."
+        t!("panic-hint-overflow")
     } else if !item.spec.gpu_track() && mentions_cuda(&p.message) {
-        " Hint: CPU items run with no GPU visible, so this function must compute on the CPU \
-         (the GPU functions are graded by items of their own)."
+        t!("panic-hint-cuda")
     } else {
-        ""
+        String::new()
     };
     ItemResult::failed(
         item,
-        format!("`{}` panicked{case}", item.function),
-        format!(
-            "`{}` panicked{case}{at}: {}.{hint}",
-            item.function,
-            shortened(&p.message)
+        t!("panicked-reason", function = item.function, case = case),
+        t!(
+            "panicked-details",
+            function = item.function,
+            case = case,
+            at = at,
+            message = shortened(&p.message),
+            hint = hint
         ),
     )
 }
@@ -437,18 +441,19 @@ pub fn sample_speedup(
     let first = workers.first_output.take();
     let first_check = match &first {
         Some(c) => matmul::compare(&a, &b, c, 2.0).map_err(|m| m.summary),
-        None => Err(format!(
-            "it returned a matrix of the wrong shape (A·B is {}×{})",
-            size[0], size[2]
-        )),
+        None => Err(t!("speed-wrong-shape", m = size[0], n = size[2])),
     };
     if let Err(summary) = first_check {
         return Ok(Err(ItemResult::failed(
             item,
-            "wrong result, so its speed does not count".into(),
-            format!(
-                "`{}` gives a wrong result at {}×{}×{}: {summary}. Only a correct product earns speed points.",
-                item.function, size[0], size[1], size[2]
+            t!("speed-wrong-reason"),
+            t!(
+                "speed-wrong-details",
+                function = item.function,
+                m = size[0],
+                k = size[1],
+                n = size[2],
+                summary = summary
             ),
         )));
     }
@@ -496,12 +501,11 @@ pub fn sample_speedup(
 pub fn wrong_while_timed(item: &Item, sample: usize) -> ItemResult {
     ItemResult::failed(
         item,
-        format!("wrong result on timed run {}", sample + 1),
-        format!(
-            "`{}` gave a wrong result on timed run {} (each run multiplies new matrices, and \
-             every result is checked): only correct results earn speed points.",
-            item.function,
-            sample + 1
+        t!("timed-wrong-reason", run = sample + 1),
+        t!(
+            "timed-wrong-details",
+            function = item.function,
+            run = sample + 1
         ),
     )
 }

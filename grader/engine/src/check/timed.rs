@@ -5,6 +5,7 @@
 use super::{judge_run, GradeContext};
 use crate::check::matmul::{run_case, sample_case, verification_vector};
 use crate::check::timer::TimerSample;
+use crate::i18n::t;
 use crate::inputs;
 use crate::protocol::{Backend, Outcome, WorkOrder};
 use crate::report::ItemResult;
@@ -55,13 +56,8 @@ fn ended(item: &Item, session: Session) -> Failed {
 fn stopped_elsewhere(item: &Item) -> ItemResult {
     ItemResult::failed(
         item,
-        "the program stopped itself outside the grader's checkpoints".into(),
-        format!(
-            "While `{}` was being timed, its program stopped or ended at a point where the \
-             grader's own code never does (a stop signal or an exit from your code). That is \
-             tampering with timing: the item scores 0.",
-            item.function
-        ),
+        t!("stopped-elsewhere-reason"),
+        t!("stopped-elsewhere-details", function = item.function),
     )
 }
 

@@ -2,6 +2,8 @@
 //! work's own duration (the clock started before and stopped after the work) and at most the
 //! grader's bracket around the whole call, and hand back the work's result.
 
+use crate::i18n::t;
+
 /// One call of the student's timer, as the supervisor measured it.
 #[derive(Debug, Clone)]
 pub struct TimerSample {
@@ -25,54 +27,52 @@ const SLACK_NS: u64 = 200_000;
 /// Why a timer is wrong, with a hint; `Ok` is a line describing what was measured.
 pub fn judge(samples: &[TimerSample], function: &str) -> Result<String, (String, String)> {
     if samples.is_empty() {
-        return Err(("no timings came back".into(), String::new()));
+        return Err((t!("cpu-timer-none"), String::new()));
     }
     for s in samples {
         let ms = |ns: u64| ns as f64 / 1e6;
         if !s.work_ran {
             return Err((
-                format!("{function} never ran the work it was given"),
-                "call the closure (`work()`) between starting and stopping the clock".into(),
+                t!("cpu-timer-never-ran", function = function),
+                t!("cpu-timer-never-ran-hint"),
             ));
         }
         if !s.passed_value_through {
             return Err((
-                format!("{function} did not return the value the work produced"),
-                "return the work's result together with the elapsed time".into(),
+                t!("cpu-timer-value", function = function),
+                t!("cpu-timer-value-hint"),
             ));
         }
         if s.reported_ns + SLACK_NS < s.inner_ns {
             return Err((
-                format!(
-                    "{function} reported {:.3} ms for work that ran {:.3} ms",
-                    ms(s.reported_ns),
-                    ms(s.inner_ns)
+                t!(
+                    "cpu-timer-short",
+                    function = function,
+                    reported = format!("{:.3}", ms(s.reported_ns)),
+                    inner = format!("{:.3}", ms(s.inner_ns))
                 ),
-                "start the clock (Instant::now()) before calling the work and read it \
-                 (elapsed()) after the work returns"
-                    .into(),
+                t!("cpu-timer-short-hint"),
             ));
         }
         if s.reported_ns > s.outer_ns + SLACK_NS {
             return Err((
-                format!(
-                    "{function} reported {:.3} ms, longer than the {:.3} ms the whole call took",
-                    ms(s.reported_ns),
-                    ms(s.outer_ns)
+                t!(
+                    "cpu-timer-long",
+                    function = function,
+                    reported = format!("{:.3}", ms(s.reported_ns)),
+                    outer = format!("{:.3}", ms(s.outer_ns))
                 ),
-                "measure with std::time::Instant inside the function, and report only what \
-                 you measured"
-                    .into(),
+                t!("cpu-timer-long-hint"),
             ));
         }
     }
     let described: Vec<String> = samples
         .iter()
         .map(|s| {
-            format!(
-                "{} ms of work timed as {:.2} ms",
-                s.work_ms,
-                s.reported_ns as f64 / 1e6
+            t!(
+                "cpu-timer-sample",
+                work = s.work_ms,
+                reported = format!("{:.2}", s.reported_ns as f64 / 1e6)
             )
         })
         .collect();

@@ -272,7 +272,7 @@ pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
                 "the CPU emulator posing as a real GPU (GPU_LABS_EMULATOR_AS_REAL test mode)"
                     .to_string()
             } else {
-                format!("real GPU: {}", real_gpu().unwrap_or_default())
+                crate::i18n::t!("backend-real", name = real_gpu().unwrap_or_default())
             };
             (backend, format!("{what}; {traced}"))
         }
@@ -280,11 +280,11 @@ pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
             Ok(_) => (backend, emulated_label(mode)),
             Err(e) if mode == GpuMode::Auto => (
                 Backend::NoGpu,
-                format!("no GPU, and the CPU emulator is unavailable ({e})"),
+                crate::i18n::t!("backend-no-emulator", why = e),
             ),
             Err(e) => return Err(e),
         },
-        Backend::NoGpu => (backend, GPU_OFF.to_string()),
+        Backend::NoGpu => (backend, crate::i18n::t!("backend-off")),
     })
 }
 
@@ -293,9 +293,9 @@ pub fn backend_for(mode: GpuMode) -> Result<(Backend, String), GpuError> {
 fn emulated_label(mode: GpuMode) -> String {
     match (mode, real_gpu()) {
         (GpuMode::Auto, Err(why)) if !why.starts_with("libcuda.so not found") => {
-            format!("emulated GPU (the real GPU is not usable: {why})")
+            crate::i18n::t!("backend-emulated-unusable", why = why)
         }
-        _ => "emulated GPU".to_string(),
+        _ => crate::i18n::t!("backend-emulated"),
     }
 }
 

@@ -244,6 +244,18 @@ pub fn parse(labs: Labs, text: &str, file: &Path) -> Result<Assignment, RubricEr
     if written.items.is_empty() {
         return Err(invalid(1, "-", "item", "the rubric has no [[item]]".into()));
     }
+    if let Some(Err(message)) = written
+        .assignment
+        .language
+        .as_deref()
+        .map(str::parse::<crate::i18n::Lang>)
+    {
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with("language"))
+            .map_or(1, |i| i + 1);
+        return Err(invalid(line, "[assignment]", "language", message));
+    }
     let mut items: Vec<Item> = Vec::with_capacity(written.items.len());
     for (n, w) in written.items.into_iter().enumerate() {
         let line_of = |key: &str| {

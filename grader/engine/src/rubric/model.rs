@@ -32,6 +32,10 @@ pub struct AssignmentInfo {
     pub title: String,
     /// The package name of the lab crate (`matmul-lab`); its library is `matmul_lab`.
     pub lab_crate: String,
+    /// The language of the students' feedback (`en`, the default, or `zh-TW`); a run's
+    /// `--lang` overrides it (see [`crate::i18n`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 /// What a lab's item kind does for the engine: everything the engine needs to know about an
@@ -146,6 +150,15 @@ impl Assignment {
     /// The most points the whole rubric can earn.
     pub fn max_score(&self) -> f64 {
         self.items.iter().map(|i| i.points).sum()
+    }
+
+    /// The rubric's language (checked when the rubric was read; English when it names none).
+    pub fn language(&self) -> crate::i18n::Lang {
+        self.assignment
+            .language
+            .as_deref()
+            .and_then(|l| l.parse().ok())
+            .unwrap_or_default()
     }
 
     /// Finds an item by id.

@@ -4,6 +4,7 @@
 //! over the grader's loop of single products. This file holds their keys, their inputs and
 //! what the worker runs; [`super::batched_judge`] judges what it sends back.
 
+use super::t;
 use cudarc::driver::{CudaSlice, CudaStream};
 use grader_engine::check::speedup::check_tiers;
 use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
@@ -126,10 +127,14 @@ impl Batches {
     /// How feedback names case `case`: "case 2 of 6 (a batch of 5: A[b] is 3×4, B[b] is 4×5)".
     pub fn describe(&self, case: usize) -> Option<String> {
         let [batch, m, k, n] = *self.cases.get(case)?;
-        Some(format!(
-            "case {} of {} (a batch of {batch}: A[b] is {m}×{k}, B[b] is {k}×{n})",
-            case + 1,
-            self.cases.len()
+        Some(t!(
+            "batch-case",
+            case = case + 1,
+            total = self.cases.len(),
+            batch = batch,
+            m = m,
+            k = k,
+            n = n
         ))
     }
 }
@@ -341,20 +346,16 @@ pub fn timer(
 ) -> Result<Outcome, String> {
     let (stream, busy) = match busy::set_up() {
         Ok(ready) => ready,
-        Err(e) => {
-            return Ok(Outcome::GpuUnavailable(format!(
-                "the grader's GPU set-up failed: {e}"
-            )))
-        }
+        Err(e) => return Ok(Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e))),
     };
     match timer_samples(f, order, size, checkpoints, &stream, busy) {
         Ok(Ok(s)) => sent(s),
         Ok(Err(outcome)) => Ok(*outcome),
         // From the first student call on, a GPU error is the student's.
-        Err(e) => Ok(Outcome::Failed(format!(
-            "the GPU reported an error after `time_gpu_matmul_batched` ran: {e}. A kernel that \
-             reads or writes outside a buffer makes every later GPU call fail; synchronize and \
-             check the result in your function to see the error there"
+        Err(e) => Ok(Outcome::Failed(t!(
+            "gpu-error-after",
+            function = "time_gpu_matmul_batched",
+            error = e
         ))),
     }
 }

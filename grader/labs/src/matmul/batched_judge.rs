@@ -5,6 +5,9 @@
 //! grader's loop of single products.
 
 use super::batched::{self, BatchedSpeed, Batches, Sent, Stack};
+use super::judge::hint_line;
+use super::t;
+use grader_engine::check::gpu::emulator_reported;
 use grader_engine::check::gpu::{error_result, not_from_device, timer_result};
 use grader_engine::check::matmul::{self, Mismatch};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
@@ -61,18 +64,19 @@ pub fn compare(
     if got.dim() != (batch, m, n) {
         let (gb, gm, gn) = got.dim();
         let hint = if got.dim() == (batch, n, m) {
-            "each matrix has its rows and columns swapped: C[b] must be m×n (rows of A[b] × \
-             columns of B[b])"
-                .to_string()
+            t!("batch-swapped")
         } else {
-            format!(
-                "A is {batch}×{m}×{k} and B is {batch}×{k}×{n}, so C must be {batch}×{m}×{n}: \
-                 size C from a.dim() and b.dim() (batch, then rows of A, then columns of B)"
-            )
+            t!("batch-size-from", batch = batch, m = m, k = k, n = n)
         };
         return Err(BatchMismatch {
-            summary: format!(
-                "C has shape {gb}×{gm}×{gn} but should be {batch}×{m}×{n} (batch × m × n)"
+            summary: t!(
+                "batch-shape-wrong",
+                gb = gb,
+                gm = gm,
+                gn = gn,
+                batch = batch,
+                m = m,
+                n = n
             ),
             batch: None,
             hint: Some(hint),
@@ -96,9 +100,7 @@ pub fn compare(
         let checked = match &x {
             Some(x) if matmul::freivalds(&a_z, &b_z, &c_z, tolerance, x) => Ok(()),
             Some(_) => Err(Mismatch {
-                summary: "C[b]·x differs from A[b]·(B[b]·x) for a random vector x (Freivalds' \
-                          check of every row), so some elements of C[b] are wrong"
-                    .into(),
+                summary: t!("batch-freivalds"),
                 hint: None,
             }),
             None => matmul::compare(&a_z, &b_z, &c_z, tolerance).map(drop),
@@ -114,9 +116,11 @@ pub fn compare(
     let Some((z, mismatch)) = first else {
         return Ok(());
     };
-    let summary = format!(
-        "in batch {z} of 0..{batch}, {}",
-        mismatch.summary.replace("C[", &format!("C[{z}]["))
+    let summary = t!(
+        "batch-in",
+        z = z,
+        batch = batch,
+        summary = mismatch.summary.replace("C[", &format!("C[{z}]["))
     );
     let hint = batch_pattern(batch, &wrong, &zeros).or(mismatch.hint);
     Err(BatchMismatch {
@@ -130,7 +134,7 @@ pub fn compare(
 fn listed(batches: &[usize]) -> String {
     let mut text: Vec<String> = batches.iter().take(8).map(|b| b.to_string()).collect();
     if batches.len() > 8 {
-        text.push(format!("and {} more", batches.len() - 8));
+        text.push(t!("batch-more", count = batches.len() - 8));
     }
     text.join(", ")
 }
@@ -143,40 +147,21 @@ pub fn batch_pattern(batch: usize, wrong: &[usize], zeros: &[usize]) -> Option<S
         return None;
     }
     if zeros.len() == wrong.len() && wrong.len() < batch {
-        let (which, verb) = if zeros.len() == 1 {
-            (format!("batch {}", zeros[0]), "is")
+        return Some(if zeros.len() == 1 {
+            t!("batch-zeros-one", which = zeros[0], batch = batch)
         } else {
-            (format!("batches {}", listed(zeros)), "are")
-        };
-        return Some(format!(
-            "{which} of 0..{batch} {verb} all zeros while the others are right: {which} {} \
-             never computed. Make your loop or grid cover every matrix of the batch: b in \
-             0..batch on the CPU; on the GPU a grid whose z size is the batch, and a kernel \
-             guard of `z < batch`",
-            if zeros.len() == 1 { "was" } else { "were" }
-        ));
+            t!("batch-zeros-many", which = listed(zeros), batch = batch)
+        });
     }
     if batch > 1 && wrong.len() == batch - 1 && wrong[0] == 1 {
-        return Some(
-            "batch 0 is right and every later batch is wrong: the offset of batch b is off \
-             (a wrong batch stride). Matrix b starts b·m·k numbers into A, b·k·n into B and \
-             b·m·n into C: one whole matrix per batch, not one row"
-                .to_string(),
-        );
+        return Some(t!("batch-stride"));
     }
     if zeros.len() == batch && batch > 1 {
-        return Some(
-            "every matrix of C is all zeros: the result is never written, or it is written to \
-             a copy that is not returned"
-                .to_string(),
-        );
+        return Some(t!("batch-all-zeros"));
     }
     let first = wrong[0];
     if first > 0 && wrong.len() == batch - first {
-        return Some(format!(
-            "batches 0..{first} are right and batches {first}..{batch} are wrong: the loop or \
-             the grid stops before the end of the batch"
-        ));
+        return Some(t!("batch-stops-early", first = first, batch = batch));
     }
     None
 }
@@ -234,13 +219,8 @@ pub fn products(
         {
             return Ok(ItemResult::failed(
                 item,
-                "no work on the GPU: no kernel launch, no cuBLAS call".into(),
-                format!(
-                    "`{}` returned right results but launched no kernel and made no cuBLAS \
-                     call: it computed on the CPU. Do the batch on the GPU (one launch over a \
-                     3-D grid, or one strided-batched cuBLAS call).",
-                    item.function
-                ),
+                t!("no-gpu-work-reason"),
+                t!("batch-no-gpu-work-details", function = item.function),
             ));
         }
         if let Some(DeviceWork {
@@ -251,44 +231,51 @@ pub fn products(
             return Ok(not_from_device(item, &n));
         }
         let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();
-        let mut details = format!(
-            "`{}` is right on every matrix of all {total} cases: {}.",
-            item.function,
-            shapes.join(", ")
+        let mut details = t!(
+            "batch-all-right-details",
+            function = item.function,
+            total = total,
+            shapes = shapes.join(", ")
         );
         if let Some(note) = device_work.and_then(|w| calls_note(&item.function, &spec.cases, w)) {
             details.push_str(&note);
         }
         return Ok(ItemResult::passed(
             item,
-            format!("all {total} cases right"),
+            t!("all-right-reason", total = total),
             details,
         ));
     };
     let case = spec.describe(index).unwrap_or_default();
-    let mut details = format!(
-        "`{}` is wrong on {case}: {}.",
-        item.function, mismatch.summary
+    let mut details = t!(
+        "wrong-details",
+        function = item.function,
+        case = case,
+        summary = mismatch.summary
     );
     if !notes.is_empty() {
-        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+        details.push('\n');
+        details.push_str(&emulator_reported(&notes));
     }
     let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
+    details.push('\n');
     details.push_str(&if right_shapes.is_empty() {
-        "\nIt is wrong on every case that returned.".to_string()
+        t!("wrong-everywhere")
     } else {
-        format!(
-            "\nRight on {} of {total} cases: {}.",
-            right.len(),
-            right_shapes.join(", ")
+        t!(
+            "right-on",
+            right = right.len(),
+            total = total,
+            shapes = right_shapes.join(", ")
         )
     });
     if let Some(hint) = mismatch.hint.or_else(|| spec.hint.clone()) {
-        details.push_str(&format!("\nHint: {}.", hint.trim_end_matches('.')));
+        details.push('\n');
+        details.push_str(&hint_line(hint.trim_end_matches('.')));
     }
     let reason = match mismatch.batch {
-        Some(z) => format!("wrong result in batch {z} of {case}"),
-        None => format!("wrong shape on {case}"),
+        Some(z) => t!("batch-wrong-in-reason", z = z, case = case),
+        None => t!("batch-wrong-shape-reason", case = case),
     };
     Ok(ItemResult::failed(item, reason, details))
 }
@@ -300,13 +287,15 @@ fn calls_note(function: &str, cases: &[[usize; 4]], work: DeviceWork) -> Option<
     let calls = work.launches + work.blas_calls;
     (matrices > cases.len() && calls as usize >= matrices).then(|| {
         format!(
-            "\nNote: `{function}` made {} kernel launches and {} cuBLAS calls for {} batches of \
-             {matrices} matrices in all: one call per matrix. One launch over a 3-D grid \
-             (blockIdx.z picks the matrix) or one strided-batched cuBLAS call per batch is what \
-             makes a batch fast on a GPU.",
-            work.launches,
-            work.blas_calls,
-            cases.len()
+            "\n{}",
+            t!(
+                "batch-calls-note",
+                function = function,
+                launches = work.launches,
+                blas = work.blas_calls,
+                batches = cases.len(),
+                matrices = matrices
+            )
         )
     })
 }
@@ -337,20 +326,26 @@ pub fn timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorEr
     let [batch, m, k, n] = shape;
     let (a, b) = batched::operands(ctx.seed, item.id(), 0, shape);
     if let Err(mismatch) = compare(&a, &b, &unpack(item, &output)?, 2.0, true) {
-        let mut details = format!(
-            "`{}` did not leave C[b] = A[b]·B[b] in C for the batch of {batch} products of \
-             {m}×{k}·{k}×{n}: {}.",
-            item.function, mismatch.summary
+        let mut details = t!(
+            "batch-timer-wrong-details",
+            function = item.function,
+            batch = batch,
+            m = m,
+            k = k,
+            n = n,
+            summary = mismatch.summary
         );
         if !notes.is_empty() {
-            details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+            details.push('\n');
+            details.push_str(&emulator_reported(&notes));
         }
         if let Some(hint) = mismatch.hint {
-            details.push_str(&format!("\nHint: {hint}."));
+            details.push('\n');
+            details.push_str(&hint_line(&hint));
         }
         let reason = match mismatch.batch {
-            Some(z) => format!("C[{z}] is not A[{z}]·B[{z}] after the timed call"),
-            None => "C has the wrong shape after the timed call".to_string(),
+            Some(z) => t!("batch-timer-wrong-reason", z = z),
+            None => t!("batch-timer-shape-reason"),
         };
         return Ok(ItemResult::failed(item, reason, details));
     }
@@ -360,8 +355,8 @@ pub fn timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorEr
         &brackets,
         queued_ms,
         (
-            "your batched multiplication",
-            &format!("{batch} products of {m}×{k}·{k}×{n}"),
+            &t!("batch-timer-work"),
+            &t!("batch-timer-size", batch = batch, m = m, k = k, n = n),
         ),
     ))
 }
@@ -414,13 +409,16 @@ pub fn speedup(
         if let Err(mismatch) = compare(&a, &b, &unpack(item, stack)?, 2.0, true) {
             return Ok(ItemResult::failed(
                 item,
-                "a timed run gave a wrong result, so its speed does not count".into(),
-                format!(
-                    "Timed run {} of `{}` ({batch} products of {m}×{k}·{k}×{n}) gave a wrong \
-                     result: {}. Only a correct batch earns speed points.",
-                    s + 1,
-                    item.function,
-                    mismatch.summary
+                t!("batch-speed-wrong-reason"),
+                t!(
+                    "batch-speed-wrong-details",
+                    run = s + 1,
+                    function = item.function,
+                    batch = batch,
+                    m = m,
+                    k = k,
+                    n = n,
+                    summary = mismatch.summary
                 ),
             ));
         }
@@ -446,10 +444,17 @@ pub fn speedup(
         .collect();
     let mut result = ItemResult::passed(
         item,
-        format!("{shown}× the loop of single products"),
-        format!(
-            "A batch of {batch} products of {m}×{k}·{k}×{n} through `{}` (operands already on the GPU) runs {shown}× as fast as the grader's loop of {batch} single cuBLAS products (median of {} paired runs, the grader's clock with the GPU drained before and after; tiers: {}). If this is low, do the whole batch in one launch (a 3-D grid) or one strided-batched cuBLAS call, and compile your kernel once rather than on every call.",
-            item.function, spec.samples, tiers.join(", ")
+        t!("batch-speedup-reason", speedup = shown),
+        t!(
+            "batch-speedup-details",
+            batch = batch,
+            m = m,
+            k = k,
+            n = n,
+            function = item.function,
+            speedup = shown,
+            samples = spec.samples,
+            tiers = tiers.join(", ")
         ),
     );
     result.set_score(points);

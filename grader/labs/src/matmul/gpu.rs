@@ -1,6 +1,7 @@
 //! Worker side of the matmul lab's GPU items: the student's cudarc functions run on a stream
 //! the grader opens (on a real GPU or the emulator), on inputs derived from the seed.
 
+use super::t;
 use cudarc::driver::{CudaSlice, CudaStream};
 use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
 use grader_engine::gpu::counters;
@@ -109,15 +110,15 @@ pub fn timer(
     // The grader's own set-up runs before any student code: its failure is the grader's.
     let (stream, busy) = match busy::set_up() {
         Ok(ready) => ready,
-        Err(e) => return Outcome::GpuUnavailable(format!("the grader's GPU set-up failed: {e}")),
+        Err(e) => return Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e)),
     };
     // From the first student call on, a GPU error is the student's: a faulting kernel leaves
     // the context broken, and the grader's next call is the first to hear of it.
     timer_samples(f, order, size, checkpoints, &stream, busy).unwrap_or_else(|e| {
-        Outcome::Failed(format!(
-            "the GPU reported an error after `time_gpu_matmul` ran: {e}. A kernel that reads or \
-             writes outside a buffer makes every later GPU call fail; synchronize and check the \
-             result in your function to see the error there"
+        Outcome::Failed(t!(
+            "gpu-error-after",
+            function = "time_gpu_matmul",
+            error = e
         ))
     })
 }

@@ -2,6 +2,7 @@
 //! cases, the CPU timer's bracket, and the CPU speedup's tiers.
 
 use super::kinds::{CpuTimer, Products};
+use super::t;
 use grader_engine::check::speedup::{self, Speed};
 use grader_engine::check::{
     gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
@@ -15,7 +16,7 @@ use grader_engine::supervisor::SupervisorError;
 
 /// A readable description of a product case.
 fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
-    format!("case {} of {total} (A is {m}×{k}, B is {k}×{n})", index + 1)
+    t!("case", case = index + 1, total = total, m = m, k = k, n = n)
 }
 
 /// `matmul` items: every case's product checked against the reference. The feedback shows
@@ -76,13 +77,8 @@ pub fn products(
         {
             return Ok(ItemResult::failed(
                 item,
-                "no work on the GPU: no kernel launch, no cuBLAS call".into(),
-                format!(
-                    "`{}` returned right results but launched no kernel and made no cuBLAS call: \
-                     it computed on the CPU. Do the multiplication on the GPU (launch your kernel \
-                     on the stream, or call cuBLAS).",
-                    item.function
-                ),
+                t!("no-gpu-work-reason"),
+                t!("no-gpu-work-details", function = item.function),
             ));
         }
         if let Some(DeviceWork {
@@ -95,44 +91,50 @@ pub fn products(
         let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();
         return Ok(ItemResult::passed(
             item,
-            format!("all {total} cases right"),
-            format!(
-                "`{}` is right on all {total} cases: {}.",
-                item.function,
-                shapes.join(", ")
+            t!("all-right-reason", total = total),
+            t!(
+                "all-right-details",
+                function = item.function,
+                total = total,
+                shapes = shapes.join(", ")
             ),
         ));
     };
     let case = describe_case(index, total, spec.cases[index]);
-    let mut details = format!(
-        "`{}` is wrong on {case}: {}.",
-        item.function, mismatch.summary
+    let mut details = t!(
+        "wrong-details",
+        function = item.function,
+        case = case,
+        summary = mismatch.summary
     );
     if !notes.is_empty() {
-        details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+        details.push('\n');
+        details.push_str(&gpu::emulator_reported(&notes));
     }
     let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
+    details.push('\n');
     details.push_str(&if right_shapes.is_empty() {
-        "\nIt is wrong on every case that returned.".to_string()
+        t!("wrong-everywhere")
     } else {
-        format!(
-            "\nRight on {} of {total} cases: {}.",
-            right.len(),
-            right_shapes.join(", ")
+        t!(
+            "right-on",
+            right = right.len(),
+            total = total,
+            shapes = right_shapes.join(", ")
         )
     });
     let graded = outputs.len();
     match size_pattern(&spec.cases[..graded], &right) {
-        Some(hint) => details.push_str(&format!("\nHint: {hint}.")),
+        Some(hint) => details.push_str(&format!("\n{}", hint_line(&hint))),
         None => {
             if let Some(hint) = mismatch.hint.or_else(|| spec.hint.clone()) {
-                details.push_str(&format!("\nHint: {}.", hint.trim_end_matches('.')));
+                details.push_str(&format!("\n{}", hint_line(hint.trim_end_matches('.'))));
             }
         }
     }
     Ok(ItemResult::failed(
         item,
-        format!("wrong result on {case}"),
+        t!("wrong-reason", case = case),
         details,
     ))
 }
@@ -143,7 +145,7 @@ fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
     if right.is_empty() || right.len() == cases.len() {
         return None;
     }
-    let names = ["m (rows of A)", "k (columns of A)", "n (columns of B)"];
+    let names = [t!("dim-m"), t!("dim-k"), t!("dim-n")];
     for block in [8, 16, 32, 64] {
         for (dim, name) in names.iter().enumerate() {
             let separates = cases
@@ -151,15 +153,16 @@ fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
                 .enumerate()
                 .all(|(i, c)| right.contains(&i) == c[dim].is_multiple_of(block));
             if separates {
-                return Some(format!(
-                    "the result is right only when {name} is a multiple of {block}: the rows or \
-                     columns left over after the last full block of {block} are not computed. \
-                     End each block at min(start + {block}, size), or handle the leftover separately"
-                ));
+                return Some(t!("size-pattern", dim = name, block = block));
             }
         }
     }
     None
+}
+
+/// "Hint: …." in the run's language (the engine's words, shared by the labs).
+pub(super) fn hint_line(hint: &str) -> String {
+    grader_engine::tr!(grader_engine::i18n::MESSAGES, "hint-line", hint = hint)
 }
 
 /// `cpu-timer` items: the supervisor brackets each call and holds the work for a length it
@@ -176,12 +179,18 @@ pub fn cpu_timer(
     Ok(match timer::judge(&samples, &item.function) {
         Ok(line) => ItemResult::passed(
             item,
-            "times exactly the work".into(),
-            format!("`{}`: {line}.", item.function),
+            t!("cpu-timer-passed-reason"),
+            t!(
+                "cpu-timer-passed-details",
+                function = item.function,
+                line = line
+            ),
         ),
-        Err((what, hint)) => {
-            ItemResult::failed(item, what.clone(), format!("{what}.\nHint: {hint}."))
-        }
+        Err((what, hint)) => ItemResult::failed(
+            item,
+            what.clone(),
+            t!("cpu-timer-failed-details", what = what, hint = hint),
+        ),
     })
 }
 
@@ -205,9 +214,16 @@ pub fn cpu_speedup(
     };
     let s = speedup::shown(measured_speedup);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
-    let measured = format!(
-        "{s}× the grader's naive triple loop at {}×{}×{} (median of {} paired samples: baseline {:.1} ms, yours {:.2} ms, the median of as many runs on new matrices as fit in one baseline run; timed by the grader from outside your program, less {:.3} ms per run for handing the matrices over)",
-        size[0], size[1], size[2], baseline_ns.len(), ms(&baseline_ns), ms(&candidate_ns), overhead_ns as f64 / 1e6
+    let measured = t!(
+        "cpu-speedup-measured",
+        speedup = s,
+        m = size[0],
+        k = size[1],
+        n = size[2],
+        samples = baseline_ns.len(),
+        baseline = format!("{:.1}", ms(&baseline_ns)),
+        yours = format!("{:.2}", ms(&candidate_ns)),
+        overhead = format!("{:.3}", overhead_ns as f64 / 1e6)
     );
     let tiers: Vec<String> = spec
         .tiers
@@ -220,23 +236,29 @@ pub fn cpu_speedup(
             )
         })
         .collect();
-    let mut result = ItemResult::passed(item, format!("{s}× faster than naive"), String::new());
+    let mut result = ItemResult::passed(item, t!("cpu-speedup-reason", speedup = s), String::new());
     result.set_score(points);
     result.speedup = Some(measured_speedup);
     result.details = match tier {
-        Some(t) => format!(
-            "`{}` runs {measured}: tier {} of {} (tiers: {}).",
-            item.function,
-            t + 1,
-            spec.tiers.len(),
-            tiers.join(", ")
+        Some(tier) => t!(
+            "cpu-speedup-tier",
+            function = item.function,
+            measured = measured,
+            tier = tier + 1,
+            tiers_count = spec.tiers.len(),
+            tiers = tiers.join(", ")
         ),
         None => {
-            result.reason = format!("{s}×: below the first tier ({}×)", spec.tiers[0].speedup);
-            format!(
-                "`{}` runs {measured}, below the first tier (tiers: {}). Hint: iterate so the innermost loop walks along rows of B and C (i, k, j order), work on contiguous slices, or split rows across threads.",
-                item.function,
-                tiers.join(", ")
+            result.reason = t!(
+                "cpu-speedup-below-reason",
+                speedup = s,
+                first = spec.tiers[0].speedup
+            );
+            t!(
+                "cpu-speedup-below-details",
+                function = item.function,
+                measured = measured,
+                tiers = tiers.join(", ")
             )
         }
     };

@@ -4,7 +4,7 @@
 //! them, and only this file reaches both.
 
 use super::kinds::Kind;
-use super::{batched_judge, judge};
+use super::{batched_judge, judge, t};
 use grader_engine::check::GradeContext;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::{Item, KindSpec, Needs, Tier};
@@ -47,16 +47,19 @@ impl KindSpec for Kind {
 
     fn describe_case(&self, case: usize) -> Option<String> {
         if let Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) = self {
-            return b.describe(case).map(|c| format!(" on {c}"));
+            return b.describe(case).map(|c| t!("batch-case-on", case = c));
         }
         let (Kind::Matmul(p) | Kind::GpuMatmul(p)) = self else {
             return None;
         };
         let [m, k, n] = p.cases.get(case)?;
-        Some(format!(
-            " on case {} of {} (A is {m}×{k}, B is {k}×{n})",
-            case + 1,
-            p.cases.len()
+        Some(t!(
+            "case-on",
+            case = case + 1,
+            total = p.cases.len(),
+            m = m,
+            k = k,
+            n = n
         ))
     }
 

@@ -10,6 +10,33 @@ pub mod judge;
 pub mod kind_spec;
 pub mod kinds;
 
+/// The matmul lab's student-facing messages (`i18n/*.ftl` beside this file).
+pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catalogue::new(
+    "grader/labs/src/matmul/i18n",
+    include_str!("i18n/en.ftl"),
+    include_str!("i18n/zh-TW.ftl"),
+);
+
+/// Formats one of the matmul lab's [`MESSAGES`]: `t!("key", name = value, …)`.
+macro_rules! t {
+    ($($arg:tt)*) => {
+        grader_engine::tr!($crate::matmul::MESSAGES, $($arg)*)
+    };
+}
+use t;
+
+#[cfg(test)]
+mod catalogue_tests {
+    #[test]
+    fn the_matmul_catalogue_is_complete_in_both_languages() {
+        let problems = super::MESSAGES.problems();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/matmul");
+        let unknown = grader_engine::i18n::unknown_keys(&super::MESSAGES, &dir);
+        assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+    }
+}
+
 pub use grader_engine::check::matmul::{run_case, sample_case, verification_vector};
 use grader_engine::inputs;
 use grader_engine::lab::LabInfo;

@@ -2,6 +2,7 @@
 //! as the lesson names it (`layer1.weight`), the worst index, expected against got, and what
 //! NaN or a wrong shape usually means.
 
+use super::t;
 use ndarray::{ArrayView2, Ix2};
 use std::fmt;
 
@@ -50,18 +51,21 @@ impl fmt::Display for Mismatch {
                 name,
                 expected,
                 got,
-            } => write!(
-                f,
-                "`{name}` is {}×{}, expected {}×{}: check the order of the dimensions (a \
-                 weight is out × in, a batch is one row per example)",
-                got.0, got.1, expected.0, expected.1
-            ),
-            Mismatch::NotFinite { name, index, got } => write!(
-                f,
-                "`{name}`[{}, {}] is {got}, expected a number: look for a log of 0, a division \
-                 by 0 or an exp that overflows",
-                index.0, index.1
-            ),
+            } => f.write_str(&t!(
+                "mismatch-shape",
+                name = name,
+                rows = got.0,
+                cols = got.1,
+                erows = expected.0,
+                ecols = expected.1
+            )),
+            Mismatch::NotFinite { name, index, got } => f.write_str(&t!(
+                "mismatch-not-finite",
+                name = name,
+                i = index.0,
+                j = index.1,
+                got = got
+            )),
             Mismatch::Value {
                 name,
                 index,
@@ -69,12 +73,16 @@ impl fmt::Display for Mismatch {
                 got,
                 off,
                 of,
-            } => write!(
-                f,
-                "`{name}`[{}, {}] is {got}, expected {expected:.6} ({off} of {of} values are \
-                 off; this is the worst)",
-                index.0, index.1
-            ),
+            } => f.write_str(&t!(
+                "mismatch-value",
+                name = name,
+                i = index.0,
+                j = index.1,
+                got = got,
+                expected = format!("{expected:.6}"),
+                off = off,
+                of = of
+            )),
         }
     }
 }

@@ -9,7 +9,7 @@ use super::kinds::{Cases, Kind, Sent, SentLayer, SentPass, Setup, Steps};
 use super::reference::{self as r, EpochTargets, LoopFault, Optimizer, Targets, TwoLayer};
 use super::trajectory::{self, Parameters, Tolerance};
 use super::worker::net_of;
-use super::{Layer, Net};
+use super::{t, Layer, Net};
 use grader_engine::check::{outcome_of, unexpected, GradeContext};
 use grader_engine::protocol::{Matrix, Outcome};
 use grader_engine::report::ItemResult;
@@ -151,7 +151,7 @@ pub(super) type Verdict = Result<Result<String, Wrong>, SupervisorError>;
 pub(super) fn result(item: &Item, verdict: Result<String, Wrong>) -> ItemResult {
     match verdict {
         Ok(reason) => {
-            let details = format!("`{}`: {reason}.", item.function);
+            let details = t!("passed-details", function = item.function, reason = reason);
             ItemResult::passed(item, reason, details)
         }
         Err(Wrong { reason, details }) => ItemResult::failed(item, reason, details),
@@ -162,7 +162,12 @@ pub(super) fn result(item: &Item, verdict: Result<String, Wrong>) -> ItemResult 
 pub(super) fn wrong(reason: impl Into<String>, details: impl Into<String>, hint: &str) -> Verdict {
     let mut details = details.into();
     if !hint.is_empty() {
-        details.push_str(&format!("\nHint: {hint}."));
+        details.push('\n');
+        details.push_str(&grader_engine::tr!(
+            grader_engine::i18n::MESSAGES,
+            "hint-line",
+            hint = hint
+        ));
     }
     Ok(Err(Wrong {
         reason: reason.into(),
@@ -315,11 +320,20 @@ impl Judge<'_> {
     fn mismatch(&self, case: usize, m: &Mismatch, hint: &str) -> Verdict {
         let case = self.case_text(case);
         let reason = match m {
-            Mismatch::Shape { name, .. } => format!("`{name}` has the wrong shape{case}"),
-            Mismatch::NotFinite { name, .. } => format!("`{name}` is NaN or infinite{case}"),
-            Mismatch::Value { name, .. } => format!("wrong `{name}`{case}"),
+            Mismatch::Shape { name, .. } => t!("wrong-shape-reason", name = name, case = case),
+            Mismatch::NotFinite { name, .. } => t!("not-finite-reason", name = name, case = case),
+            Mismatch::Value { name, .. } => t!("wrong-value-reason", name = name, case = case),
         };
-        wrong(reason, format!("`{}`{case}: {m}.", self.function()), hint)
+        wrong(
+            reason,
+            t!(
+                "mismatch-details",
+                function = self.function(),
+                case = case,
+                mismatch = m
+            ),
+            hint,
+        )
     }
 
     fn init(&self, c: &Cases<2>, sent: &[[SentLayer; 3]]) -> Verdict {
@@ -330,16 +344,16 @@ impl Judge<'_> {
             let at = self.case_text(case);
             if first.weight.dim() != (outputs, inputs) || first.bias.len() != outputs {
                 return wrong(
-                    format!("wrong shapes{at}"),
-                    format!(
-                        "`Linear::new({inputs}, {outputs}, rng)`: weight is {}×{} and bias has \
-                         {} values; expected a {outputs}×{inputs} weight (out × in, as PyTorch) \
-                         and {outputs} biases.",
-                        first.weight.nrows(),
-                        first.weight.ncols(),
-                        first.bias.len()
+                    t!("init-shapes-reason", case = at),
+                    t!(
+                        "init-shapes-details",
+                        inputs = inputs,
+                        outputs = outputs,
+                        rows = first.weight.nrows(),
+                        cols = first.weight.ncols(),
+                        biases = first.bias.len()
                     ),
-                    "nn.Linear(in, out) stores its weight as out × in",
+                    &t!("init-shapes-hint"),
                 );
             }
             if first
@@ -351,10 +365,9 @@ impl Judge<'_> {
                 || first.bias_grad.len() != outputs
             {
                 return wrong(
-                    format!("gradients not zero{at}"),
-                    "A new layer's weight_grad and bias_grad must be zeros of the weight's and \
-                     the bias's shapes.",
-                    "Array2::zeros((out, in)) and Array1::zeros(out)",
+                    t!("init-grads-reason", case = at),
+                    t!("init-grads-details"),
+                    &t!("init-grads-hint"),
                 );
             }
             for (name, values) in [("weight", &first.weight), ("bias", &first.bias)] {
@@ -363,13 +376,16 @@ impl Judge<'_> {
                         != Some(std::cmp::Ordering::Less)
                 }) {
                     return wrong(
-                        format!("`{name}` outside ±1/√in{at}"),
-                        format!(
-                            "`Linear::new({inputs}, {outputs}, rng)`: `{name}` holds {v}, outside \
-                             ±1/√{inputs} = ±{bound:.5}."
+                        t!("init-bound-reason", name = name, case = at),
+                        t!(
+                            "init-bound-details",
+                            inputs = inputs,
+                            outputs = outputs,
+                            name = name,
+                            value = v,
+                            bound = format!("{bound:.5}")
                         ),
-                        "PyTorch draws every weight and bias uniformly from [−1/√in, 1/√in): \
-                         rng.random_range(-bound..bound)",
+                        &t!("init-bound-hint"),
                     );
                 }
             }
@@ -386,52 +402,45 @@ impl Judge<'_> {
                 let spread = 6.0 / n.sqrt();
                 if mean.abs() > 6.0 * bound / (3.0 * n).sqrt() || (beyond - 0.5).abs() > spread {
                     return wrong(
-                        format!("weights not uniform on ±1/√in{at}"),
-                        format!(
-                            "`Linear::new({inputs}, {outputs}, rng)`: the weights' mean is \
-                             {mean:.5} and {:.1}% of them are beyond half the bound; uniform \
-                             values on ±{bound:.5} have mean ≈ 0 and 50% beyond half.",
-                            beyond * 100.0
+                        t!("init-uniform-reason", case = at),
+                        t!(
+                            "init-uniform-details",
+                            inputs = inputs,
+                            outputs = outputs,
+                            mean = format!("{mean:.5}"),
+                            beyond = format!("{:.1}", beyond * 100.0),
+                            bound = format!("{bound:.5}")
                         ),
-                        "draw each weight with rng.random_range(-bound..bound), not from a \
-                         normal distribution or a narrower range",
+                        &t!("init-uniform-hint"),
                     );
                 }
             }
             if outputs * inputs > 1 && first.weight.iter().all(|&v| v == first.weight[[0, 0]]) {
                 return wrong(
-                    format!("every weight is the same{at}"),
-                    "Every weight is the same value: a layer whose units all start alike \
-                     learns alike.",
-                    "draw a new random value for each weight",
+                    t!("init-same-reason", case = at),
+                    t!("init-same-details"),
+                    &t!("init-same-hint"),
                 );
             }
             if first.weight != again.weight || first.bias != again.bias {
                 return wrong(
-                    format!("not reproducible from the generator{at}"),
-                    "Two generators with the same seed gave different layers: the layer must be \
-                     drawn from the `rng` it is given (nothing else random), so a seed gives the \
-                     same model every time.",
-                    "draw every value from the `rng` argument",
+                    t!("init-not-reproducible-reason", case = at),
+                    t!("init-not-reproducible-details"),
+                    &t!("init-from-rng-hint"),
                 );
             }
             if first.weight == other.weight {
                 return wrong(
-                    format!("the same layer from another seed{at}"),
-                    "A generator with another seed gave the same weights: they must come from \
-                     the `rng` argument.",
-                    "draw every value from the `rng` argument",
+                    t!("init-other-seed-reason", case = at),
+                    t!("init-other-seed-details"),
+                    &t!("init-from-rng-hint"),
                 );
             }
             if let Some(verdict) = self.not_drawn_as_documented(case, inputs, outputs, &first) {
                 return verdict;
             }
         }
-        Ok(Ok(format!(
-            "right shapes, the documented uniform draws on ±1/√in (weights, then biases), zero \
-             gradients, reproducible from the seed ({} cases)",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("init-right", cases = c.cases.len())))
     }
 
     /// The layer against the one the documented draws give from the worker's generator
@@ -455,29 +464,34 @@ impl Judge<'_> {
         let call = format!("`Linear::new({inputs}, {outputs}, rng)`");
         if let Err(m) = compare("weight", weight.view(), got.weight.view(), 1e-5, 1e-7) {
             return Some(wrong(
-                format!("the weights are not the documented draws{at}"),
-                format!("{call}: {m}."),
-                "bound = 1.0 / (inputs as f32).sqrt(), then the weight row by row, each \
-                 rng.random_range(-bound..bound) (Array2::from_shape_simple_fn), before the bias",
+                t!("init-weights-draws-reason", case = at),
+                t!("init-draws-details", call = call, what = "", mismatch = m),
+                &t!("init-weights-draws-hint"),
             ));
         }
         if let Err(m) = compare("bias", bias.view(), got.bias.view(), 1e-5, 1e-7) {
             let zeros = got.bias.iter().all(|&b| b == 0.0);
             let (reason, hint) = if zeros {
                 (
-                    format!("the biases are all 0{at}"),
-                    "nn.Linear draws the biases too: after the weight, each \
-                     rng.random_range(-bound..bound)",
+                    t!("init-biases-zero-reason", case = at),
+                    t!("init-biases-zero-hint"),
                 )
             } else {
                 (
-                    format!("the biases are not the documented draws{at}"),
-                    "draw the biases after the weight, from the same rng, each \
-                     rng.random_range(-bound..bound)",
+                    t!("init-biases-draws-reason", case = at),
+                    t!("init-biases-draws-hint"),
                 )
             };
-            let what = if zeros { "the biases are all 0; " } else { "" };
-            return Some(wrong(reason, format!("{call}: {what}{m}."), hint));
+            let what = if zeros {
+                t!("init-biases-zero-what")
+            } else {
+                String::new()
+            };
+            return Some(wrong(
+                reason,
+                t!("init-draws-details", call = call, what = what, mismatch = m),
+                &hint,
+            ));
         }
         None
     }
@@ -491,15 +505,14 @@ impl Judge<'_> {
             if let Err(m) = compare("output", expected.view(), got.view(), REL, ABS) {
                 let no_bias = wide(&x).dot(&wide(&layer.weight).t());
                 let hint = if compare("", no_bias.view(), got.view(), REL, ABS).is_ok() {
-                    "the output is x·Wᵀ without the bias: add b to every row"
+                    t!("forward-no-bias-hint")
                 } else {
-                    "y = x·Wᵀ + b: x is batch × in, W is out × in, so multiply by W's transpose \
-                     (`x.dot(&self.weight.t())`) and add the bias to every row"
+                    t!("forward-hint")
                 };
-                return self.mismatch(case, &m, hint);
+                return self.mismatch(case, &m, &hint);
             }
         }
-        Ok(Ok(format!("right on all {} cases", c.cases.len())))
+        Ok(Ok(t!("right-on-all", cases = c.cases.len())))
     }
 
     fn backward(&self, c: &Cases<3>, sent: &[(Matrix, SentLayer)]) -> Verdict {
@@ -514,8 +527,9 @@ impl Judge<'_> {
             let before_w = wide(&layer.weight_grad);
             let before_b = row(&wide1(&layer.bias_grad).to_vec());
             let expected_b = row(&reference.bias_grad.to_vec());
+            let returned = t!("returned-input-gradient");
             let checks = [
-                ("the returned input gradient", expected_dx.view(), dx.view()),
+                (returned.as_str(), expected_dx.view(), dx.view()),
                 (
                     "weight_grad",
                     reference.weight_grad.view(),
@@ -535,22 +549,19 @@ impl Judge<'_> {
                     };
                 let hint = match name {
                     "weight_grad" if compare("", fresh.view(), got, REL, ABS).is_ok() => {
-                        "weight_grad holds only this batch's gradient: backward must ADD to it \
-                         (`+=`), as loss.backward() accumulates until zero_grad"
+                        t!("backward-weight-only-batch")
                     }
                     "bias_grad" if compare("", before_b.view(), got, REL, ABS).is_ok() => {
-                        "bias_grad did not change: the bias gradient is missing (add the column \
-                         sums of grad_output, `grad_output.sum_axis(Axis(0))`)"
+                        t!("backward-bias-missing")
                     }
                     "bias_grad" if compare("", fresh.view(), got, REL, ABS).is_ok() => {
-                        "bias_grad holds only this batch's gradient: backward must ADD to it \
-                         (`+=`)"
+                        t!("backward-bias-only-batch")
                     }
-                    "weight_grad" => "dL/dW = grad_outputᵀ · x (out × in), added to weight_grad",
-                    "bias_grad" => "dL/db is the column sums of grad_output, added to bias_grad",
-                    _ => "dL/dx = grad_output · W (batch × in)",
+                    "weight_grad" => t!("backward-weight-hint"),
+                    "bias_grad" => t!("backward-bias-hint"),
+                    _ => t!("backward-input-hint"),
                 };
-                return self.mismatch(case, &m, hint);
+                return self.mismatch(case, &m, &hint);
             }
             if b * i + o * i <= NUMERIC_MAX {
                 // Central differences of L = Σ g∘(x·Wᵀ + b), independent of the reference.
@@ -561,25 +572,17 @@ impl Judge<'_> {
                 let numeric_dw = r::numerical_gradient(|w| loss(&x, w), &w, 1e-6);
                 let got_dw = &wide(&after.weight_grad) - &before_w;
                 for (name, numeric, got) in [
-                    ("the returned input gradient", numeric_dx, wide(&dx)),
+                    (returned.as_str(), numeric_dx, wide(&dx)),
                     ("weight_grad", numeric_dw, got_dw),
                 ] {
                     let got = got.mapv(|v| v as f32);
                     if let Err(m) = compare(name, numeric.view(), got.view(), REL, ABS) {
-                        return self.mismatch(
-                            case,
-                            &m,
-                            "this disagrees with central differences (f(x+h) − f(x−h)) / 2h",
-                        );
+                        return self.mismatch(case, &m, &t!("central-differences-hint"));
                     }
                 }
             }
         }
-        Ok(Ok(format!(
-            "input gradient right and weight and bias gradients accumulated on all {} cases, \
-             also against central differences",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("backward-right", cases = c.cases.len())))
     }
 
     fn elementwise(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
@@ -599,16 +602,9 @@ impl Judge<'_> {
                 1.0,
             ));
             let (expected, hint) = match self.function() {
-                "relu" => (r::relu(&x), "relu(x) = max(x, 0), element by element"),
-                "relu_backward" => (
-                    r::relu_backward(&x, &g),
-                    "the gradient passes where ReLU's input x > 0 and is 0 where x ≤ 0: \
-                     grad_output × (x > 0)",
-                ),
-                _ => (
-                    r::sigmoid(&x),
-                    "σ(x) = 1 / (1 + e^−x); for x < 0 use e^x / (1 + e^x) so nothing overflows",
-                ),
+                "relu" => (r::relu(&x), t!("relu-hint")),
+                "relu_backward" => (r::relu_backward(&x, &g), t!("relu-backward-hint")),
+                _ => (r::sigmoid(&x), t!("sigmoid-hint")),
             };
             let got = self.unpack(got)?;
             if let Err(m) = compare("output", expected.view(), got.view(), REL, ABS) {
@@ -624,17 +620,16 @@ impl Judge<'_> {
                     compare("", at_zero.view(), got.view(), REL, ABS).is_ok()
                 };
                 let hint = if relu_backward && compare("", g.view(), got.view(), REL, ABS).is_ok() {
-                    "the gradient passed through unchanged: ReLU blocks it where x ≤ 0"
+                    t!("relu-backward-unchanged-hint")
                 } else if relu_backward && passed_at_zero() {
-                    "where x is exactly 0 the gradient is 0 too (PyTorch's choice): test x > 0, \
-                     not x ≥ 0"
+                    t!("relu-backward-zero-hint")
                 } else {
                     hint
                 };
-                return self.mismatch(case, &m, hint);
+                return self.mismatch(case, &m, &hint);
             }
         }
-        Ok(Ok(format!("right on all {} cases", c.cases.len())))
+        Ok(Ok(t!("right-on-all", cases = c.cases.len())))
     }
 
     /// A loss case's inputs in f64: (values, targets, labels).
@@ -661,16 +656,10 @@ impl Judge<'_> {
             let got = f32::from_bits(bits);
             let extreme = case == c.cases.len();
             let hint = match (bce, extreme) {
-                (true, true) => {
-                    "with p exactly 0 or 1, ln(0) is −∞: clamp each log at −100 as PyTorch \
-                     does, max(ln p, −100)"
-                }
-                (true, false) => "−mean(y·ln p + (1 − y)·ln(1 − p)) over every element",
-                (false, true) => {
-                    "e^1000 overflows to infinity: subtract each row's largest logit before \
-                     exponentiating (log-sum-exp)"
-                }
-                (false, false) => "mean over rows of ln Σ e^logit − logit[label]",
+                (true, true) => t!("bce-extreme-hint"),
+                (true, false) => t!("bce-hint"),
+                (false, true) => t!("cross-entropy-extreme-hint"),
+                (false, false) => t!("cross-entropy-hint"),
             };
             let m = compare(
                 "loss",
@@ -680,13 +669,10 @@ impl Judge<'_> {
                 ABS,
             );
             if let Err(m) = m {
-                return self.mismatch(case, &m, hint);
+                return self.mismatch(case, &m, &hint);
             }
         }
-        Ok(Ok(format!(
-            "right on all {} cases, extreme values included",
-            sent.len()
-        )))
+        Ok(Ok(t!("loss-right", cases = sent.len())))
     }
 
     fn loss_grads(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
@@ -708,8 +694,7 @@ impl Judge<'_> {
             let got = self.unpack(got)?;
             let extreme = case == c.cases.len();
             let hint = if compare("", (-&expected).view(), got.view(), REL, ABS).is_ok() {
-                "the gradient has the wrong sign: it points uphill (for these losses it is \
-                 prediction − target, not target − prediction)"
+                t!("loss-grad-sign-hint")
             } else if compare(
                 "",
                 (&expected * v.len().max(1) as f64 / if bce { 1.0 } else { v.ncols() as f64 })
@@ -720,35 +705,27 @@ impl Judge<'_> {
             )
             .is_ok()
             {
-                "the gradient is N times too large: the loss is a mean, so divide by N"
+                t!("loss-grad-n-hint")
             } else if extreme && !bce {
-                "e^1000 overflows to infinity: subtract each row's largest logit before \
-                 exponentiating"
+                t!("cross-entropy-grad-extreme-hint")
             } else if extreme {
-                "with p exactly 0 or 1, p(1 − p) is 0: divide by max(p(1 − p), 1e−12)"
+                t!("bce-grad-extreme-hint")
             } else if bce {
-                "(p − y) / (p(1 − p)) / N, element by element"
+                t!("bce-grad-hint")
             } else {
-                "(softmax(row) − one-hot(label)) / batch, row by row"
+                t!("cross-entropy-grad-hint")
             };
             if let Err(m) = compare("gradient", expected.view(), got.view(), REL, ABS) {
-                return self.mismatch(case, &m, hint);
+                return self.mismatch(case, &m, &hint);
             }
             if !extreme && v.len() <= NUMERIC_MAX {
                 let numeric = r::numerical_gradient(loss, &v, 1e-6);
                 if let Err(m) = compare("gradient", numeric.view(), got.view(), REL, ABS) {
-                    return self.mismatch(
-                        case,
-                        &m,
-                        "this disagrees with central differences of the loss",
-                    );
+                    return self.mismatch(case, &m, &t!("loss-central-differences-hint"));
                 }
             }
         }
-        Ok(Ok(format!(
-            "right on all {} cases, extreme values included, also against central differences",
-            sent.len()
-        )))
+        Ok(Ok(t!("loss-grads-right", cases = sent.len())))
     }
 
     /// A model's pass against the reference and, where that fails, against the same pass
@@ -806,31 +783,21 @@ impl Judge<'_> {
                     .any(|&v| v != 0.0)
                 {
                     return wrong(
-                        format!("zero_grad left layer{} with gradients", n + 1),
-                        format!(
-                            "After zero_grad, layer{}'s weight or bias gradient is not all \
-                             zeros.",
-                            n + 1
-                        ),
-                        "zero_grad must zero both gradients of both layers",
+                        t!("zero-grad-reason", layer = n + 1),
+                        t!("zero-grad-details", layer = n + 1),
+                        &t!("zero-grad-hint"),
                     );
                 }
             }
         }
         if composed > 0 {
-            return Ok(Ok(format!(
-                "forward, loss, backward and zero_grad compose your own layers, activations and \
-                 losses the right way on all {} cases (on {composed} of them those pieces give \
-                 other values than the reference: their own items charge for that, this one does \
-                 not)",
-                c.cases.len()
+            return Ok(Ok(t!(
+                "model-composes",
+                cases = c.cases.len(),
+                composed = composed
             )));
         }
-        Ok(Ok(format!(
-            "forward, loss, backward (every parameter's gradient) and zero_grad right on all {} \
-             cases",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("model-right", cases = c.cases.len())))
     }
 
     /// The written-out pass as what the model must give, when its pieces did something: a
@@ -883,7 +850,11 @@ impl Judge<'_> {
     ) -> Result<Option<Verdict>, SupervisorError> {
         let output = self.unpack(&pass.output)?;
         if let Err(m) = compare("output", e.output.view(), output.view(), REL, ABS) {
-            return Ok(Some(self.mismatch(case, &m, &format!("forward is {head}"))));
+            return Ok(Some(self.mismatch(
+                case,
+                &m,
+                &t!("forward-is-hint", head = head),
+            )));
         }
         let got_loss = f32::from_bits(pass.loss);
         if let Err(m) = compare(
@@ -893,11 +864,7 @@ impl Judge<'_> {
             REL,
             ABS,
         ) {
-            return Ok(Some(self.mismatch(
-                case,
-                &m,
-                "the model's loss is the mean BCE (SimpleNN) or cross-entropy (Mlp) of its output",
-            )));
+            return Ok(Some(self.mismatch(case, &m, &t!("model-loss-hint"))));
         }
         if pass.after_backward.len() != 2 {
             return Err(bad(
@@ -907,7 +874,7 @@ impl Judge<'_> {
         }
         for (n, ((weight, bias), sent)) in e.grads.iter().zip(&pass.after_backward).enumerate() {
             let got = self.got(sent)?;
-            let name = |p: &str| format!("the gradient of layer{}.{p}", n + 1);
+            let name = |p: &str| t!("gradient-of", layer = n + 1, parameter = p);
             for (p, expected, got) in [
                 ("weight", weight.view(), got.weight_grad.view()),
                 ("bias", bias.view(), got.bias_grad.view()),
@@ -993,23 +960,26 @@ impl Judge<'_> {
             None
         };
         let Some((step, m)) = first_off(&expected) else {
-            return Ok(Ok(format!("follows the formula over {} steps", s.steps)));
+            return Ok(Ok(t!("optimizer-right", steps = s.steps)));
         };
         let hint = if adam && first_off(&run(Some("no-correction"))).is_none() {
-            "this is Adam without its bias correction: divide m by (1 − β1^t) and v by \
-             (1 − β2^t), with t the number of steps taken so far (1 on the first step)"
+            t!("adam-no-correction-hint")
         } else if adam && first_off(&run(Some("stuck-counter"))).is_none() {
-            "the step counter t does not advance: add 1 to t at the start of every step"
+            t!("adam-stuck-counter-hint")
         } else if adam {
-            "m = β1·m + (1 − β1)·g; v = β2·v + (1 − β2)·g²; p −= lr·m̂ / (√v̂ + ε), with m and v \
-             kept per tensor between steps"
+            t!("adam-hint")
         } else {
-            "p −= lr · grad for every weight and bias"
+            t!("sgd-hint")
         };
-        let mut verdict = self.mismatch(usize::MAX, &m, hint)?;
+        let mut verdict = self.mismatch(usize::MAX, &m, &hint)?;
         if let Err(w) = &mut verdict {
-            w.reason = format!("{} after step {}", w.reason, step + 1);
-            w.details = format!("After step {} of {}: {}", step + 1, s.steps, w.details);
+            w.reason = t!("after-step-reason", reason = w.reason, step = step + 1);
+            w.details = t!(
+                "after-step-details",
+                step = step + 1,
+                steps = s.steps,
+                details = w.details
+            );
         }
         Ok(verdict)
     }
@@ -1020,9 +990,15 @@ impl Judge<'_> {
             for (epoch, made) in [first, second].into_iter().enumerate() {
                 if let Err(why) = r::check_partition(made, n, size) {
                     return wrong(
-                        format!("not a split of 0..n{at}"),
-                        format!("`batches({n}, {size}, rng)`, call {}: {why}.", epoch + 1),
-                        "shuffle a Vec of 0..n, then cut it into chunks of batch_size (`chunks`)",
+                        t!("not-a-split-reason", case = at),
+                        t!(
+                            "not-a-split-details",
+                            n = n,
+                            size = size,
+                            call = epoch + 1,
+                            why = why
+                        ),
+                        &t!("not-a-split-hint"),
                     );
                 }
             }
@@ -1033,37 +1009,27 @@ impl Judge<'_> {
             let telling = n >= SHUFFLE_TELLS;
             if telling && flat(first) == (0..n).collect::<Vec<_>>() {
                 return wrong(
-                    format!("not shuffled{at}"),
-                    format!(
-                        "`batches({n}, {size}, rng)` keeps the order 0, 1, 2, …: a DataLoader \
-                             with shuffle=True draws a new random order every epoch."
-                    ),
-                    "shuffle the indices (Fisher–Yates with the rng) before cutting them into \
-                     batches",
+                    t!("not-shuffled-reason", case = at),
+                    t!("not-shuffled-details", n = n, size = size),
+                    &t!("not-shuffled-hint"),
                 );
             }
             if telling && first == second {
                 return wrong(
-                    format!("the same order every epoch{at}"),
-                    "Two calls on the same generator gave the same order: each epoch must be \
-                     shuffled anew.",
-                    "draw from the rng you are given (it moves on with every draw), not from a \
-                     new generator with a fixed seed",
+                    t!("same-order-reason", case = at),
+                    t!("same-order-details"),
+                    &t!("same-order-hint"),
                 );
             }
             if first != again {
                 return wrong(
-                    format!("not reproducible from the generator{at}"),
-                    "A generator with the same seed gave another order: the order must come \
-                     only from the rng argument, so a seed gives the same run every time.",
-                    "draw every random number from the rng argument",
+                    t!("init-not-reproducible-reason", case = at),
+                    t!("order-not-reproducible-details"),
+                    &t!("order-from-rng-hint"),
                 );
             }
         }
-        Ok(Ok(format!(
-            "a shuffled split of 0..n, new each epoch and reproducible, on all {} cases",
-            c.cases.len()
-        )))
+        Ok(Ok(t!("batches-right", cases = c.cases.len())))
     }
 
     /// One epoch from the grader's start and batch order against the reference trajectory,
@@ -1082,19 +1048,14 @@ impl Judge<'_> {
         let run = |fault: Option<LoopFault>| epoch.run(s, fault);
         if let Some(batch) = first_bad {
             return wrong(
-                format!(
-                    "NaN or infinity after batch {} of {}",
-                    batch + 1,
-                    order.len()
+                t!("epoch-nan-reason", batch = batch + 1, batches = order.len()),
+                t!(
+                    "epoch-nan-details",
+                    function = function,
+                    batch = batch + 1,
+                    batches = order.len()
                 ),
-                format!(
-                    "`{function}`: the loss or a parameter stopped being a number after batch \
-                     {} of {} (the batches before it were fine).",
-                    batch + 1,
-                    order.len()
-                ),
-                "check the loss and its gradient on that batch: a log of 0, a division by 0, \
-                 or steps that grow without end (gradients never zeroed)",
+                &t!("epoch-nan-hint"),
             );
         }
         let got: Vec<Got> = sent.iter().map(|l| self.got(l)).collect::<Result<_, _>>()?;
@@ -1124,12 +1085,11 @@ impl Judge<'_> {
             );
         }
         if off.within(trajectory) && loss_ok(expected_loss) {
-            return Ok(Ok(format!(
-                "from the grader's start and batch order, one epoch ({} batches) follows the \
-                 reference: parameters within {} of the way they moved (the median hidden \
-                 unit), mean loss {loss:.5}",
-                order.len(),
-                percent(off.typical)
+            return Ok(Ok(t!(
+                "epoch-right",
+                batches = order.len(),
+                within = percent(off.typical),
+                loss = format!("{loss:.5}")
             )));
         }
         // The optimizer is the grader's (its mistakes are the optimizer items'), and the
@@ -1147,16 +1107,23 @@ impl Judge<'_> {
             let (fault_loss, model) = run(Some(fault));
             if distance(&model).within(naming) && loss_ok(fault_loss) {
                 let (what, hint) = match fault {
-                    LoopFault::NoZeroGrad => ("gradients are never zeroed, so they pile up from batch to batch", "call model.zero_grad() at the start of every batch"),
-                    LoopFault::StepBeforeBackward => ("the optimizer steps before backward, so each step uses the previous batch's gradients", "the order is zero_grad, forward, loss, backward, step"),
-                    LoopFault::AdamWithoutBiasCorrection => ("Adam runs without its bias correction", "divide m by (1 − β1^t) and v by (1 − β2^t)"),
-                    LoopFault::SumLoss => ("the loss is summed over the batch instead of averaged", "the loss (and so its gradient) is the batch's mean; the epoch's loss is the mean of the batches' losses"),
-                    LoopFault::NoShuffle => ("", ""),
+                    LoopFault::NoZeroGrad => {
+                        (t!("fault-no-zero-grad"), t!("fault-no-zero-grad-hint"))
+                    }
+                    LoopFault::StepBeforeBackward => (
+                        t!("fault-step-before-backward"),
+                        t!("fault-step-before-backward-hint"),
+                    ),
+                    LoopFault::AdamWithoutBiasCorrection => {
+                        (t!("fault-adam"), t!("fault-adam-hint"))
+                    }
+                    LoopFault::SumLoss => (t!("fault-sum-loss"), t!("fault-sum-loss-hint")),
+                    LoopFault::NoShuffle => (String::new(), String::new()),
                 };
                 return wrong(
-                    format!("the loop is wrong: {what}"),
-                    format!("`{function}` does not follow the reference loop from the grader's start and batch order; it matches a loop in which {what}."),
-                    hint,
+                    t!("loop-wrong-reason", what = what),
+                    t!("loop-wrong-details", function = function, what = what),
+                    &hint,
                 );
             }
         }
@@ -1165,22 +1132,22 @@ impl Judge<'_> {
             let ratio = f64::from(loss) / expected_loss;
             let near = |n: f64| n > 1.0 && (ratio / n - 1.0).abs() < 0.02;
             let hint = if near(order.len() as f64) {
-                "the batches' losses were summed but not divided by the number of batches"
+                t!("mean-loss-summed-hint")
             } else if near(s.batch_size as f64) {
-                "each batch's loss is counted once per example: add model.loss once per batch, \
-                 then divide by the number of batches"
+                t!("mean-loss-per-example-hint")
             } else {
-                "add up model.loss of every batch, as it returns it, and divide by the number \
-                 of batches"
+                t!("mean-loss-hint")
             };
             return wrong(
-                format!("wrong mean loss: {ratio:.3}× the expected"),
-                format!(
-                    "`{function}` trained right (the parameters follow the reference), but \
-                     returned a mean loss of {loss}, expected {expected_loss:.6}: {ratio:.3}× \
-                     the expected."
+                t!("mean-loss-reason", ratio = format!("{ratio:.3}")),
+                t!(
+                    "mean-loss-details",
+                    function = function,
+                    loss = loss,
+                    expected = format!("{expected_loss:.6}"),
+                    ratio = format!("{ratio:.3}")
                 ),
-                hint,
+                &hint,
             );
         }
         let mut first = None;
@@ -1205,16 +1172,15 @@ impl Judge<'_> {
         }
         let detail = first.map(|m| format!(" {m}.")).unwrap_or_default();
         wrong(
-            "parameters leave the reference after one epoch".to_string(),
-            format!(
-                "`{function}` from the grader's start and batch order ends {} of the way \
-                 off the reference's parameters (the median hidden unit; {} for all of \
-                 them together).{detail}",
-                percent(off.typical),
-                percent(off.all)
+            t!("epoch-off-reason"),
+            t!(
+                "epoch-off-details",
+                function = function,
+                typical = percent(off.typical),
+                all = percent(off.all),
+                detail = detail
             ),
-            "for each batch: zero_grad, forward, loss, backward, optimizer step (the grader ran \
-             your loop with its own model and optimizer, so the loop is what is off)",
+            &t!("epoch-off-hint"),
         )
     }
 
@@ -1225,15 +1191,25 @@ impl Judge<'_> {
         let expected = r::accuracy(&model, &set.inputs, &targets(a.model, &set.labels));
         // Rows on a boundary (p = 0.5, tied logits) may fall either way in f32.
         if (f64::from(got) - expected).abs() <= 1.5 / a.examples as f64 {
-            return Ok(Ok(format!(
-                "{expected:.4} on {} examples, as expected",
-                a.examples
+            return Ok(Ok(t!(
+                "accuracy-right",
+                expected = format!("{expected:.4}"),
+                examples = a.examples
             )));
         }
         wrong(
-            format!("returned {got}, expected {expected:.4}"),
-            format!("`accuracy` returned {got} on {} examples; the share predicted right is {expected:.4}.", a.examples),
-            "the share (0 to 1) of rows whose predicted class (p > 0.5 for SimpleNN, the largest logit for Mlp) equals the label",
+            t!(
+                "accuracy-wrong-reason",
+                got = got,
+                expected = format!("{expected:.4}")
+            ),
+            t!(
+                "accuracy-wrong-details",
+                got = got,
+                examples = a.examples,
+                expected = format!("{expected:.4}")
+            ),
+            &t!("accuracy-wrong-hint"),
         )
     }
 }

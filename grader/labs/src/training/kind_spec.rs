@@ -4,7 +4,7 @@
 //! reaches both.
 
 use super::kinds::Kind;
-use super::{gpu_judge, judge};
+use super::{gpu_judge, judge, t};
 use grader_engine::check::GradeContext;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::{Item, KindSpec, Needs, Tier};
@@ -53,41 +53,46 @@ impl KindSpec for Kind {
                 c.cases.len(),
                 c.cases
                     .get(case)
-                    .map(|[i, o]| format!("{i} inputs, {o} outputs")),
+                    .map(|[i, o]| t!("shape-init", inputs = i, outputs = o)),
             ),
             Kind::Forward(c) | Kind::Backward(c) => (
                 c.cases.len(),
                 c.cases
                     .get(case)
-                    .map(|[b, i, o]| format!("a batch of {b}, {i} inputs, {o} outputs")),
+                    .map(|[b, i, o]| t!("shape-layer", batch = b, inputs = i, outputs = o)),
             ),
             Kind::Elementwise(c) | Kind::Loss(c) => (
                 c.cases.len() + usize::from(matches!(self, Kind::Loss(_))),
                 Some(match c.cases.get(case) {
                     Some([r, k]) => format!("{r}×{k}"),
-                    None => "extreme values".to_string(),
+                    None => t!("shape-extreme"),
                 }),
             ),
             Kind::Model(c) => (
                 c.cases.len(),
-                c.cases.get(case).map(|[b]| format!("a batch of {b}")),
+                c.cases.get(case).map(|[b]| t!("shape-model", batch = b)),
             ),
             Kind::Batches(c) => (
                 c.cases.len(),
                 c.cases
                     .get(case)
-                    .map(|[n, b]| format!("n = {n}, batch_size = {b}")),
+                    .map(|[n, b]| t!("shape-batches", n = n, batch = b)),
             ),
             Kind::GpuLoader(c) => (
                 c.cases.len(),
                 c.cases
                     .get(case)
-                    .map(|[n, b]| format!("{n} examples, batches of {b}")),
+                    .map(|[n, b]| t!("shape-loader", n = n, batch = b)),
             ),
             Kind::GpuTransfer => (2, Some(["SimpleNN", "Mlp"].get(case).copied()?.to_string())),
             _ => return None,
         };
-        Some(format!(" on case {} of {total} ({})", case + 1, shape?))
+        Some(t!(
+            "case-on",
+            case = case + 1,
+            total = total,
+            shape = shape?
+        ))
     }
 
     fn task(&self) -> serde_json::Value {

@@ -19,6 +19,35 @@ pub mod kinds;
 pub mod reference;
 pub mod same_run;
 pub mod stand_in;
+
+/// The training lab's student-facing messages (`i18n/*.ftl` beside this file): so far its
+/// cases, the success lines of its CPU judges and the frame of every verdict; the rest of its
+/// messages are still English only.
+pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catalogue::new(
+    "grader/labs/src/training/i18n",
+    include_str!("i18n/en.ftl"),
+    include_str!("i18n/zh-TW.ftl"),
+);
+
+/// Formats one of the training lab's [`MESSAGES`]: `t!("key", name = value, …)`.
+macro_rules! t {
+    ($($arg:tt)*) => {
+        grader_engine::tr!($crate::training::MESSAGES, $($arg)*)
+    };
+}
+use t;
+
+#[cfg(test)]
+mod catalogue_tests {
+    #[test]
+    fn the_training_catalogue_is_complete_in_both_languages() {
+        let problems = super::MESSAGES.problems();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/training");
+        let unknown = grader_engine::i18n::unknown_keys(&super::MESSAGES, &dir);
+        assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+    }
+}
 pub mod trajectory;
 pub mod worker;
 pub mod yardstick;

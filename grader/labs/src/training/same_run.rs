@@ -15,7 +15,7 @@ use super::kinds::{GpuSetup, SentLayer, Training};
 use super::reference as r;
 use super::stand_in;
 use super::trajectory::{self, Parameters, Tolerance};
-use super::{Layer, Layers, Net};
+use super::{t, Layer, Layers, Net};
 use grader_engine::supervisor::SupervisorError;
 use ndarray::{Array1, Array2};
 use rand::rngs::StdRng;
@@ -279,25 +279,20 @@ impl Judge<'_> {
     ) -> Verdict {
         if losses.len() != t.epochs {
             return wrong(
-                format!("{} losses for {} epochs", losses.len(), t.epochs),
-                format!(
-                    "`train` returned {} losses; it must return one per epoch ({}).",
-                    losses.len(),
-                    t.epochs
-                ),
-                "push each epoch's mean loss",
+                t!("train-count-reason", got = losses.len(), epochs = t.epochs),
+                t!("train-count-details", got = losses.len(), epochs = t.epochs),
+                &t!("train-count-hint"),
             );
         }
         if again.first().map(|l| l.to_bits()) != losses.first().map(|l| l.to_bits()) {
             return wrong(
-                "the same seed gave other numbers",
-                format!(
-                    "`train` run again with the same seed gave a first-epoch loss of {:?}, not \
-                     {}: a seed must give the same numbers every time.",
-                    again.first(),
-                    losses[0]
+                t!("train-seed-reason"),
+                t!(
+                    "train-seed-details",
+                    again = format!("{:?}", again.first()),
+                    first = losses[0]
                 ),
-                "draw every random number (the batches of every epoch) from the rng argument",
+                &t!("train-seed-hint"),
             );
         }
         let run_seed =
@@ -311,8 +306,7 @@ impl Judge<'_> {
             },
         );
         let (got, expected) = (self.layers(sent)?, self.layers(by_hand_sent)?);
-        let written_out = "for each epoch, `batches(n, batch_size, rng)` then `train_epoch` on \
-                           that order";
+        let written_out = t!("train-written-out");
         match compare(
             t.model,
             &start,
@@ -322,45 +316,40 @@ impl Judge<'_> {
         ) {
             Compared::PiecesIdle => {
                 return wrong(
-                    "depends on batches and train_epoch, which do not train yet",
-                    format!(
-                        "`train` is graded by what {written_out} gives from the same start and \
-                         seed, and that left every parameter where it was: this item can only \
-                         show your loop over epochs once `batches` and `train_epoch` train."
-                    ),
-                    "make the `batches` and `train_epoch` items pass first",
+                    t!("train-idle-reason"),
+                    t!("train-idle-details", written_out = written_out),
+                    &t!("train-idle-hint"),
                 )
             }
             Compared::Different(how) => {
                 return wrong(
-                    "the epochs differ from batches + train_epoch per epoch",
-                    format!(
-                        "`train` should give what {written_out} gives, with the same model, \
-                         optimizer and rng; {how}."
+                    t!("train-different-reason"),
+                    t!(
+                        "train-different-details",
+                        written_out = written_out,
+                        how = how
                     ),
-                    "make a fresh order with batches(n, batch_size, rng) at the start of every \
-                     epoch (not once), pass the same optimizer to every train_epoch, and run \
-                     exactly `epochs` epochs",
+                    &t!("train-different-hint"),
                 )
             }
             Compared::Same => {}
         }
         if let Some(e) = (0..t.epochs).find(|&e| !same_value(losses[e], by_hand[e])) {
             return wrong(
-                format!(
-                    "epoch {}'s loss is {}, expected {}",
-                    e + 1,
-                    losses[e],
-                    by_hand[e]
+                t!(
+                    "train-loss-reason",
+                    epoch = e + 1,
+                    got = losses[e],
+                    expected = by_hand[e]
                 ),
-                format!(
-                    "`train` trained right but returned {} for epoch {}; train_epoch returned {} \
-                     for it. All of them: {losses:?}.",
-                    losses[e],
-                    e + 1,
-                    by_hand[e]
+                t!(
+                    "train-loss-details",
+                    got = losses[e],
+                    epoch = e + 1,
+                    expected = by_hand[e],
+                    all = format!("{losses:?}")
                 ),
-                "push the loss each train_epoch returns, in order",
+                &t!("train-loss-hint"),
             );
         }
         // Said, not graded: how well the grader's model learned in the student's loop.
@@ -372,12 +361,13 @@ impl Judge<'_> {
             &super::judge::targets(t.model, &held.labels),
         );
         let (first, last) = (losses[0], losses[losses.len() - 1]);
-        Ok(Ok(format!(
-            "{} epochs of fresh batches through train_epoch, the same again from the same seed; \
-             loss {first:.4} → {last:.4}, {:.1}% right on {} held-out examples",
-            t.epochs,
-            accuracy * 100.0,
-            t.held_out
+        Ok(Ok(t!(
+            "train-right",
+            epochs = t.epochs,
+            first = format!("{first:.4}"),
+            last = format!("{last:.4}"),
+            accuracy = format!("{:.1}", accuracy * 100.0),
+            held_out = t.held_out
         )))
     }
 }
