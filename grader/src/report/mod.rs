@@ -25,5 +25,6 @@ pub(crate) fn sample_item(id: &str, score: f64, max: f64, status: Status) -> Ite
         details: format!("{id} details"),
         mode: None,
         speedup: None,
+        sweep: None,
     }
 }

@@ -269,6 +269,7 @@ pub fn grade_speedup(
     );
     result.set_score(sampled.points);
     result.speedup = Some(sampled.speedup);
+    result.sweep = Some(super::sweep::graded(ctx, item, spec, &sampled));
     Ok(result)
 }
 

@@ -216,6 +216,7 @@ impl ItemResult {
             details,
             mode: None,
             speedup: None,
+            sweep: None,
         }
     }
 
@@ -231,6 +232,7 @@ impl ItemResult {
             details,
             mode: None,
             speedup: None,
+            sweep: None,
         }
     }
 }
