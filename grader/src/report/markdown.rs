@@ -45,14 +45,16 @@ pub fn table(report: &Report) -> String {
     out
 }
 
-/// GitHub's step summary: a heading, the table and how to repeat the run.
+/// GitHub's step summary: a heading, the table, the speed chart's numbers (a summary cannot
+/// show the chart itself, see [`super::chart::summary`]) and how to repeat the run.
 pub fn step_summary(report: &Report) -> String {
     format!(
-        "### `{}`: {}/{} points\n\n{}\nGraded with seed {}: `cargo test --test grade -- --seed {}` repeats these inputs.\n",
+        "### `{}`: {}/{} points\n\n{}{}\nGraded with seed {}: `cargo test --test grade -- --seed {}` repeats these inputs.\n",
         report.assignment,
         points(report.score()),
         points(report.max_score()),
         table(report),
+        super::chart::summary(report).unwrap_or_default(),
         report.seed,
         report.seed
     )
@@ -93,6 +95,9 @@ pub fn feedback(student: &str, report: &Report) -> String {
         out.push('\n');
     }
     out.push_str(&table(report));
+    if let Some(image) = super::chart::markdown_image(report) {
+        let _ = write!(out, "\n{image}");
+    }
     let lost: Vec<_> = report
         .items
         .iter()

@@ -1,8 +1,9 @@
 //! The renderers of the engine's one result model ([`grader_engine::report`], re-exported
-//! here): [`table`] for a terminal, [`markdown`] for `feedback.md`, [`gradescope`] for
-//! Gradescope's `results.json`, [`gradebook`] for the instructor's CSV. They read a finished
-//! report and decide nothing.
+//! here): [`table`] for a terminal, [`chart`] for the student's speed chart (SVG),
+//! [`markdown`] for `feedback.md`, [`gradescope`] for Gradescope's `results.json`, [`gradebook`]
+//! for the instructor's CSV. They read a finished report and decide nothing.
 
+pub mod chart;
 pub mod escape;
 #[cfg(feature = "cli")]
 pub mod gradebook;
