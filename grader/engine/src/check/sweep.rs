@@ -159,6 +159,23 @@ mod tests {
     }
 
     #[test]
+    fn results_kept_before_sweeps_existed_still_load() {
+        let old = r#"{"id":"fast_speedup","title":"t","score":4.0,"max_score":4.0,
+            "status":"passed","reason":"r","details":"d","mode":null,"speedup":6.5}"#;
+        let item: crate::report::ItemResult = serde_json::from_str(old).expect("loads");
+        assert_eq!(item.sweep, None);
+        let text = serde_json::to_string(&item).expect("serializes");
+        assert!(!text.contains("sweep"), "{text}");
+        let sweep: Sweep = serde_json::from_str(
+            r#"{"candidate":"c","baseline":"b","device":"emulated-gpu","tiers":[],
+                "points":[{"size":[8,8,8],"baseline_ms":1.0,"candidate_ms":0.5,"samples":3}]}"#,
+        )
+        .expect("a sweep without the newer keys loads");
+        assert_eq!(sweep.device, SweepDevice::EmulatedGpu);
+        assert!(!sweep.points[0].graded && sweep.handover_ms == 0.0);
+    }
+
+    #[test]
     fn points_come_smallest_first() {
         let point = |n| SweepPoint {
             size: [n, n, n],
