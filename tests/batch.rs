@@ -382,6 +382,17 @@ fn check_student(student: &Student, row: &BTreeMap<String, String>, feedback: &P
         "{name}'s feedback should say {:?}:\n{text}",
         student.says
     );
+    // The speed chart lies beside the feedback that links it, and only then; a graded
+    // submission whose speed was timed has one.
+    let chart = feedback.join(name).join("chart.svg");
+    assert_eq!(
+        text.contains("](chart.svg)"),
+        chart.is_file(),
+        "{name}: the link and the file go together:\n{text}"
+    );
+    if student.status.starts_with("graded") && !student.lost.contains(&"fast_speedup") {
+        assert!(chart.is_file(), "{name} has a speed chart:\n{text}");
+    }
     let results: Value = serde_json::from_slice(
         &std::fs::read(feedback.join(name).join("results.json")).expect("results.json"),
     )

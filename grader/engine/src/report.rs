@@ -40,6 +40,10 @@ pub struct ItemResult {
     /// The speedup the grader measured, for speed items that were timed (leaderboards).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<f64>,
+    /// Times at several sizes the grader measured beside a speed item, for the student's speed
+    /// chart (never for points); `None` where the item was not timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
 }
 
 // A result for a rubric item starts from the item (`ItemResult::failed`, `ItemResult::passed`):
@@ -66,6 +70,65 @@ impl ItemResult {
                 .contains(&crate::i18n::MESSAGES.format_in(lang, "timed-out-marker", &[]))
         })
     }
+}
+
+/// A speed item's times against the matrix size, all measured by the supervisor: its own
+/// measurement at the graded size and a few more sizes timed only for the chart. The lab names
+/// the two lines; renderers draw them with the tier lines (baseline time / tier speedup).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// The candidate's line, as the student reads it (`your matmul_fast`).
+    pub candidate: String,
+    /// The baseline's line (`the grader's naive triple loop`).
+    pub baseline: String,
+    /// Where the candidate ran.
+    pub device: SweepDevice,
+    /// The item's tiers: a tier of speedup `s` is the line baseline time / `s`.
+    pub tiers: Vec<SweepTier>,
+    /// One point per size, smallest first.
+    pub points: Vec<SweepPoint>,
+    /// The hand-over's cost per timed run, in milliseconds, subtracted from every time: the
+    /// grader times from outside the program, so a shape is kept only when the student's time
+    /// is well above it.
+    #[serde(default)]
+    pub handover_ms: f64,
+}
+
+/// Where a sweep's candidate ran, so that an emulator's times are never shown as a GPU's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SweepDevice {
+    /// The CPU.
+    Cpu,
+    /// A real GPU.
+    Gpu,
+    /// The grader's CPU emulator of a GPU: its times say nothing about a GPU's speed.
+    EmulatedGpu,
+}
+
+/// A speed tier as a chart draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SweepTier {
+    /// The speedup over the baseline the tier needs.
+    pub speedup: f64,
+    /// The points it earns.
+    pub points: f64,
+}
+
+/// The median times at one shape.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// The shape `[m, k, n]` multiplied (A is m×k, B is k×n).
+    pub size: [usize; 3],
+    /// The baseline's median time, in milliseconds.
+    pub baseline_ms: f64,
+    /// The candidate's median time, in milliseconds.
+    pub candidate_ms: f64,
+    /// Paired samples behind the medians.
+    pub samples: usize,
+    /// Whether this is the item's graded measurement (the others were timed for the chart).
+    #[serde(default)]
+    pub graded: bool,
 }
 
 /// A whole grading run.

@@ -128,6 +128,10 @@ pub fn write(feedback: &Path, record: &Record) -> std::io::Result<()> {
         }
     };
     write_whole(&dir.join("results.json"), results.as_bytes())?;
+    // The speed chart that feedback.md links (it links one exactly when there is one).
+    if let Some(svg) = record.report.as_ref().and_then(report::chart::svg) {
+        write_whole(&dir.join(report::chart::FILE_NAME), svg.as_bytes())?;
+    }
     write_whole(&dir.join("feedback.md"), markdown.as_bytes())?;
     let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
     write_whole(&dir.join("record.json"), &json)

@@ -197,6 +197,7 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     if !report.items.is_empty() {
         print!("{}", report::table::render(&report));
         println!("{}", t!("harness-repeat", seed = seed));
+        write_chart(&crate_dir, &report);
         classroom::append_step_summary(&report);
     }
     if let Some(path) = &options.json {
@@ -212,6 +213,33 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Where the harness writes the speed chart and the report it was drawn from, under the lab
+/// crate's build output (no worker can write there: the supervisor writes it after grading).
+pub fn chart_dir(crate_dir: &std::path::Path) -> PathBuf {
+    crate_dir.join("target").join("gpu-labs")
+}
+
+/// Writes the speed chart ([`report::chart`]) and `report.json` beside it when a speed item was
+/// timed, and prints where; a file that cannot be written is a warning, never a failed run.
+fn write_chart(crate_dir: &std::path::Path, report: &Report) {
+    let Some(svg) = report::chart::svg(report) else {
+        return;
+    };
+    let dir = chart_dir(crate_dir);
+    let path = dir.join(report::chart::FILE_NAME);
+    let json = serde_json::to_vec_pretty(report).unwrap_or_default();
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, svg))
+        .and_then(|()| std::fs::write(dir.join("report.json"), json));
+    match written {
+        Ok(()) => println!("{}", report::chart::written_line(&path)),
+        Err(e) => eprintln!(
+            "warning: cannot write the speed chart in {}: {e}",
+            dir.display()
+        ),
+    }
 }
 
 /// `--prepare`: builds what GPU items need (the emulator) so later runs only grade.

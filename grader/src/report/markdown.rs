@@ -47,10 +47,11 @@ pub fn table(report: &Report) -> String {
     out
 }
 
-/// GitHub's step summary: a heading, the table and how to repeat the run.
+/// GitHub's step summary: a heading, the table, the speed chart's numbers (a summary cannot
+/// show the chart itself, see [`super::chart::summary`]) and how to repeat the run.
 pub fn step_summary(report: &Report) -> String {
     format!(
-        "{}\n\n{}\n{}\n",
+        "{}\n\n{}{}\n{}\n",
         t!(
             "summary-heading",
             assignment = report.assignment,
@@ -58,6 +59,7 @@ pub fn step_summary(report: &Report) -> String {
             max = points(report.max_score())
         ),
         table(report),
+        super::chart::summary(report).unwrap_or_default(),
         t!("summary-seed", seed = report.seed)
     )
 }
@@ -95,6 +97,9 @@ pub fn feedback(student: &str, report: &Report) -> String {
         out.push('\n');
     }
     out.push_str(&table(report));
+    if let Some(image) = super::chart::markdown_image(report) {
+        let _ = write!(out, "\n{image}");
+    }
     let lost: Vec<_> = report
         .items
         .iter()

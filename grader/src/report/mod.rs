@@ -1,8 +1,9 @@
 //! The renderers of the engine's one result model ([`grader_engine::report`], re-exported
-//! here): [`table`] for a terminal, [`markdown`] for `feedback.md`, [`gradescope`] for
-//! Gradescope's `results.json`, [`gradebook`] for the instructor's CSV. They read a finished
-//! report and decide nothing.
+//! here): [`table`] for a terminal, [`chart`] for the student's speed chart (SVG),
+//! [`markdown`] for `feedback.md`, [`gradescope`] for Gradescope's `results.json`, [`gradebook`]
+//! for the instructor's CSV. They read a finished report and decide nothing.
 
+pub mod chart;
 pub mod escape;
 #[cfg(feature = "cli")]
 pub mod gradebook;
@@ -25,5 +26,6 @@ pub(crate) fn sample_item(id: &str, score: f64, max: f64, status: Status) -> Ite
         details: format!("{id} details"),
         mode: None,
         speedup: None,
+        sweep: None,
     }
 }

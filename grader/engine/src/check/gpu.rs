@@ -266,6 +266,7 @@ pub fn grade_speedup(
     );
     result.set_score(sampled.points);
     result.speedup = Some(sampled.speedup);
+    result.sweep = Some(super::sweep::graded(ctx, item, spec, &sampled));
     Ok(result)
 }
 

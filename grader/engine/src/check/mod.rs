@@ -5,6 +5,7 @@ pub mod gpu;
 pub mod gpu_error;
 pub mod matmul;
 pub mod speedup;
+pub mod sweep;
 pub mod timed;
 pub mod timer;
 
@@ -196,6 +197,10 @@ pub fn not_taken(
 pub fn skipped_here(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {
     let mut skipped = gpu::skipped_on_backend(ctx, item)?;
     skipped.mode = Some(ctx.backend_label.clone());
+    if item.spec.measures_speed() {
+        // The speed chart names the speed items it could not time, and why.
+        skipped.sweep = Some(sweep::not_timed(ctx, item));
+    }
     Some(skipped)
 }
 

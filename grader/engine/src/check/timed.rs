@@ -121,6 +121,8 @@ pub struct SpeedWorkers {
     first_baseline_ns: u64,
     /// The shape timed.
     size: [usize; 3],
+    /// The region's matrix words: the largest shape the workers can be handed.
+    words: usize,
 }
 
 /// Paired samples of one round.
@@ -185,6 +187,7 @@ impl SpeedWorkers {
             first_output: None,
             first_baseline_ns: 0,
             size,
+            words,
         };
         workers.first_baseline_ns = workers.baseline(item, &a, &b)?;
         match run_once(&mut workers.candidate, Command::Run, &a, &b) {
@@ -208,6 +211,29 @@ impl SpeedWorkers {
             }
         })?;
         Ok(run.ns.saturating_sub(self.overhead_ns).max(1))
+    }
+
+    /// Turns both workers to `size`, a shape no larger than the one they started with (a
+    /// chart's sweep): one warm-up run of each side on its case 0, the baseline's time becoming
+    /// the candidate's budget in the next [`SpeedWorkers::round`]. `false` when the candidate
+    /// broke off or the shape does not fit; the caller then ends the workers.
+    pub fn reshape(&mut self, ctx: &GradeContext, item: &Item, size: [usize; 3]) -> bool {
+        if words_for(size) > self.words || size.contains(&0) {
+            return false;
+        }
+        self.size = size;
+        let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
+        match self.baseline(item, &a, &b) {
+            Ok(ns) => self.first_baseline_ns = ns,
+            Err(_) => return false,
+        }
+        run_once(&mut self.candidate, Command::Run, &a, &b).is_ok()
+    }
+
+    /// Ends both workers without reading what they reported (a chart's sweep that broke off).
+    pub fn abandon(self) {
+        self.candidate.kill();
+        self.yardstick.kill();
     }
 
     /// The candidate's result when it broke off: its worker's panic, death or tampering.

@@ -229,6 +229,7 @@ impl ItemResult {
             details,
             mode: None,
             speedup: None,
+            sweep: None,
         }
     }
 
@@ -244,6 +245,7 @@ impl ItemResult {
             details,
             mode: None,
             speedup: None,
+            sweep: None,
         }
     }
 }

@@ -229,12 +229,18 @@ fn speed_runs(
 ) -> Result<(), String> {
     let stream = open_stream()?;
     let err = |e: cudarc::driver::DriverError| e.to_string();
-    let shape = size;
-    let [m, k, n] = shape;
-    let mut a_dev = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
-    let mut b_dev = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
-    let mut c_dev = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
-    let mut kept = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    // The graded shape first; a chart's sweep after grading hands over smaller ones, and the
+    // buffers are made again for each new shape (the student's function sees exact sizes).
+    let mut shape = size;
+    let alloc = |[m, k, n]: [usize; 3]| -> Result<_, String> {
+        Ok((
+            stream.alloc_zeros::<f32>(m * k).map_err(err)?,
+            stream.alloc_zeros::<f32>(k * n).map_err(err)?,
+            stream.alloc_zeros::<f32>(m * n).map_err(err)?,
+            stream.alloc_zeros::<f32>(m * n).map_err(err)?,
+        ))
+    };
+    let (mut a_dev, mut b_dev, mut c_dev, mut kept) = alloc(shape)?;
     let load = |x: &Array2<f32>, dev: &mut CudaSlice<f32>| {
         let rows = x.as_standard_layout();
         stream
@@ -247,9 +253,15 @@ fn speed_runs(
             return Ok(());
         }
         let (a, b) = checkpoints.inputs()?;
-        if [a.nrows(), a.ncols(), b.ncols()] != shape {
-            return Err("the grader handed over operands of the wrong shape".into());
+        let handed = [a.nrows(), a.ncols(), b.ncols()];
+        if handed != shape {
+            if handed.iter().zip(size).any(|(&h, s)| h > s) {
+                return Err("the grader handed over operands of the wrong shape".into());
+            }
+            shape = handed;
+            (a_dev, b_dev, c_dev, kept) = alloc(shape)?;
         }
+        let [m, _, n] = shape;
         load(&a, &mut a_dev)?;
         load(&b, &mut b_dev)?;
         stream.context().synchronize().map_err(err)?;

@@ -201,6 +201,11 @@ pub fn cpu_speedup(
     spec: &Speed,
 ) -> Result<ItemResult, SupervisorError> {
     let size = spec.size;
+    let sampled = match sample_speedup(ctx, item, spec)? {
+        Ok(sampled) => sampled,
+        Err(failed) => return Ok(failed),
+    };
+    let graded = grader_engine::check::sweep::graded(ctx, item, spec, &sampled);
     let Sampled {
         speedup: measured_speedup,
         tier,
@@ -208,10 +213,7 @@ pub fn cpu_speedup(
         baseline_ns,
         candidate_ns,
         overhead_ns,
-    } = match sample_speedup(ctx, item, spec)? {
-        Ok(sampled) => sampled,
-        Err(failed) => return Ok(failed),
-    };
+    } = sampled;
     let s = speedup::shown(measured_speedup);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
     let measured = t!(
@@ -239,6 +241,7 @@ pub fn cpu_speedup(
     let mut result = ItemResult::passed(item, t!("cpu-speedup-reason", speedup = s), String::new());
     result.set_score(points);
     result.speedup = Some(measured_speedup);
+    result.sweep = Some(graded);
     result.details = match tier {
         Some(tier) => t!(
             "cpu-speedup-tier",
@@ -262,6 +265,8 @@ pub fn cpu_speedup(
             )
         }
     };
+    let lines = super::chart::cpu_lines(&item.function);
+    super::chart::extend(ctx, item, spec, &mut result, lines);
     Ok(result)
 }
 

@@ -73,7 +73,12 @@ impl KindSpec for Kind {
             Kind::CpuTimer(t) => judge::cpu_timer(ctx, item, t),
             Kind::CpuSpeedup(s) => judge::cpu_speedup(ctx, item, s),
             Kind::GpuTimer(_) => grader_engine::check::gpu::grade_timer(ctx, item),
-            Kind::GpuSpeedup(s) => grader_engine::check::gpu::grade_speedup(ctx, item, s),
+            Kind::GpuSpeedup(s) => {
+                let mut result = grader_engine::check::gpu::grade_speedup(ctx, item, s)?;
+                let lines = super::chart::gpu_lines(&item.function);
+                super::chart::extend(ctx, item, s, &mut result, lines);
+                Ok(result)
+            }
             Kind::DeviceSelect => grader_engine::check::gpu::grade_device_select(ctx, item),
             Kind::Benchmark(_) => grader_engine::check::gpu::grade_benchmark(ctx, item),
             Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) => {

@@ -5,6 +5,7 @@
 
 pub mod batched;
 pub mod batched_judge;
+pub mod chart;
 pub mod gpu;
 pub mod judge;
 pub mod kind_spec;
