@@ -68,3 +68,20 @@ gs-sandbox = Sandbox: { $sandbox }
 gs-not-graded-here = Not graded here: { $reason } { $counts }
 gs-counts-zero = The rubric counts it as 0 where it cannot be measured.
 gs-left-out = It is left out of the maximum score.
+
+## The speed chart (src/report/chart.rs)
+
+chart-title = Your speed: time of one product against matrix size
+chart-subtitle = Timed by the grader (medians). Lower is faster. Both scales are logarithmic.
+chart-x-axis = matrix size (n for n×n times n×n)
+chart-y-axis = milliseconds per product
+chart-graded = graded size
+chart-emulated = emulated GPU (not a real speed)
+chart-not-timed = Not on this chart
+chart-image-alt = Your speed chart: your times and the grader's against matrix size, with the speed tiers
+chart-summary-note = A step summary cannot show the speed chart (GitHub strips pictures made by the run). Run `cargo test` on your machine and open `target/gpu-labs/chart.svg`; its numbers:
+chart-written = speed chart (your times against matrix size, beside the grader's): { $path }
+chart-tier-one = { $speedup }× faster than the baseline: { $points } point
+chart-tier = { $speedup }× faster than the baseline: { $points } points
+chart-handover = Times are taken from outside your program, less { $ms } ms per run for handing the matrices over; sizes too quick to time that way are left out.
+chart-samples = The graded size uses the grading's { $graded } samples; the other sizes { $extra } each, timed for this chart only (they earn no points).

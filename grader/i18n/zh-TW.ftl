@@ -68,3 +68,20 @@ gs-sandbox = 沙箱：{ $sandbox }
 gs-not-graded-here = 這裡沒有評分：{ $reason } { $counts }
 gs-counts-zero = 評分標準規定：無法量測時算 0 分。
 gs-left-out = 這一項不計入滿分。
+
+## 速度圖 (src/report/chart.rs)
+
+chart-title = 你的速度：一次矩陣乘法的時間與矩陣大小
+chart-subtitle = 由評分程式計時（中位數）。越低越快。兩軸皆為對數刻度。
+chart-x-axis = 矩陣大小（n×n 乘 n×n 的 n）
+chart-y-axis = 每次乘法的毫秒數
+chart-graded = 評分用的大小
+chart-emulated = 模擬的 GPU（不是真實速度）
+chart-not-timed = 不在此圖中
+chart-image-alt = 你的速度圖：你的時間與評分程式的時間對矩陣大小，並標出各速度等級
+chart-summary-note = 步驟摘要無法顯示速度圖（GitHub 會移除執行時產生的圖片）。請在你的電腦上執行 `cargo test` 並開啟 `target/gpu-labs/chart.svg`；圖中的數字如下：
+chart-written = 速度圖（你的時間對矩陣大小，與評分程式的並列）：{ $path }
+chart-tier-one = 比基準快 { $speedup }×：{ $points } 分
+chart-tier = 比基準快 { $speedup }×：{ $points } 分
+chart-handover = 時間是從你的程式外部量測的，每次執行扣除交付矩陣所需的 { $ms } ms；太快而無法這樣計時的大小不列入。
+chart-samples = 評分用的大小使用評分時的 { $graded } 個樣本；其他大小各 { $extra } 個，只為此圖計時（不計分）。

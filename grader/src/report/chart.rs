@@ -17,47 +17,62 @@ pub const FILE_NAME: &str = "chart.svg";
 
 /// Every sentence the chart and its Markdown show a student, in one place.
 mod words {
-    pub const TITLE: &str = "Your speed: time of one product against matrix size";
-    pub const SUBTITLE: &str =
-        "Timed by the grader (medians). Lower is faster. Both scales are logarithmic.";
-    pub const X_AXIS: &str = "matrix size (n for n×n times n×n)";
-    pub const Y_AXIS: &str = "milliseconds per product";
-    pub const GRADED: &str = "graded size";
-    pub const EMULATED: &str = "emulated GPU (not a real speed)";
-    pub const NOT_TIMED: &str = "Not on this chart";
-    pub const IMAGE_ALT: &str =
-        "Your speed chart: your times and the grader's against matrix size, with the speed tiers";
-    pub const SUMMARY_NOTE: &str = "A step summary cannot show the speed chart (GitHub strips pictures made by the run). Run `cargo test` on your machine and open `target/gpu-labs/chart.svg`; its numbers:";
+    use crate::messages::t;
+
+    pub fn title() -> String {
+        t!("chart-title")
+    }
+    pub fn subtitle() -> String {
+        t!("chart-subtitle")
+    }
+    pub fn x_axis() -> String {
+        t!("chart-x-axis")
+    }
+    pub fn y_axis() -> String {
+        t!("chart-y-axis")
+    }
+    pub fn graded() -> String {
+        t!("chart-graded")
+    }
+    pub fn emulated() -> String {
+        t!("chart-emulated")
+    }
+    pub fn not_timed() -> String {
+        t!("chart-not-timed")
+    }
+    pub fn image_alt() -> String {
+        t!("chart-image-alt")
+    }
+    pub fn summary_note() -> String {
+        t!("chart-summary-note")
+    }
 
     /// The harness's line under the score table.
     pub fn written(path: &std::path::Path) -> String {
-        format!(
-            "speed chart (your times against matrix size, beside the grader's): {}",
-            path.display()
-        )
+        t!("chart-written", path = path.display())
     }
 
     /// A tier line's legend.
     pub fn tier(speedup: f64, pts: f64) -> String {
-        let unit = if pts == 1.0 { "point" } else { "points" };
-        format!(
-            "{speedup}× faster than the baseline: {} {unit}",
-            super::points(pts)
-        )
+        if pts == 1.0 {
+            t!(
+                "chart-tier-one",
+                speedup = speedup,
+                points = super::points(pts)
+            )
+        } else {
+            t!("chart-tier", speedup = speedup, points = super::points(pts))
+        }
     }
 
     /// The hand-over's footnote.
     pub fn handover(ms: &str) -> String {
-        format!(
-            "Times are taken from outside your program, less {ms} ms per run for handing the matrices over; sizes too quick to time that way are left out."
-        )
+        t!("chart-handover", ms = ms)
     }
 
     /// The extra sizes' footnote.
     pub fn samples(graded: usize, extra: usize) -> String {
-        format!(
-            "The graded size uses the grading's {graded} samples; the other sizes {extra} each, timed for this chart only (they earn no points)."
-        )
+        t!("chart-samples", graded = graded, extra = extra)
     }
 }
 
@@ -188,7 +203,7 @@ fn size_label([m, k, n]: [usize; 3]) -> String {
 fn candidate_label(sweep: &Sweep, item: &ItemResult) -> String {
     match sweep.device {
         SweepDevice::Cpu => sweep.candidate.clone(),
-        SweepDevice::EmulatedGpu => format!("{}: {}", sweep.candidate, words::EMULATED),
+        SweepDevice::EmulatedGpu => format!("{}: {}", sweep.candidate, words::emulated()),
         SweepDevice::Gpu => match &item.mode {
             Some(mode) => format!("{} ({mode})", sweep.candidate),
             None => sweep.candidate.clone(),
@@ -248,7 +263,7 @@ pub fn svg(report: &Report) -> Option<String> {
     for item in &not_timed {
         notes.push(format!(
             "{}: {} ({}).",
-            words::NOT_TIMED,
+            words::not_timed(),
             item.id,
             item.reason.trim_start_matches("skipped: ")
         ));
@@ -269,12 +284,12 @@ pub fn svg(report: &Report) -> Option<String> {
     let _ = writeln!(
         out,
         r#"<text x="16" y="24" font-size="16" font-weight="bold">{}</text>"#,
-        escape(words::TITLE)
+        escape(&words::title())
     );
     let _ = writeln!(
         out,
         r##"<text x="16" y="44" fill="#444">{}</text>"##,
-        escape(words::SUBTITLE)
+        escape(&words::subtitle())
     );
     for (index, (item, sweep)) in timed.iter().enumerate() {
         panel(&mut out, HEADER + PANEL * index as f64, item, sweep);
@@ -348,7 +363,7 @@ fn panel(out: &mut String, top: f64, item: &ItemResult, sweep: &Sweep) {
     for p in &points {
         let px = x.at(size_value(p.size));
         let label = if p.graded {
-            format!("{} ({})", size_label(p.size), words::GRADED)
+            format!("{} ({})", size_label(p.size), words::graded())
         } else {
             size_label(p.size)
         };
@@ -366,13 +381,13 @@ fn panel(out: &mut String, top: f64, item: &ItemResult, sweep: &Sweep) {
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         (PLOT_LEFT + PLOT_RIGHT) / 2.0,
         top + PLOT_BOTTOM + 36.0,
-        escape(words::X_AXIS)
+        escape(&words::x_axis())
     );
     let (ax, ay) = (24.0, top + (PLOT_TOP + PLOT_BOTTOM) / 2.0);
     let _ = writeln!(
         out,
         r#"<text x="{ax}" y="{ay}" text-anchor="middle" transform="rotate(-90 {ax} {ay})">{}</text>"#,
-        escape(words::Y_AXIS)
+        escape(&words::y_axis())
     );
     // The tier lines under the data, then the baseline and the student's line.
     let mut legend: Vec<(String, &str, Option<&str>)> = Vec::new();
@@ -464,7 +479,7 @@ pub fn written_line(path: &std::path::Path) -> String {
 /// `feedback.md`'s picture of the chart, a relative link to [`FILE_NAME`] beside it (GitHub
 /// shows a linked SVG file, not inline SVG nor a `data:` image); `None` without a chart.
 pub fn markdown_image(report: &Report) -> Option<String> {
-    svg(report).map(|_| format!("![{}]({FILE_NAME})\n", words::IMAGE_ALT))
+    svg(report).map(|_| format!("![{}]({FILE_NAME})\n", words::image_alt()))
 }
 
 /// The step summary's part: a sentence saying the chart cannot be shown there, then its
@@ -474,7 +489,7 @@ pub fn summary(report: &Report) -> Option<String> {
     if timed.is_empty() {
         return None;
     }
-    let mut out = format!("\n{}\n\n", words::SUMMARY_NOTE);
+    let mut out = format!("\n{}\n\n", words::summary_note());
     let _ = writeln!(out, "| item | size | baseline ms | yours ms | speedup |");
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");
     for (item, sweep) in timed {

@@ -2,6 +2,7 @@
 //! timed at after grading, and what the chart calls their lines. The words a student reads
 //! are here, in one place.
 
+use super::t;
 use grader_engine::check::speedup::Speed;
 use grader_engine::check::{sweep, GradeContext};
 use grader_engine::report::ItemResult;
@@ -31,16 +32,16 @@ pub fn sizes(graded: [usize; 3]) -> Vec<[usize; 3]> {
 /// The lines of the CPU speed item's chart: the student's function, the grader's baseline.
 pub fn cpu_lines(function: &str) -> (String, String) {
     (
-        format!("your {function}"),
-        "the grader's naive triple loop".to_string(),
+        t!("chart-line-yours", function = function),
+        t!("chart-line-naive"),
     )
 }
 
 /// The lines of the GPU speed item's chart: the student's GPU product, ndarray's on the CPU.
 pub fn gpu_lines(function: &str) -> (String, String) {
     (
-        format!("your {function} (GPU)"),
-        "ndarray's product (CPU)".to_string(),
+        t!("chart-line-yours-gpu", function = function),
+        t!("chart-line-ndarray"),
     )
 }
 

@@ -61,3 +61,10 @@ batch-speed-wrong-reason = a timed run gave a wrong result, so its speed does no
 batch-speed-wrong-details = Timed run { $run } of `{ $function }` ({ $batch } products of { $m }×{ $k }·{ $k }×{ $n }) gave a wrong result: { $summary }. Only a correct batch earns speed points.
 batch-speedup-reason = { $speedup }× the loop of single products
 batch-speedup-details = A batch of { $batch } products of { $m }×{ $k }·{ $k }×{ $n } through `{ $function }` (operands already on the GPU) runs { $speedup }× as fast as the grader's loop of { $batch } single cuBLAS products (median of { $samples } paired runs, the grader's clock with the GPU drained before and after; tiers: { $tiers }). If this is low, do the whole batch in one launch (a 3-D grid) or one strided-batched cuBLAS call, and compile your kernel once rather than on every call.
+
+## The speed chart's lines (chart.rs)
+
+chart-line-yours = your { $function }
+chart-line-naive = the grader's naive triple loop
+chart-line-yours-gpu = your { $function } (GPU)
+chart-line-ndarray = ndarray's product (CPU)

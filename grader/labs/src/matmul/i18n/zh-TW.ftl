@@ -61,3 +61,10 @@ batch-speed-wrong-reason = 有一次計時執行的結果錯誤，所以速度�
 batch-speed-wrong-details = `{ $function }` 的第 { $run } 次計時執行（{ $batch } 個 { $m }×{ $k }·{ $k }×{ $n } 的乘積）給出錯誤的結果：{ $summary }。只有正確的批次才能拿速度分數。
 batch-speedup-reason = 單一乘積迴圈的 { $speedup }×
 batch-speedup-details = 透過 `{ $function }` 計算一批 { $batch } 個 { $m }×{ $k }·{ $k }×{ $n } 的乘積（運算元已經在 GPU 上），速度是評分程式用 { $batch } 次單一 cuBLAS 乘積的迴圈的 { $speedup }×（{ $samples } 組成對執行的中位數，用評分程式的時鐘，前後都等 GPU 清空；各級：{ $tiers }）。如果這個數字偏低，請用一次啟動（3-D grid）或一次 strided-batched cuBLAS 呼叫做完整個批次，並且只編譯一次 kernel，不要每次呼叫都編譯。
+
+## 速度圖的線 (chart.rs)
+
+chart-line-yours = 你的 { $function }
+chart-line-naive = 評分程式的單純三層迴圈
+chart-line-yours-gpu = 你的 { $function }（GPU）
+chart-line-ndarray = ndarray 的乘法（CPU）
