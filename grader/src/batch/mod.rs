@@ -217,6 +217,18 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
         only: None,
     };
     let folder = options.dir.join(student);
+    // The build ends at the first event after it starts (not compiled, the emulator's build,
+    // the items' start).
+    let mut build_started: Option<Instant> = None;
+    let mut build_seconds = None;
+    let mut on_event = |event: Event<'_>| match event {
+        Event::Building { .. } => build_started = Some(Instant::now()),
+        _ => {
+            if let Some(start) = build_started.take() {
+                build_seconds = Some(start.elapsed().as_secs_f64());
+            }
+        }
+    };
     // A link in the class folder would grade whatever it points at (another student's
     // submission, the solution): only a folder of its own is a submission.
     let graded = match std::fs::read_link(&folder) {
@@ -230,7 +242,7 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
             &Target::Crate(folder),
             &options.assignment,
             &grade_options,
-            &mut |_: Event<'_>| {},
+            &mut on_event,
         )
         .map_err(|e| e.to_string()),
     };
@@ -246,6 +258,7 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
         error,
         graded_at: store::now_utc(),
         seconds: started.elapsed().as_secs_f64(),
+        build_seconds,
     }
 }
 
