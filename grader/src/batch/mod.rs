@@ -3,8 +3,10 @@
 //! with [`crate::grade::grade`] (only its `src/` counts: the lab's manifest, harness, rubric and
 //! grader are imposed), in parallel, and its record is written as soon as it is done, so an
 //! interrupted batch resumes where it stopped and an unchanged submission is not graded again.
-//! The gradebook (CSV) and each student's feedback are rendered from the records.
+//! The gradebook (CSV), the class report (HTML, [`class_report`]) and each student's feedback
+//! are rendered from the records.
 
+pub mod class_report;
 pub mod slurm;
 pub mod store;
 
@@ -190,7 +192,8 @@ pub fn run(
         return Err(e);
     }
     if let Some(path) = &options.gradebook {
-        write_gradebook(&options.feedback, path, &options.assignment)?;
+        let all = write_gradebook(&options.feedback, path, &options.assignment)?;
+        class_report::write(&options.feedback, path, &options.assignment, &all)?;
     }
     let records = store::read_all(&options.feedback)
         .map_err(|e| BatchError::Write {
@@ -291,15 +294,7 @@ pub fn write_gradebook(
         .iter()
         .map(|i| i.id().to_string())
         .collect();
-    let rows: Vec<Row<'_>> = records
-        .iter()
-        .map(|r| Row {
-            student: &r.student,
-            report: r.report.as_ref(),
-            status: r.status(),
-            graded_at: &r.graded_at,
-        })
-        .collect();
+    let rows = gradebook_rows(&records);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| write_err(e.to_string()))?;
     }
@@ -308,6 +303,19 @@ pub fn write_gradebook(
     gradebook::write_csv(file, &items, &rows).map_err(|e| write_err(e.to_string()))?;
     std::fs::rename(&partial, path).map_err(|e| write_err(e.to_string()))?;
     Ok(records)
+}
+
+/// Each record's gradebook row: the gradebook and the class report read these same rows.
+fn gradebook_rows(records: &[Record]) -> Vec<Row<'_>> {
+    records
+        .iter()
+        .map(|r| Row {
+            student: &r.student,
+            report: r.report.as_ref(),
+            status: r.status(),
+            graded_at: &r.graded_at,
+        })
+        .collect()
 }
 
 /// The end-of-batch summary: counts by outcome, mean and median score, the slowest

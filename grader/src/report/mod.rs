@@ -1,6 +1,11 @@
 //! One result model for every flow; [`table`] renders it for a terminal and [`gradescope`] as
-//! Gradescope's `results.json`.
+//! Gradescope's `results.json`; a class's reports become the gradebook ([`gradebook`]) and the
+//! class report ([`class`], rendered by [`class_html`]).
 
+#[cfg(feature = "cli")]
+pub mod class;
+#[cfg(feature = "cli")]
+pub mod class_html;
 pub mod escape;
 #[cfg(feature = "cli")]
 pub mod gradebook;
