@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+pub mod browser;
 pub mod edit;
 pub mod kit;
 

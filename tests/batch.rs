@@ -2,8 +2,10 @@
 //! (solutions, the template, an independent solution, faulty copies, one that does not
 //! compile, one that hangs, one whose student replaced the grade test, one with `#[no_mangle]`,
 //! one that is not a crate, two hostile ones that attack the grader, the other submissions
-//! and the machine), writes the gradebook, the feedback and results.json, resumes after being
-//! killed, and runs as a Slurm array whose tasks are executed here without Slurm.
+//! and the machine), writes the gradebook, the feedback and results.json, and the class report
+//! (opened in headless Chromium, its numbers read back and compared with the gradebook's),
+//! resumes after being killed, and runs as a Slurm array whose tasks are executed here without
+//! Slurm.
 
 use gpu_labs_e2e::{edited_copy, grader_bin, solution, workspace};
 use serde_json::Value;
@@ -210,8 +212,9 @@ fn make_class(dir: &Path) -> Vec<Student> {
             "c.par_chunks_exact_mut(ROWS * n)",
         )],
     );
-    // Code that would run outside the graded functions: refused before it is built.
-    submission(dir, "ursula", &sol, lib, &[(
+    // Code that would run outside the graded functions: refused before it is built. Its folder's
+    // name is markup, which the class report must show as text.
+    submission(dir, URSULA, &sol, lib, &[(
         "use rayon::prelude::*;",
         "use rayon::prelude::*;\n    #[unsafe(no_mangle)]\n    extern \"C\" fn clock_gettime() -> i32 { 0 }",
     )]);
@@ -294,13 +297,16 @@ fn make_class(dir: &Path) -> Vec<Student> {
         s("victor", &["naive_correct"], "graded", "victor did: []"),
         s("walter", &["naive_correct"], "graded", "fork refused after"),
         s(
-            "ursula",
+            URSULA,
             ALL,
             "refused",
             "`#[no_mangle]` is not allowed in a lab",
         ),
     ]
 }
+
+/// The refused submission's folder name: an element with a script, were it ever markup.
+const URSULA: &str = "ursula<img src=x onerror=document.body.dataset.pwned=1>";
 
 /// What the hostile `victor` runs first in `matmul_naive`, with CLASS (the instructor's
 /// folder) and CACHE (the grader's build and emulator cache) put in: the paths are known to it,
@@ -434,6 +440,212 @@ fn check_student(student: &Student, row: &BTreeMap<String, String>, feedback: &P
     assert_eq!(Some(total), results["score"].as_f64(), "{name}");
 }
 
+/// `%XX` in a URL's path made bytes again.
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Opens the class report beside the gradebook `class/grades.csv` in headless Chromium and
+/// checks what it shows against the gradebook `book`: it renders with no console message and
+/// every section; each student's total, max and status, each item's pass rate and the
+/// histogram's counts are the gradebook's; each feedback link opens that student's file; the
+/// submissions not `graded` are flagged with a reason; the builds of `built` students (and no
+/// other) are timed; a student's name shows as text, never as markup. When `png` is set (by
+/// `GPU_LABS_CLASS_REPORT_PNG`), a screenshot of the page goes there.
+fn check_class_report(
+    class: &Path,
+    book: &BTreeMap<String, BTreeMap<String, String>>,
+    built: &[&str],
+) {
+    use gpu_labs_e2e::browser::{self, elements};
+    let Some(chromium) = browser::chromium_or_skip() else {
+        return;
+    };
+    let page = class.join("grades.html");
+    assert!(page.is_file(), "the class report is beside the gradebook");
+    let started = std::time::Instant::now();
+    let shown = browser::dump_dom(&chromium, &page);
+    eprintln!(
+        "chromium opened the class report in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let dom = &shown.dom;
+    assert!(
+        shown.console.is_empty(),
+        "the page logs to the console: {:?}",
+        shown.console
+    );
+    for id in [
+        "histogram",
+        "pass-rates",
+        "speedups",
+        "flagged",
+        "builds",
+        "students",
+    ] {
+        assert!(
+            dom.contains(&format!("<section id=\"{id}\">")),
+            "no section {id}:\n{dom}"
+        );
+    }
+    assert!(elements(dom, "svg").len() >= 3, "the charts are drawn");
+    for markup in ["<img", "<script", "<iframe", "data-pwned"] {
+        assert!(!dom.contains(markup), "{markup} in the page:\n{dom}");
+    }
+    let rows = elements(dom, "tr");
+    let with = |attr: &'static str| rows.iter().filter(move |r| r.attributes.contains_key(attr));
+
+    // Every student, with the gradebook's cells and a link to their own feedback.
+    let students: Vec<_> = with("data-total").collect();
+    let links: Vec<_> = elements(dom, "a")
+        .into_iter()
+        .filter(|a| a.attributes.get("class").is_some_and(|c| c == "feedback"))
+        .collect();
+    assert_eq!(students.len(), book.len(), "one line per student");
+    assert_eq!(links.len(), book.len(), "one feedback link per student");
+    for (line, link) in students.iter().zip(&links) {
+        let name = line.attr("data-student");
+        let row = book
+            .get(name)
+            .unwrap_or_else(|| panic!("{name:?} is on the page, not in the gradebook"));
+        assert_eq!(line.attr("data-total"), row["total"], "{name}'s total");
+        assert_eq!(line.attr("data-max"), row["max"], "{name}'s max");
+        assert_eq!(line.attr("data-status"), row["status"], "{name}'s status");
+        assert!(
+            line.text
+                .starts_with(&format!("{name} {} {}", row["total"], row["max"]).replace("  ", " ")),
+            "{name}'s line shows {:?}",
+            line.text
+        );
+        let href = percent_decoded(link.attr("href"));
+        assert!(
+            !href.starts_with('/') && !href.contains("://"),
+            "{href} is relative"
+        );
+        let target = class.join(&href);
+        assert!(
+            target.is_file() && target.ends_with(Path::new(name).join("feedback.md")),
+            "{name}'s link {href} opens no feedback of theirs"
+        );
+    }
+
+    // Each item's pass rate: full points, of the students with a cell for it.
+    let rubric = grader::rubric::embedded("matmul").expect("the matmul rubric");
+    for item in &rubric.items {
+        let id = item.id();
+        let cells: Vec<f64> = book
+            .values()
+            .filter_map(|row| row[id].parse().ok())
+            .collect();
+        let passed = cells.iter().filter(|c| **c == item.points).count();
+        let line = with("data-passed")
+            .find(|r| r.attr("data-item") == id)
+            .unwrap_or_else(|| panic!("no pass rate for {id}"));
+        assert_eq!(line.attr("data-graded"), cells.len().to_string(), "{id}");
+        assert_eq!(line.attr("data-passed"), passed.to_string(), "{id}");
+        if !cells.is_empty() {
+            let percent = (100.0 * passed as f64 / cells.len() as f64).round();
+            assert_eq!(line.attr("data-percent"), percent.to_string(), "{id}");
+            assert!(
+                line.text.ends_with(&format!("{percent}%")),
+                "{id}: {}",
+                line.text
+            );
+        }
+    }
+
+    // The histogram's bars count the gradebook's totals.
+    let totals: Vec<f64> = book
+        .values()
+        .filter_map(|row| row["total"].parse().ok())
+        .collect();
+    let bins: Vec<_> = with("data-count").collect();
+    assert!(!bins.is_empty(), "a histogram");
+    let mut counted = 0;
+    for bin in &bins {
+        let lo: f64 = bin.attr("data-lo").parse().expect("a number");
+        let hi: f64 = bin.attr("data-hi").parse().expect("a number");
+        let count = totals.iter().filter(|t| lo <= **t && **t < hi).count();
+        assert_eq!(bin.attr("data-count"), count.to_string(), "[{lo}, {hi})");
+        assert!(bin.text.ends_with(&count.to_string()), "{}", bin.text);
+        counted += count;
+    }
+    assert_eq!(counted, totals.len(), "every total is in one bar");
+
+    // Every submission not plainly graded is flagged, and says why.
+    let flagged: BTreeMap<&str, _> = with("data-outcome")
+        .map(|r| (r.attr("data-student"), r))
+        .collect();
+    for (name, row) in book {
+        if row["status"] == "graded" {
+            continue;
+        }
+        let line = flagged
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("{name} ({}) is not flagged", row["status"]));
+        assert!(
+            row["status"].starts_with(line.attr("data-outcome")),
+            "{name}"
+        );
+        assert!(
+            line.text.len() > name.len() + line.attr("data-outcome").len() + 2,
+            "{name} is flagged without a reason: {:?}",
+            line.text
+        );
+    }
+
+    // The builds, slowest first: only the built students' builds are timed.
+    let builds: Vec<_> = with("data-build-seconds").collect();
+    let timed = elements(dom, "table")
+        .into_iter()
+        .find_map(|t| t.attributes.get("data-timed").cloned())
+        .expect("the builds' table");
+    assert_eq!(timed, built.len().to_string(), "timed builds");
+    assert_eq!(builds.len(), built.len().min(10));
+    let seconds: Vec<f64> = builds
+        .iter()
+        .map(|b| b.attr("data-build-seconds").parse().expect("seconds"))
+        .collect();
+    assert!(seconds.windows(2).all(|w| w[0] >= w[1]), "{seconds:?}");
+    assert!(seconds.iter().all(|s| *s > 0.0), "{seconds:?}");
+    for b in &builds {
+        assert!(
+            built.contains(&b.attr("data-student")),
+            "{:?}",
+            b.attributes
+        );
+    }
+
+    // The speedups measured are the students' own, each once.
+    for line in with("data-speedup") {
+        assert!(book.contains_key(line.attr("data-student")));
+        let speedup: f64 = line.attr("data-speedup").parse().expect("a speedup");
+        assert!(speedup > 0.0);
+    }
+    if let Some(png) = std::env::var_os("GPU_LABS_CLASS_REPORT_PNG") {
+        browser::screenshot(&chromium, &page, Path::new(&png), (1200, 1600));
+    }
+}
+
 /// The default suite's batch: three submissions (full marks, one fault, one that does not
 /// compile) graded in one `grader batch`, each checked in the gradebook, results.json and
 /// feedback as in the full suite's class of twenty.
@@ -505,6 +717,7 @@ fn a_class_of_three_is_graded_with_its_gradebook_and_feedback() {
     for student in &students {
         check_student(student, &rows[student.name], &class.path().join("feedback"));
     }
+    check_class_report(class.path(), &rows, &["alice", "dan", "ken"]);
 }
 
 #[test]
@@ -624,6 +837,13 @@ fn a_class_of_twenty_is_graded_resumed_and_explained() {
         check_student(student, &book[student.name], &feedback);
     }
     assert_eq!(book["alice"]["seed"], "2024");
+    // The class report: everyone built but the refused one and the folder that is no crate.
+    let built: Vec<&str> = students
+        .iter()
+        .map(|s| s.name)
+        .filter(|name| ![URSULA, "quentin"].contains(name))
+        .collect();
+    check_class_report(class.path(), &book, &built);
     // The hostile ones changed nothing outside their own scratch folders and left nothing.
     let cache = workspace().join("target").join("grader-cache");
     assert!(!cache
@@ -756,6 +976,10 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
             "3 submissions: 1 graded, 1 did not compile, 0 refused, 0 timed out, 1 could not be graded"
         ),
         "{stdout}"
+    );
+    assert!(
+        stdout.contains("class report: grades.html") && class.path().join("grades.html").is_file(),
+        "collect writes the class report beside the gradebook: {stdout}"
     );
     let book = gradebook(&class.path().join("grades.csv"));
     assert_eq!(book["alice"]["total"], "16");

@@ -99,8 +99,9 @@ enum Commands {
         lang: Option<grader::i18n::Lang>,
     },
     /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
-    /// gradebook and, per student, results.json and feedback.md; re-running grades only what
-    /// changed.
+    /// gradebook, a class report beside it (the same name ending in .html: one static page of
+    /// charts and links) and, per student, results.json and feedback.md; re-running grades only
+    /// what changed.
     Batch {
         /// The folder of submissions (e.g. what `gh classroom clone student-repos` made).
         dir: PathBuf,
@@ -110,7 +111,7 @@ enum Commands {
         /// Submissions graded at once [default: the number of cores].
         #[arg(long)]
         jobs: Option<usize>,
-        /// The CSV gradebook to write.
+        /// The CSV gradebook to write (the class report goes beside it: grades.html).
         #[arg(long, value_name = "FILE", default_value = "grades.csv")]
         out: PathBuf,
         /// Where each student's record, results.json and feedback.md go.
@@ -167,7 +168,8 @@ enum Commands {
         #[arg(long, requires = "slurm", value_name = "LIMIT", default_value = grader::batch::slurm::DEFAULT_TIME)]
         time: String,
     },
-    /// Write the gradebook from the records a batch (or its Slurm tasks) left in FEEDBACK.
+    /// Write the gradebook (and the class report beside it) from the records a batch (or its
+    /// Slurm tasks) left in FEEDBACK.
     Collect {
         /// The feedback folder of the batch.
         feedback: PathBuf,
@@ -625,6 +627,10 @@ fn batch(mut args: BatchArgs) -> Result<(), String> {
     );
     if let Some(path) = &options.gradebook {
         outln!("gradebook: {}", path.display());
+        outln!(
+            "class report: {}",
+            grader::batch::class_report::path_beside(path).display()
+        );
     }
     outln!(
         "feedback: {}/<student>/feedback.md and results.json",
@@ -715,6 +721,8 @@ fn collect(
     }
     let records =
         grader::batch::write_gradebook(feedback, out, &assignment).map_err(|e| e.to_string())?;
+    let page = grader::batch::class_report::write(feedback, out, &assignment, &records)
+        .map_err(|e| e.to_string())?;
     let summary = grader::batch::BatchSummary {
         graded_now: 0,
         unchanged: records.len(),
@@ -725,6 +733,7 @@ fn collect(
         report::escape::terminal(&grader::batch::summary_text(&summary))
     );
     outln!("gradebook: {}", out.display());
+    outln!("class report: {}", page.display());
     Ok(())
 }
 

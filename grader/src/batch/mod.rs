@@ -3,8 +3,10 @@
 //! with [`crate::grade::grade`] (only its `src/` counts: the lab's manifest, harness, rubric and
 //! grader are imposed), in parallel, and its record is written as soon as it is done, so an
 //! interrupted batch resumes where it stopped and an unchanged submission is not graded again.
-//! The gradebook (CSV) and each student's feedback are rendered from the records.
+//! The gradebook (CSV), the class report (HTML, [`class_report`]) and each student's feedback
+//! are rendered from the records.
 
+pub mod class_report;
 pub mod slurm;
 pub mod store;
 
@@ -191,7 +193,8 @@ pub fn run(
         return Err(e);
     }
     if let Some(path) = &options.gradebook {
-        write_gradebook(&options.feedback, path, &options.assignment)?;
+        let all = write_gradebook(&options.feedback, path, &options.assignment)?;
+        class_report::write(&options.feedback, path, &options.assignment, &all)?;
     }
     let records = store::read_all(&options.feedback)
         .map_err(|e| BatchError::Write {
@@ -218,6 +221,18 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
         only: None,
     };
     let folder = options.dir.join(student);
+    // The build ends at the first event after it starts (not compiled, the emulator's build,
+    // the items' start).
+    let mut build_started: Option<Instant> = None;
+    let mut build_seconds = None;
+    let mut on_event = |event: Event<'_>| match event {
+        Event::Building { .. } => build_started = Some(Instant::now()),
+        _ => {
+            if let Some(start) = build_started.take() {
+                build_seconds = Some(start.elapsed().as_secs_f64());
+            }
+        }
+    };
     // A link in the class folder would grade whatever it points at (another student's
     // submission, the solution): only a folder of its own is a submission.
     let graded = match std::fs::read_link(&folder) {
@@ -231,7 +246,7 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
             &Target::Crate(folder),
             &options.assignment,
             &grade_options,
-            &mut |_: Event<'_>| {},
+            &mut on_event,
         )
         .map_err(|e| e.to_string()),
     };
@@ -247,6 +262,7 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
         error,
         graded_at: store::now_utc(),
         seconds: started.elapsed().as_secs_f64(),
+        build_seconds,
     }
 }
 
@@ -279,15 +295,7 @@ pub fn write_gradebook(
         .iter()
         .map(|i| i.id().to_string())
         .collect();
-    let rows: Vec<Row<'_>> = records
-        .iter()
-        .map(|r| Row {
-            student: &r.student,
-            report: r.report.as_ref(),
-            status: r.status(),
-            graded_at: &r.graded_at,
-        })
-        .collect();
+    let rows = gradebook_rows(&records);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| write_err(e.to_string()))?;
     }
@@ -296,6 +304,19 @@ pub fn write_gradebook(
     gradebook::write_csv(file, &items, &rows).map_err(|e| write_err(e.to_string()))?;
     std::fs::rename(&partial, path).map_err(|e| write_err(e.to_string()))?;
     Ok(records)
+}
+
+/// Each record's gradebook row: the gradebook and the class report read these same rows.
+fn gradebook_rows(records: &[Record]) -> Vec<Row<'_>> {
+    records
+        .iter()
+        .map(|r| Row {
+            student: &r.student,
+            report: r.report.as_ref(),
+            status: r.status(),
+            graded_at: &r.graded_at,
+        })
+        .collect()
 }
 
 /// The end-of-batch summary: counts by outcome, mean and median score, the slowest

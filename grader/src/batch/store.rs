@@ -54,6 +54,11 @@ pub struct Record {
     pub graded_at: String,
     /// Seconds it took, building included.
     pub seconds: f64,
+    /// Seconds its build took (from the start of the build to its end, waiting for the shared
+    /// build cache included); `None` when nothing was built (refused before building, not a
+    /// crate) and in records written before builds were timed, which still load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_seconds: Option<f64>,
 }
 
 impl Record {
@@ -172,6 +177,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_record_written_before_builds_were_timed_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("old")).unwrap();
+        std::fs::write(
+            dir.path().join("old/record.json"),
+            r#"{"student": "old", "fingerprint": "f", "outcome": "graded", "report": null,
+                "error": null, "graded_at": "2026-11-22T10:00:00Z", "seconds": 3.5}"#,
+        )
+        .unwrap();
+        let record = read(dir.path(), "old").expect("an old record loads");
+        assert_eq!(record.build_seconds, None);
+        assert_eq!(record.seconds, 3.5);
+    }
+
+    #[test]
     fn dates_are_rfc3339_utc() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
@@ -189,9 +209,11 @@ mod tests {
             error: Some("not a lab crate".into()),
             graded_at: now_utc(),
             seconds: 0.5,
+            build_seconds: Some(0.25),
         };
         write(dir.path(), &record).unwrap();
         assert_eq!(read(dir.path(), "alice").unwrap().fingerprint, "f");
+        assert_eq!(read(dir.path(), "alice").unwrap().build_seconds, Some(0.25));
         assert_eq!(
             read(dir.path(), "alice").unwrap().status(),
             "error: not a lab crate"

@@ -128,6 +128,30 @@ pub fn spreadsheet(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` for HTML, as element content or inside a quoted attribute value: `&`, `<`, `>`, `"`
+/// and `'` become character references, so a student's folder name such as
+/// `<img src=x onerror=…>` shows as those characters and never opens a tag, closes an
+/// attribute or starts an entity; characters that would act are escaped as for a terminal
+/// (a bidirectional override cannot reorder the page's text).
+pub fn html(text: &str) -> Cow<'_, str> {
+    let shown = terminal(text);
+    if !shown.contains(['&', '<', '>', '"', '\'']) {
+        return shown;
+    }
+    let mut out = String::with_capacity(shown.len() + 16);
+    for c in shown.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +195,16 @@ mod tests {
             .skip(1)
             .take(3)
             .all(|l| !l.starts_with("`````")));
+    }
+
+    #[test]
+    fn html_shows_a_hostile_name_as_text() {
+        let name = "eve\"><script>alert('x')</script>&amp;\u{202e}";
+        assert_eq!(
+            html(name),
+            "eve&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;amp;\\u{202e}"
+        );
+        assert_eq!(html("alice"), "alice");
     }
 
     #[test]

@@ -16,6 +16,38 @@ pub struct Row<'a> {
     pub graded_at: &'a str,
 }
 
+/// One row's numbers exactly as the gradebook writes them; the class report shows these same
+/// strings, so the two cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cells {
+    /// Each item's points, in the order asked for; empty where the report lacks the item or
+    /// skipped it (a skipped item is out of the maximum: no score, not a zero).
+    pub items: Vec<String>,
+    /// The points earned, empty without a report.
+    pub total: String,
+    /// The points possible, empty without a report.
+    pub max: String,
+}
+
+/// The numbers of the gradebook row of `report` for the columns `items`.
+pub fn cells(items: &[String], report: Option<&Report>) -> Cells {
+    let scores = items
+        .iter()
+        .map(|id| {
+            report
+                .and_then(|r| r.items.iter().find(|i| &i.id == id))
+                .filter(|i| i.status != super::Status::Skipped)
+                .map(|i| points(i.score))
+                .unwrap_or_default()
+        })
+        .collect();
+    Cells {
+        items: scores,
+        total: report.map(|r| points(r.score())).unwrap_or_default(),
+        max: report.map(|r| points(r.max_score())).unwrap_or_default(),
+    }
+}
+
 /// Writes the gradebook: `student`, each of `items`, `total`, `max`, `status`, `seed`,
 /// `graded_at`. An item a report lacks, or skipped (not counted), is left empty.
 pub fn write_csv<W: std::io::Write>(
@@ -32,23 +64,10 @@ pub fn write_csv<W: std::io::Write>(
         // The student's folder name and the status (which may quote an error about their
         // files) are theirs to shape: shown in a spreadsheet, never run as a formula.
         let mut record = vec![super::escape::spreadsheet(row.student).into_owned()];
-        for id in items {
-            let score = row
-                .report
-                .and_then(|r| r.items.iter().find(|i| &i.id == id))
-                // A skipped item is out of the maximum: no score, not a zero.
-                .filter(|i| i.status != super::Status::Skipped)
-                .map(|i| points(i.score))
-                .unwrap_or_default();
-            record.push(score);
-        }
-        match row.report {
-            Some(r) => {
-                record.push(points(r.score()));
-                record.push(points(r.max_score()));
-            }
-            None => record.extend([String::new(), String::new()]),
-        }
+        let numbers = cells(items, row.report);
+        record.extend(numbers.items);
+        record.push(numbers.total);
+        record.push(numbers.max);
         record.push(super::escape::spreadsheet(&row.status).into_owned());
         record.push(row.report.map(|r| r.seed.to_string()).unwrap_or_default());
         record.push(row.graded_at.to_string());

@@ -1,9 +1,14 @@
 //! The renderers of the engine's one result model ([`grader_engine::report`], re-exported
 //! here): [`table`] for a terminal, [`chart`] for the student's speed chart (SVG),
-//! [`markdown`] for `feedback.md`, [`gradescope`] for Gradescope's `results.json`, [`gradebook`]
-//! for the instructor's CSV. They read a finished report and decide nothing.
+//! [`markdown`] for `feedback.md`, [`gradescope`] for Gradescope's `results.json`; a class's
+//! reports become the gradebook ([`gradebook`]) and the class report ([`class`], rendered by
+//! [`class_html`]). They read finished reports and decide nothing.
 
 pub mod chart;
+#[cfg(feature = "cli")]
+pub mod class;
+#[cfg(feature = "cli")]
+pub mod class_html;
 pub mod escape;
 #[cfg(feature = "cli")]
 pub mod gradebook;
