@@ -1,7 +1,7 @@
 //! Builds the kit that `scripts/real-gpu-check run KIT` grades on a machine with a real GPU
 //! (which needs no Rust toolchain there): the solution and faulty copies of it, each as a
 //! student crate (`crates/NAME/`, with the items it must fail in `expected-failures`) and its
-//! grading test binary (`bin/NAME`, stripped), and the tracer (`lib/`) that lets the grader
+//! grading test binary (`bin/NAME.gz`, stripped and compressed), and the tracer (`lib/`) that lets the grader
 //! count device work there.
 //!
 //! Usage: `cargo run --bin real_gpu_kit -- KIT [NAME…]` (all variants when no name is given).
@@ -69,7 +69,7 @@ fn names() -> String {
         .join(", ")
 }
 
-/// Writes `crates/NAME` and `bin/NAME` for one variant.
+/// Writes `crates/NAME` and `bin/NAME.gz` for one variant.
 fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
     let ws = gpu_labs_e2e::workspace();
     let dir = kit.join("crates").join(variant.name);
@@ -109,8 +109,17 @@ fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
         .map_err(|e| format!("cannot create {}: {e}", bin_dir.display()))?;
     let to = bin_dir.join(variant.name);
     std::fs::copy(&binary, &to).map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
-    // Debug information makes each binary tens of MB; the kit travels.
+    // Debug information makes each binary tens of MB; the kit travels (64 MiB at most, nine
+    // binaries of ~7 MiB each): stripped, then compressed, and unpacked by `run`.
     let _ = Command::new("strip").arg(&to).status();
+    let packed = Command::new("gzip")
+        .args(["-9", "-n", "-f"])
+        .arg(&to)
+        .status()
+        .map_err(|e| format!("cannot run gzip: {e}"))?;
+    if !packed.success() {
+        return Err(format!("gzip could not compress {}", to.display()));
+    }
     Ok(())
 }
 
