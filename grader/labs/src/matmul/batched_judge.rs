@@ -7,8 +7,9 @@
 use super::batched::{self, BatchedSpeed, Batches, Sent, Stack};
 use super::judge::hint_line;
 use super::t;
+use super::verdict::{device_unused, WrongCase};
 use grader_engine::check::gpu::emulator_reported;
-use grader_engine::check::gpu::{error_result, not_from_device, timer_result};
+use grader_engine::check::gpu::{error_result, timer_result};
 use grader_engine::check::matmul::{self, Mismatch};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
 use grader_engine::protocol::{DeviceWork, Outcome};
@@ -211,24 +212,10 @@ pub fn products(
         if let Some(e) = error {
             return Ok(error_result(item, outputs.len(), &e, &notes));
         }
-        if let Some(DeviceWork {
-            launches: 0,
-            blas_calls: 0,
-            ..
-        }) = device_work
-        {
-            return Ok(ItemResult::failed(
-                item,
-                t!("no-gpu-work-reason"),
-                t!("batch-no-gpu-work-details", function = item.function),
-            ));
-        }
-        if let Some(DeviceWork {
-            not_from_device: Some(n),
-            ..
-        }) = device_work
-        {
-            return Ok(not_from_device(item, &n));
+        if let Some(failed) = device_unused(item, device_work, || {
+            t!("batch-no-gpu-work-details", function = item.function)
+        }) {
+            return Ok(failed);
         }
         let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();
         let mut details = t!(
@@ -247,32 +234,16 @@ pub fn products(
         ));
     };
     let case = spec.describe(index).unwrap_or_default();
-    let mut details = t!(
-        "wrong-details",
-        function = item.function,
-        case = case,
-        summary = mismatch.summary
-    );
-    if !notes.is_empty() {
-        details.push('\n');
-        details.push_str(&emulator_reported(&notes));
+    let details = WrongCase {
+        function: &item.function,
+        case: &case,
+        summary: &mismatch.summary,
+        notes: &notes,
+        right: right.iter().map(|&i| shape_text(spec.cases[i])).collect(),
+        total,
+        hint: mismatch.hint.or_else(|| spec.hint.clone()),
     }
-    let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
-    details.push('\n');
-    details.push_str(&if right_shapes.is_empty() {
-        t!("wrong-everywhere")
-    } else {
-        t!(
-            "right-on",
-            right = right.len(),
-            total = total,
-            shapes = right_shapes.join(", ")
-        )
-    });
-    if let Some(hint) = mismatch.hint.or_else(|| spec.hint.clone()) {
-        details.push('\n');
-        details.push_str(&hint_line(hint.trim_end_matches('.')));
-    }
+    .details();
     let reason = match mismatch.batch {
         Some(z) => t!("batch-wrong-in-reason", z = z, case = case),
         None => t!("batch-wrong-shape-reason", case = case),

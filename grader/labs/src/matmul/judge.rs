@@ -3,13 +3,14 @@
 
 use super::kinds::{CpuTimer, Products};
 use super::t;
+use super::verdict::{device_unused, WrongCase};
 use grader_engine::check::speedup::{self, Speed};
 use grader_engine::check::{
     gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
     GradeContext, Sampled,
 };
 use grader_engine::inputs;
-use grader_engine::protocol::{DeviceWork, Outcome};
+use grader_engine::protocol::Outcome;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
@@ -69,24 +70,10 @@ pub fn products(
         if let Some(e) = error {
             return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
         }
-        if let Some(DeviceWork {
-            launches: 0,
-            blas_calls: 0,
-            ..
-        }) = device_work
-        {
-            return Ok(ItemResult::failed(
-                item,
-                t!("no-gpu-work-reason"),
-                t!("no-gpu-work-details", function = item.function),
-            ));
-        }
-        if let Some(DeviceWork {
-            not_from_device: Some(n),
-            ..
-        }) = device_work
-        {
-            return Ok(gpu::not_from_device(item, &n));
+        if let Some(failed) = device_unused(item, device_work, || {
+            t!("no-gpu-work-details", function = item.function)
+        }) {
+            return Ok(failed);
         }
         let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();
         return Ok(ItemResult::passed(
@@ -101,37 +88,20 @@ pub fn products(
         ));
     };
     let case = describe_case(index, total, spec.cases[index]);
-    let mut details = t!(
-        "wrong-details",
-        function = item.function,
-        case = case,
-        summary = mismatch.summary
-    );
-    if !notes.is_empty() {
-        details.push('\n');
-        details.push_str(&gpu::emulator_reported(&notes));
-    }
-    let right_shapes: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
-    details.push('\n');
-    details.push_str(&if right_shapes.is_empty() {
-        t!("wrong-everywhere")
-    } else {
-        t!(
-            "right-on",
-            right = right.len(),
-            total = total,
-            shapes = right_shapes.join(", ")
-        )
-    });
     let graded = outputs.len();
-    match size_pattern(&spec.cases[..graded], &right) {
-        Some(hint) => details.push_str(&format!("\n{}", hint_line(&hint))),
-        None => {
-            if let Some(hint) = mismatch.hint.or_else(|| spec.hint.clone()) {
-                details.push_str(&format!("\n{}", hint_line(hint.trim_end_matches('.'))));
-            }
-        }
+    let hint = size_pattern(&spec.cases[..graded], &right)
+        .or_else(|| mismatch.hint.or_else(|| spec.hint.clone()));
+    let right: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
+    let details = WrongCase {
+        function: &item.function,
+        case: &case,
+        summary: &mismatch.summary,
+        notes: &notes,
+        right,
+        total,
+        hint,
     }
+    .details();
     Ok(ItemResult::failed(
         item,
         t!("wrong-reason", case = case),

@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod judge;
 pub mod kind_spec;
 pub mod kinds;
+mod verdict;
 
 /// The matmul lab's student-facing messages (`i18n/*.ftl` beside this file).
 pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catalogue::new(

@@ -1,0 +1,87 @@
+//! What the single and the batched product judges say alike: the checks that still fail an
+//! item whose every product is right (the GPU did no work, or the results did not come from
+//! the device), and the details of the first wrong case.
+
+use super::judge::hint_line;
+use super::t;
+use grader_engine::check::gpu::{emulator_reported, not_from_device};
+use grader_engine::protocol::DeviceWork;
+use grader_engine::report::ItemResult;
+use grader_engine::rubric::Item;
+
+/// The failed result of a GPU item whose products are all right but were not made on the
+/// device: no kernel launch and no cuBLAS call (`no_work_details` says what to do), or results
+/// the emulator saw written by the host. `None` when the device did the work (or there is no
+/// device: CPU items).
+pub(super) fn device_unused(
+    item: &Item,
+    work: Option<DeviceWork>,
+    no_work_details: impl FnOnce() -> String,
+) -> Option<ItemResult> {
+    match work? {
+        DeviceWork {
+            launches: 0,
+            blas_calls: 0,
+            ..
+        } => Some(ItemResult::failed(
+            item,
+            t!("no-gpu-work-reason"),
+            no_work_details(),
+        )),
+        DeviceWork {
+            not_from_device: Some(n),
+            ..
+        } => Some(not_from_device(item, &n)),
+        _ => None,
+    }
+}
+
+/// The first wrong case, told the same way for single and batched products.
+pub(super) struct WrongCase<'a> {
+    /// The student's function.
+    pub function: &'a str,
+    /// The case, described ("case 2 of 5, …").
+    pub case: &'a str,
+    /// What was wrong in it (the matrix comparison's summary).
+    pub summary: &'a str,
+    /// What the emulator reported while it ran (empty on a real GPU or the CPU).
+    pub notes: &'a str,
+    /// The cases that were right, as shapes.
+    pub right: Vec<String>,
+    /// How many cases there were.
+    pub total: usize,
+    /// One hint of what is likely wrong.
+    pub hint: Option<String>,
+}
+
+impl WrongCase<'_> {
+    /// The item's details: the wrong case, the emulator's notes, the right cases, the hint.
+    pub(super) fn details(&self) -> String {
+        let mut details = t!(
+            "wrong-details",
+            function = self.function,
+            case = self.case,
+            summary = self.summary
+        );
+        if !self.notes.is_empty() {
+            details.push('\n');
+            details.push_str(&emulator_reported(self.notes));
+        }
+        details.push('\n');
+        details.push_str(&if self.right.is_empty() {
+            t!("wrong-everywhere")
+        } else {
+            t!(
+                "right-on",
+                right = self.right.len(),
+                total = self.total,
+                shapes = self.right.join(", ")
+            )
+        });
+        if let Some(hint) = &self.hint {
+            details.push('\n');
+            details.push_str(&hint_line(hint.trim_end_matches('.')));
+        }
+        details
+    }
+}
