@@ -285,3 +285,7 @@ idx-truncated = { $path }: the file ends at byte { $len } but its header promise
 idx-extra-bytes = { $path }: byte { $promised }: the header describes { $promised } bytes but the file goes on to byte { $len }: is this the right file, or a corrupted one?
 idx-label = { $path }: byte { $offset }: label { $label } is not a digit 0-9: is this an MNIST labels file?
 idx-count-mismatch = { $images } (byte 4) holds { $image_count } images but { $labels } (byte 4) holds { $label_count } labels: use the images and labels of the same split (train or t10k)
+
+## The harness (the lab's tests/grade.rs)
+
+layers-mut-two = layers_mut must return the model's two layers, in order

@@ -181,7 +181,7 @@ train-right = 用 train_epoch 跑了 { $epochs } 個 epoch、每個 epoch 都用
 
 same-run-shapes = 傳回的層形狀不同
 same-run-differ = 參數不同
-same-run-distance = 參數最後停在離那次執行結果 { $distance } 的地方（以那次執行讓參數移動的距離為基準，取隱藏單元的中位數）
+same-run-distance = 參數最後和那次執行留下的位置差了 { $distance }（相對於那次執行讓參數移動的距離，取隱藏單元的中位數）
 fallback-path = `train_epoch(model, &mut Sgd {"{"} lr: { $lr } {"}"}, …)`
 fallback-pieces = `train_epoch` 和 `Sgd::step`
 fallback-first = 先讓 `train_epoch` 和 `sgd` 這兩個項目通過
@@ -285,3 +285,7 @@ idx-truncated = { $path }：檔案在第 { $len } 個位元組就結束了，但
 idx-extra-bytes = { $path }：第 { $promised } 個位元組：標頭描述的是 { $promised } 個位元組，但檔案一直到第 { $len } 個位元組：這是正確的檔案嗎，還是檔案損壞了？
 idx-label = { $path }：第 { $offset } 個位元組：標籤 { $label } 不是 0-9 的數字：這是 MNIST 的標籤檔嗎？
 idx-count-mismatch = { $images }（第 4 個位元組）有 { $image_count } 張影像，但 { $labels }（第 4 個位元組）有 { $label_count } 個標籤：請使用同一個分割（train 或 t10k）的影像檔和標籤檔
+
+## 測試程式（實驗的 tests/grade.rs）
+
+layers-mut-two = layers_mut 必須依序傳回模型的兩層
