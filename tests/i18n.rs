@@ -12,7 +12,7 @@
 //! trains on the GPU" may share words with a message), and the sandbox's one-line protection
 //! report (`沙箱：filesystem: landlock …`, technical names for whoever runs the grader).
 
-use gpu_labs_e2e::{grade, solution, workspace, Graded};
+use gpu_labs_e2e::{faulty_copy_edits, grade, solution, workspace, Graded};
 use grader::i18n::{Catalogue, Lang};
 
 /// The catalogues whose every message exists in zh-TW.
@@ -141,4 +141,38 @@ fn a_zh_tw_run_of_the_training_template_writes_no_english_sentence() {
     );
     assert_no_english(&graded);
     assert!(graded.stdout.contains("還沒實作"), "{}", graded.stdout);
+}
+
+#[test]
+fn a_zh_tw_run_of_a_faulty_training_gpu_part_writes_no_english_sentence() {
+    // Three mistakes in `src/gpu.rs`, each failing one item with the messages of a part that
+    // the solution's run never shows: the CPU branch trains with Adam (the trajectory
+    // comparison), `to_host` zeroes the weight gradients (the round trip), and the GPU branch
+    // trains on the CPU (the device-work check).
+    let dir = faulty_copy_edits(
+        &workspace().join("solutions/training"),
+        "src/gpu.rs",
+        &[
+            (
+                "            &mut Sgd { lr },\n",
+                "            &mut crate::Adam::new(lr),\n",
+            ),
+            (
+                "            weight_grad: matrix(&self.weight_grad)?,\n",
+                "            weight_grad: Array2::zeros(shape),\n",
+            ),
+            (
+                "            let loss = train_epoch_gpu(&mut gpu, loader, lr)?;\n            gpu.to_host(model)?;\n            Ok(loss)\n",
+                "            let _ = (&mut gpu, loader);\n            Ok(crate::train_epoch(model, &mut Sgd { lr }, x, labels, batches))\n",
+            ),
+        ],
+    );
+    let items = ["cpu_fallback", "gpu_to_device", "train_on_gpu"];
+    let mut args = vec!["--lang", "zh-TW", "--gpu", "emulate"];
+    for item in items {
+        args.extend(["--only", item]);
+    }
+    let graded = grade(dir.path(), &args);
+    assert_no_english(&graded);
+    assert_eq!(graded.lost(), items, "{}", graded.stdout);
 }
