@@ -36,7 +36,8 @@ fn layers_of(model: &mut dyn Model) -> Layers {
     let layers = model.layers_mut();
     assert!(
         layers.len() == 2,
-        "layers_mut must return the model's two layers, in order"
+        "{}",
+        grader::training::MESSAGES.format("layers-mut-two", &[])
     );
     [layer(layers[0]), layer(layers[1])]
 }

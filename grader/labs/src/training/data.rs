@@ -3,6 +3,7 @@
 //! examples and a run repeats exactly with `--seed N`. Instructors who have MNIST's IDX files
 //! can read them with [`mnist`] instead.
 
+use super::t;
 use ndarray::{Array2, ArrayView1};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -203,10 +204,9 @@ pub fn synthetic_digits(n: usize, seed: u64) -> Dataset {
 
 /// Why an MNIST IDX file could not be read: each names the file and, where the content is
 /// at fault, the byte, and says what to do.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum IdxError {
     /// The file could not be opened or read.
-    #[error("{path}: cannot read the file: {source}: check the path")]
     Io {
         /// The file.
         path: PathBuf,
@@ -214,7 +214,6 @@ pub enum IdxError {
         source: std::io::Error,
     },
     /// The file is shorter than the 4-byte start or the dimensions it announces.
-    #[error("{path}: the file ends at byte {len}, inside its {header}-byte header: the download is incomplete")]
     ShortHeader {
         /// The file.
         path: PathBuf,
@@ -224,7 +223,6 @@ pub enum IdxError {
         header: usize,
     },
     /// One of the first two bytes is not zero.
-    #[error("{path}: byte {offset} is 0x{found:02x}, not 0x00: an IDX file starts with two zero bytes; is this an MNIST IDX file (a .gz file must be unzipped first)?")]
     Magic {
         /// The file.
         path: PathBuf,
@@ -234,7 +232,6 @@ pub enum IdxError {
         found: u8,
     },
     /// The data are not unsigned bytes.
-    #[error("{path}: byte 2: the data type is 0x{found:02x}, not 0x08 (unsigned bytes): is this an MNIST IDX file?")]
     DataType {
         /// The file.
         path: PathBuf,
@@ -242,7 +239,6 @@ pub enum IdxError {
         found: u8,
     },
     /// Images have 3 dimensions and labels 1; the file has another number.
-    #[error("{path}: byte 3: the number of dimensions is {found}, not {expected}: is this an MNIST {what} file (images have 3 dimensions, labels 1)?")]
     Dimensions {
         /// The file.
         path: PathBuf,
@@ -254,7 +250,6 @@ pub enum IdxError {
         what: &'static str,
     },
     /// The file is shorter than its header says.
-    #[error("{path}: the file ends at byte {len} but its header promises {promised} bytes: the download is incomplete")]
     Truncated {
         /// The file.
         path: PathBuf,
@@ -264,7 +259,6 @@ pub enum IdxError {
         promised: u128,
     },
     /// The file goes on after the data its header describes.
-    #[error("{path}: byte {promised}: the header describes {promised} bytes but the file goes on to byte {len}: is this the right file, or a corrupted one?")]
     ExtraBytes {
         /// The file.
         path: PathBuf,
@@ -274,9 +268,6 @@ pub enum IdxError {
         promised: usize,
     },
     /// A label is not a digit.
-    #[error(
-        "{path}: byte {offset}: label {label} is not a digit 0-9: is this an MNIST labels file?"
-    )]
     Label {
         /// The file.
         path: PathBuf,
@@ -286,7 +277,6 @@ pub enum IdxError {
         label: u8,
     },
     /// The images and labels files hold different numbers of examples.
-    #[error("{images} (byte 4) holds {image_count} images but {labels} (byte 4) holds {label_count} labels: use the images and labels of the same split (train or t10k)")]
     CountMismatch {
         /// The images file.
         images: PathBuf,
@@ -297,6 +287,109 @@ pub enum IdxError {
         /// How many labels it holds.
         label_count: usize,
     },
+}
+
+impl std::fmt::Display for IdxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let message = match self {
+            IdxError::Io { path, source } => {
+                t!("idx-io", path = path.display(), error = source)
+            }
+            IdxError::ShortHeader { path, len, header } => t!(
+                "idx-short-header",
+                path = path.display(),
+                len = len,
+                header = header
+            ),
+            IdxError::Magic {
+                path,
+                offset,
+                found,
+            } => t!(
+                "idx-magic",
+                path = path.display(),
+                offset = offset,
+                found = format!("{found:02x}")
+            ),
+            IdxError::DataType { path, found } => t!(
+                "idx-data-type",
+                path = path.display(),
+                found = format!("{found:02x}")
+            ),
+            IdxError::Dimensions {
+                path,
+                found,
+                expected,
+                what,
+            } => {
+                let key = if *what == "labels" {
+                    "idx-dimensions-labels"
+                } else {
+                    "idx-dimensions-images"
+                };
+                super::MESSAGES.format(
+                    key,
+                    &[
+                        ("path", &path.display()),
+                        ("found", found),
+                        ("expected", expected),
+                    ],
+                )
+            }
+            IdxError::Truncated {
+                path,
+                len,
+                promised,
+            } => t!(
+                "idx-truncated",
+                path = path.display(),
+                len = len,
+                promised = promised
+            ),
+            IdxError::ExtraBytes {
+                path,
+                len,
+                promised,
+            } => t!(
+                "idx-extra-bytes",
+                path = path.display(),
+                len = len,
+                promised = promised
+            ),
+            IdxError::Label {
+                path,
+                offset,
+                label,
+            } => t!(
+                "idx-label",
+                path = path.display(),
+                offset = offset,
+                label = label
+            ),
+            IdxError::CountMismatch {
+                images,
+                image_count,
+                labels,
+                label_count,
+            } => t!(
+                "idx-count-mismatch",
+                images = images.display(),
+                image_count = image_count,
+                labels = labels.display(),
+                label_count = label_count
+            ),
+        };
+        f.write_str(&message)
+    }
+}
+
+impl std::error::Error for IdxError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            IdxError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// Reads an IDX file of unsigned bytes with `dimensions` dimensions: their sizes and the data.

@@ -6,7 +6,7 @@
 use super::inputs;
 use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, StepWork};
 use super::worker::{sent_layer, sent_layers};
-use super::{EpochSetup, Layers, Marks, Net, Submission};
+use super::{t, EpochSetup, Layers, Marks, Net, Submission};
 use cudarc::driver::{CudaEvent, CudaStream};
 use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
 use grader_engine::gpu::counters;
@@ -231,9 +231,7 @@ fn train_on(
 ) -> Result<SentGpu, Ended> {
     let SentGpu::Epoch { loss, layers, work } = epoch(seed, item, s, stream, lab.train_on_gpu)?
     else {
-        return Err(Box::new(Outcome::Failed(
-            "the GPU epoch sent an unexpected report".into(),
-        )));
+        return Err(Box::new(Outcome::Failed(t!("gpu-unexpected-report"))));
     };
     let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
     let direct = called(None, || {
@@ -287,7 +285,7 @@ impl TimerMarks<'_> {
     fn between(&self, from: usize, to: usize) -> Result<f64, String> {
         match (self.events.get(from), self.events.get(to)) {
             (Some(a), Some(b)) => a.elapsed_ms(b).map(f64::from).map_err(|e| e.to_string()),
-            _ => Err("a timing event is missing".into()),
+            _ => Err(t!("timing-event-missing")),
         }
     }
 }
@@ -328,7 +326,7 @@ fn timer(
 ) -> Outcome {
     let (stream, mut busy) = match busy::set_up() {
         Ok(ready) => ready,
-        Err(e) => return Outcome::GpuUnavailable(format!("the grader's GPU set-up failed: {e}")),
+        Err(e) => return Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e)),
     };
     match timer_samples(lab, seed, item, s, checkpoints, &stream, &mut busy) {
         Ok(Ok(sent)) => match serde_json::to_value(sent) {
@@ -338,10 +336,10 @@ fn timer(
         Ok(Err(outcome)) => *outcome,
         // From the first student call on, a GPU error is the student's: a faulting kernel
         // leaves the context broken, and the grader's next call is the first to hear of it.
-        Err(e) => Outcome::Failed(format!(
-            "the GPU reported an error after `time_gpu_epoch` ran: {e}. A kernel that reads or \
-             writes outside a buffer makes every later GPU call fail; synchronize and check the \
-             result in your function to see the error there"
+        Err(e) => Outcome::Failed(t!(
+            "gpu-error-after",
+            function = "time_gpu_epoch",
+            error = e
         )),
     }
 }
@@ -394,7 +392,7 @@ fn timer_samples(
         };
         stream.synchronize().map_err(|e| e.to_string())?;
         if marks.events.len() != 3 {
-            return Err("the harness did not mark the timed call".into());
+            return Err(t!("timed-call-not-marked"));
         }
         queued_ms = queued_ms.max(marks.between(0, 1)?);
         samples.push(GpuTimerSample {

@@ -7,8 +7,8 @@ use super::gpu::loader_case;
 use super::inputs;
 use super::judge::{bad, result, wrong, Judge, ReferenceEpoch, Verdict};
 use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
-use super::{Layer, Net};
-use grader_engine::check::gpu::{error_result, timer_result};
+use super::{t, Layer, Net};
+use grader_engine::check::gpu::{emulator_reported, error_result, timer_result};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
 use grader_engine::protocol::{Matrix, Outcome};
 use grader_engine::report::ItemResult;
@@ -79,10 +79,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
     }?;
     let mut graded = result(item, verdict);
     if untraced && graded.score > 0.0 && ctx.backend == grader_engine::protocol::Backend::Real {
-        graded.details.push_str(
-            " (The grader could not trace this GPU's calls, so it did not count launches or \
-             see where values came from; the emulator checks that too.)",
-        );
+        graded.details.push_str(&t!("untraced-note"));
     }
     Ok(graded)
 }
@@ -135,12 +132,17 @@ fn transfer(judge: &Judge, sent: &[(Vec<SentLayer>, Option<u64>)]) -> Verdict {
         let start = inputs::layers(judge.seed, item.id(), case, net, true);
         if layers.len() != 2 {
             return wrong(
-                format!("{model}: {} layers came back, expected 2", layers.len()),
-                format!(
-                    "`to_host` gave back {} layers of the {model}; it has two.",
-                    layers.len()
+                t!(
+                    "transfer-layers-reason",
+                    model = model,
+                    count = layers.len()
                 ),
-                "copy both layers back, in order",
+                t!(
+                    "transfer-layers-details",
+                    model = model,
+                    count = layers.len()
+                ),
+                &t!("transfer-layers-hint"),
             );
         }
         for (n, (got, expected)) in layers.iter().zip(&start).enumerate() {
@@ -151,20 +153,50 @@ fn transfer(judge: &Judge, sent: &[(Vec<SentLayer>, Option<u64>)]) -> Verdict {
                     .to_array()
                     .ok_or_else(|| bad(item, "a tensor's data does not match its shape"))?;
                 if got.dim() != expected.dim() {
+                    let (got, expected) =
+                        (format!("{:?}", got.dim()), format!("{:?}", expected.dim()));
                     return wrong(
-                        format!("{model}: {name} came back {:?}, expected {:?}", got.dim(), expected.dim()),
-                        format!("After `GpuModel::to_device` and `to_host`, the {model}'s {name} has shape {:?}; it went to the GPU as {:?}.", got.dim(), expected.dim()),
-                        "copy every tensor whole, and keep the layer's shape (outputs × inputs)",
+                        t!(
+                            "transfer-shape-reason",
+                            model = model,
+                            name = name,
+                            got = got,
+                            expected = expected
+                        ),
+                        t!(
+                            "transfer-shape-details",
+                            model = model,
+                            name = name,
+                            got = got,
+                            expected = expected
+                        ),
+                        &t!("transfer-shape-hint"),
                     );
                 }
                 if let Some((at, e, g)) = first_difference(&expected, &got) {
                     return wrong(
-                        format!("{model}: {name} changed on the way: [{}, {}] is {g}, expected {e}", at[0], at[1]),
-                        format!("After `GpuModel::to_device` and `to_host`, the {model}'s {name}[{}, {}] is {g}; it went to the GPU as {e}. A round trip must give back every value bit for bit.", at[0], at[1]),
-                        if name.ends_with("_grad") {
-                            "copy the gradients too (`model.to(device)` moves every tensor of the layer), both ways"
+                        t!(
+                            "transfer-value-reason",
+                            model = model,
+                            name = name,
+                            i = at[0],
+                            j = at[1],
+                            got = g,
+                            expected = e
+                        ),
+                        t!(
+                            "transfer-value-details",
+                            model = model,
+                            name = name,
+                            i = at[0],
+                            j = at[1],
+                            got = g,
+                            expected = e
+                        ),
+                        &if name.ends_with("_grad") {
+                            t!("transfer-grad-hint")
                         } else {
-                            "copy each tensor to its own buffer and back in the same row-major order"
+                            t!("transfer-value-hint")
                         },
                     );
                 }
@@ -172,16 +204,17 @@ fn transfer(judge: &Judge, sent: &[(Vec<SentLayer>, Option<u64>)]) -> Verdict {
         }
         if let Some(missing) = not_copied_back.filter(|&m| m > 0) {
             return wrong(
-                format!("{model}: {missing} values never came back from the GPU"),
-                format!("`to_host` returned the {model}'s values, but {missing} of them were never copied back from the GPU: they come from a copy kept on the host."),
-                "`to_host` must read each tensor back from the device (`stream.clone_dtoh(&slice)`), so that it returns what the GPU computed",
+                t!("transfer-not-back-reason", model = model, missing = missing),
+                t!(
+                    "transfer-not-back-details",
+                    model = model,
+                    missing = missing
+                ),
+                &t!("transfer-not-back-hint"),
             );
         }
     }
-    Ok(Ok(
-        "SimpleNN and Mlp went to the GPU and came back bit for bit, read back from device memory"
-            .into(),
-    ))
+    Ok(Ok(t!("transfer-right")))
 }
 
 fn loader(judge: &Judge, cases: &[[usize; 2]], sent: &[Vec<(Matrix, Vec<i32>)>]) -> Verdict {
@@ -190,10 +223,21 @@ fn loader(judge: &Judge, cases: &[[usize; 2]], sent: &[Vec<(Matrix, Vec<i32>)>])
         let on = item.spec.describe_case(case).unwrap_or_default();
         let (x, labels, order) = loader_case(judge.seed, item.id(), case, examples, batch_size);
         if batches.len() != order.len() {
+            let (got, expected) = (batches.len(), order.len());
             return wrong(
-                format!("{} batches, expected {}{on}", batches.len(), order.len()),
-                format!("The `DeviceDataLoader` yielded {} batches{on}; it was given {} (the grader's batch order).", batches.len(), order.len()),
-                "yield one batch per list of indices, in the order given",
+                t!(
+                    "loader-count-reason",
+                    got = got,
+                    expected = expected,
+                    case = on
+                ),
+                t!(
+                    "loader-count-details",
+                    got = got,
+                    expected = expected,
+                    case = on
+                ),
+                &t!("loader-count-hint"),
             );
         }
         for (b, ((rows, got_labels), indices)) in batches.iter().zip(&order).enumerate() {
@@ -202,17 +246,43 @@ fn loader(judge: &Judge, cases: &[[usize; 2]], sent: &[Vec<(Matrix, Vec<i32>)>])
                 .ok_or_else(|| bad(item, "a batch's data does not match its shape"))?;
             if rows.dim() != (indices.len(), x.ncols()) {
                 return wrong(
-                    format!("batch {} is {:?}, expected {:?}{on}", b + 1, rows.dim(), (indices.len(), x.ncols())),
-                    format!("Batch {} of the `DeviceDataLoader`{on} holds {}×{} values; it has {} examples of {} inputs.", b + 1, rows.nrows(), rows.ncols(), indices.len(), x.ncols()),
-                    "a batch's `x` is len × cols, row-major, and `len` is the number of indices in the batch",
+                    t!(
+                        "loader-shape-reason",
+                        batch = b + 1,
+                        got = format!("{:?}", rows.dim()),
+                        expected = format!("{:?}", (indices.len(), x.ncols())),
+                        case = on
+                    ),
+                    t!(
+                        "loader-shape-details",
+                        batch = b + 1,
+                        case = on,
+                        rows = rows.nrows(),
+                        cols = rows.ncols(),
+                        examples = indices.len(),
+                        inputs = x.ncols()
+                    ),
+                    &t!("loader-shape-hint"),
                 );
             }
             for (r, &index) in indices.iter().enumerate() {
                 if rows.row(r) != x.row(index) {
                     return wrong(
-                        format!("batch {}, row {} is not example {index}{on}", b + 1, r + 1),
-                        format!("Row {} of batch {} of the `DeviceDataLoader`{on} should be example {index} of the dataset (the batch's index {}), but it holds other values.", r + 1, b + 1, r + 1),
-                        "row r of a batch is the dataset's row `batch[r]`: gather rows by the batch's indices, in their order",
+                        t!(
+                            "loader-row-reason",
+                            batch = b + 1,
+                            row = r + 1,
+                            index = index,
+                            case = on
+                        ),
+                        t!(
+                            "loader-row-details",
+                            batch = b + 1,
+                            row = r + 1,
+                            index = index,
+                            case = on
+                        ),
+                        &t!("loader-row-hint"),
                     );
                 }
             }
@@ -224,9 +294,21 @@ fn loader(judge: &Judge, cases: &[[usize; 2]], sent: &[Vec<(Matrix, Vec<i32>)>])
                     .position(|(g, e)| g != e)
                     .unwrap_or(got_labels.len().min(expected.len()));
                 return wrong(
-                    format!("batch {}: wrong labels from row {}{on}", b + 1, r + 1),
-                    format!("The labels of batch {} of the `DeviceDataLoader`{on} differ from row {}: expected {:?}, got {:?}.", b + 1, r + 1, expected.get(r), got_labels.get(r)),
-                    "gather the labels with the same indices as the rows",
+                    t!(
+                        "loader-labels-reason",
+                        batch = b + 1,
+                        row = r + 1,
+                        case = on
+                    ),
+                    t!(
+                        "loader-labels-details",
+                        batch = b + 1,
+                        row = r + 1,
+                        case = on,
+                        expected = format!("{:?}", expected.get(r)),
+                        got = format!("{:?}", got_labels.get(r))
+                    ),
+                    &t!("loader-labels-hint"),
                 );
             }
         }
@@ -234,10 +316,7 @@ fn loader(judge: &Judge, cases: &[[usize; 2]], sent: &[Vec<(Matrix, Vec<i32>)>])
     if sent.len() != cases.len() {
         return Err(bad(item, "the loader sent other than one result per case"));
     }
-    Ok(Ok(format!(
-        "every batch of {} cases arrived on the GPU with the right rows and labels",
-        cases.len()
-    )))
+    Ok(Ok(t!("loader-right", cases = cases.len())))
 }
 
 /// A GPU epoch whose device work shows it did not train on the device: no products through
@@ -245,13 +324,15 @@ fn loader(judge: &Judge, cases: &[[usize; 2]], sent: &[Vec<(Matrix, Vec<i32>)>])
 fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
     let batches = s.examples.div_ceil(s.batch_size) as u64;
     let fail = |reason: String, what: String, hint: &str| {
-        Some(ItemResult::failed(
+        Some(failed_with_hint(
             item,
             reason,
-            format!("`{}`: {what}\nHint: {hint}.", item.function),
+            t!("on-device-details", function = item.function, what = what),
+            hint,
         ))
     };
-    let host = "the step must run on the GPU: products with cuBLAS on the device buffers, everything else in your kernels, and nothing copied to or from the host inside `train_step`";
+    let host = t!("on-device-hint");
+    let host = host.as_str();
     // What an epoch may move: its batches (rows, labels, indices) up, and a loss back per
     // batch at most; the parameters stay on the GPU.
     let features = inputs::shapes(s.model)[0].0;
@@ -259,36 +340,59 @@ fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
     let (up_slack, back_slack) = (1024 + 256 * batches, 1024 + 64 * batches);
     if w.copied_back > back_slack || w.uploaded > batch_bytes + up_slack {
         return fail(
-            "parameters moved between host and GPU during the epoch".into(),
-            format!("during one epoch of {batches} batches, {} bytes were copied to the GPU and {} bytes back to the host; the batches themselves are {batch_bytes} bytes, and nothing needs to come back but the loss. The parameters went through the host.", w.uploaded, w.copied_back),
+            t!("moved-reason"),
+            t!(
+                "moved-details",
+                batches = batches,
+                uploaded = w.uploaded,
+                copied_back = w.copied_back,
+                batch_bytes = batch_bytes
+            ),
             host,
         );
     }
     if w.changed > 0 && 2 * w.changed_uploaded >= w.changed {
         return fail(
-            "parameters were computed on the host".into(),
-            format!("{} of the {} parameters the epoch changed hold values that were copied up from the host during the epoch: they were computed on the CPU, not the GPU.", w.changed_uploaded, w.changed),
+            t!("host-computed-reason"),
+            t!(
+                "host-computed-details",
+                uploaded = w.changed_uploaded,
+                changed = w.changed
+            ),
             host,
         );
     }
     if w.not_copied_back > 0 {
         return fail(
-            format!("{} values never came back from the GPU", w.not_copied_back),
-            format!("{} of the values `to_host` returned after the epoch were never copied back from the GPU: they come from a copy kept on the host.", w.not_copied_back),
-            "train the parameters on the GPU and read them back with `stream.clone_dtoh`",
+            t!("not-back-reason", missing = w.not_copied_back),
+            t!("epoch-not-back-details", missing = w.not_copied_back),
+            &t!("epoch-not-back-hint"),
         );
     }
     if w.blas_calls < batches {
         return fail(
-            format!("{} cuBLAS calls for {batches} batches", w.blas_calls),
-            format!("one epoch of {batches} batches made {} cuBLAS calls and {} kernel launches. Each step's matrix products must go through cuBLAS (`blas.gemm`) on the GPU.", w.blas_calls, w.launches),
+            t!("few-blas-reason", blas = w.blas_calls, batches = batches),
+            t!(
+                "few-blas-details",
+                batches = batches,
+                blas = w.blas_calls,
+                launches = w.launches
+            ),
             host,
         );
     }
     if w.launches < batches {
         return fail(
-            format!("{} kernel launches for {batches} batches", w.launches),
-            format!("one epoch of {batches} batches launched {} kernels. The bias, activations, loss gradient and update belong in your own CUDA kernels.", w.launches),
+            t!(
+                "few-launches-reason",
+                launches = w.launches,
+                batches = batches
+            ),
+            t!(
+                "few-launches-details",
+                batches = batches,
+                launches = w.launches
+            ),
             host,
         );
     }
@@ -301,20 +405,44 @@ fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
 fn not_through_the_gpu(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
     let batches = s.examples.div_ceil(s.batch_size) as u64;
     if w.blas_calls < batches || w.launches < batches {
-        return Some(ItemResult::failed(
+        let (blas, launches) = (w.blas_calls, w.launches);
+        return Some(failed_with_hint(
             item,
-            format!("the GPU branch made {} cuBLAS calls and {} launches for {batches} batches", w.blas_calls, w.launches),
-            format!("`train_on` with `Device::Gpu` trained {batches} batches with {} cuBLAS calls and {} kernel launches: it did not train on the GPU.\nHint: in the `Device::Gpu` branch, move the model and the data to the GPU and call `train_epoch_gpu` with a `DeviceDataLoader`.", w.blas_calls, w.launches),
+            t!(
+                "branch-not-gpu-reason",
+                blas = blas,
+                launches = launches,
+                batches = batches
+            ),
+            t!(
+                "branch-not-gpu-details",
+                batches = batches,
+                blas = blas,
+                launches = launches
+            ),
+            &t!("branch-not-gpu-hint"),
         ));
     }
     if w.not_copied_back > 0 {
-        return Some(ItemResult::failed(
+        return Some(failed_with_hint(
             item,
-            format!("{} values never came back from the GPU", w.not_copied_back),
-            format!("After `train_on` with `Device::Gpu`, {} of the model's values were never copied back from the GPU: the model still holds the parameters from before the epoch.\nHint: end the GPU branch with `GpuModel::to_host` into `model`.", w.not_copied_back),
+            t!("not-back-reason", missing = w.not_copied_back),
+            t!("branch-not-back-details", missing = w.not_copied_back),
+            &t!("branch-not-back-hint"),
         ));
     }
     None
+}
+
+/// A failed item whose feedback is `details`, then the hint on a line of its own.
+fn failed_with_hint(item: &Item, reason: String, mut details: String, hint: &str) -> ItemResult {
+    details.push('\n');
+    details.push_str(&grader_engine::tr!(
+        grader_engine::i18n::MESSAGES,
+        "hint-line",
+        hint = hint
+    ));
+    ItemResult::failed(item, reason, details)
 }
 
 /// The synchronization check of `time_gpu_epoch`, and the epoch it timed: each timed call
@@ -356,16 +484,24 @@ pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult
             (f64::from(loss) - f64::from(own)).abs() <= 1e-3 * f64::from(own).abs() + 1e-5
         });
         if !as_own && (f64::from(loss) - expected).abs() > 1e-3 * expected.abs() + 1e-5 {
-            let mut details = format!(
-                "`{}` returned a mean loss of {loss} for one epoch of {examples} examples from the grader's parameters; the epoch's mean loss is {expected:.6}. The timed epoch must train (and return its loss) like `train_epoch_gpu`.",
-                item.function
+            let mut details = t!(
+                "timer-loss-details",
+                function = item.function,
+                loss = loss,
+                examples = examples,
+                expected = format!("{expected:.6}")
             );
             if !notes.is_empty() {
-                details.push_str(&format!("\nThe GPU emulator reported:\n{notes}"));
+                details.push('\n');
+                details.push_str(&emulator_reported(&notes));
             }
             return Ok(ItemResult::failed(
                 item,
-                format!("the timed epoch's loss is {loss}, expected {expected:.5}"),
+                t!(
+                    "timer-loss-reason",
+                    loss = loss,
+                    expected = format!("{expected:.5}")
+                ),
                 details,
             ));
         }
@@ -375,7 +511,7 @@ pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult
         &samples,
         &brackets,
         queued_ms,
-        ("your epoch", &format!("one epoch of {examples} examples")),
+        (&t!("timer-work"), &t!("timer-size", examples = examples)),
     ))
 }
 
@@ -429,10 +565,13 @@ pub fn speedup(
     {
         return Ok(ItemResult::failed(
             item,
-            "a timed epoch gave a wrong loss, so its speed does not count".into(),
-            format!(
-                "A timed epoch of `{}` on the 784→{}→10 MLP returned a mean loss of {loss}; the grader's CPU epoch from the same start gives {expected:.6}. Only a correct epoch earns speed points.",
-                item.function, s.hidden
+            t!("speed-wrong-reason"),
+            t!(
+                "speed-wrong-details",
+                function = item.function,
+                hidden = s.hidden,
+                loss = loss,
+                expected = format!("{expected:.6}")
             ),
         ));
     }
@@ -446,10 +585,15 @@ pub fn speedup(
     let shown = grader_engine::check::speedup::shown(speedup);
     let mut result = ItemResult::passed(
         item,
-        format!("{shown}× the CPU"),
-        format!(
-            "One SGD epoch of the 784→{}→10 MLP on {} digits in batches of {} through `{}` (model and data already on the GPU) runs {shown}× as fast as the grader's CPU epoch (ndarray, one thread), median of {} paired samples timed by the grader's clock with the GPU drained before and after. If this is low, keep everything on the GPU between steps: no copies back, no synchronize inside the loop.",
-            s.hidden, s.examples, s.batch_size, item.function, s.samples
+        t!("speedup-reason", speedup = shown),
+        t!(
+            "speedup-details",
+            hidden = s.hidden,
+            examples = s.examples,
+            batch = s.batch_size,
+            function = item.function,
+            speedup = shown,
+            samples = s.samples
         ),
     );
     result.set_score(points);

@@ -20,9 +20,10 @@ pub mod reference;
 pub mod same_run;
 pub mod stand_in;
 
-/// The training lab's student-facing messages (`i18n/*.ftl` beside this file): so far its
-/// cases, the success lines of its CPU judges and the frame of every verdict; the rest of its
-/// messages are still English only.
+/// The training lab's student-facing messages (`i18n/*.ftl` beside this file), in English and
+/// Traditional Chinese: its cases, every verdict of its CPU and GPU judges, the worker's GPU
+/// failures and the MNIST reader's errors. (A rubric's own mistakes and the grader's own
+/// failures, for the instructor, stay in English, as the matmul lab's do.)
 pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catalogue::new(
     "grader/labs/src/training/i18n",
     include_str!("i18n/en.ftl"),

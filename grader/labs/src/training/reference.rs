@@ -8,6 +8,7 @@
 //! The typical wrong loops ([`LoopFault`]) run here too: when a student's parameters leave the
 //! reference trajectory, the one that matches names what went wrong.
 
+use super::t;
 use ndarray::{Array1, Array2, Axis};
 use rand::rngs::StdRng;
 use rand::RngExt;
@@ -413,28 +414,23 @@ pub fn check_partition(batches: &[Vec<usize>], n: usize, batch_size: usize) -> R
     for (b, batch) in batches.iter().enumerate() {
         let last = b + 1 == batches.len();
         if batch.is_empty() || batch.len() > batch_size || (!last && batch.len() != batch_size) {
-            return Err(format!(
-                "batch {b} has {} examples; every batch but the last must have {batch_size}, \
-                 and the last between 1 and {batch_size}",
-                batch.len()
+            return Err(t!(
+                "partition-size",
+                batch = b,
+                len = batch.len(),
+                size = batch_size
             ));
         }
         for &i in batch {
             match seen.get_mut(i) {
-                None => {
-                    return Err(format!(
-                        "batch {b} holds index {i}, but there are only {n} examples"
-                    ))
-                }
-                Some(true) => return Err(format!("index {i} appears twice (again in batch {b})")),
+                None => return Err(t!("partition-out-of-range", batch = b, index = i, n = n)),
+                Some(true) => return Err(t!("partition-twice", index = i, batch = b)),
                 Some(s) => *s = true,
             }
         }
     }
     match seen.iter().position(|s| !s) {
-        Some(i) => Err(format!(
-            "index {i} is in no batch: every example must be used once per epoch"
-        )),
+        Some(i) => Err(t!("partition-missing", index = i)),
         None => Ok(()),
     }
 }

@@ -52,7 +52,7 @@ fn compare(
 ) -> Compared {
     let shapes = |l: &Layers| l.clone().map(|l| (l.weight.dim(), l.bias.len()));
     if shapes(got) != shapes(expected) {
-        return Compared::Different("the layers came back with other shapes".into());
+        return Compared::Different(t!("same-run-shapes"));
     }
     let unmoved = expected
         .iter()
@@ -90,7 +90,7 @@ fn compare(
         return if same {
             Compared::Same
         } else {
-            Compared::Different("the parameters differ".into())
+            Compared::Different(t!("same-run-differ"))
         };
     }
     let reference = reference_model(net, expected);
@@ -102,10 +102,9 @@ fn compare(
     if off.within(tolerance) {
         Compared::Same
     } else {
-        Compared::Different(format!(
-            "the parameters end {} away from where that run left them, as a share of how far \
-             that run moved them (the median hidden unit)",
-            super::judge::percent(off.typical)
+        Compared::Different(t!(
+            "same-run-distance",
+            distance = super::judge::percent(off.typical)
         ))
     }
 }
@@ -117,17 +116,17 @@ struct Branch {
     /// What the harness ran instead, with its verb ("… gives").
     path: String,
     /// The pieces the branch needs to train.
-    pieces: &'static str,
+    pieces: String,
     /// What to make pass first when they do not.
-    first: &'static str,
+    first: String,
     /// The table's line when the branch trains otherwise.
-    reason: &'static str,
+    reason: String,
     /// The hint then.
-    hint: &'static str,
+    hint: String,
     /// The function whose loss the branch returns.
     returns: &'static str,
     /// Where the epoch ran ("on the CPU").
-    place: &'static str,
+    place: String,
     /// How close the branch must stay to the harness's run.
     tolerance: Tolerance,
 }
@@ -168,14 +167,13 @@ impl Judge<'_> {
     ) -> Verdict {
         let branch = Branch {
             call: "train_on(&Device::Cpu, …)",
-            path: format!("`train_epoch(model, &mut Sgd {{ lr: {} }}, …)` gives", s.lr),
-            pieces: "`train_epoch` and `Sgd::step`",
-            first: "make the `train_epoch` and `sgd` items pass first",
-            reason: "the CPU branch does not train as train_epoch with Sgd does",
-            hint: "on Device::Cpu, return crate::train_epoch(model, &mut Sgd { lr }, x, labels, \
-                   batches): no GPU, the same batches and learning rate",
+            path: t!("fallback-path", lr = s.lr),
+            pieces: t!("fallback-pieces"),
+            first: t!("fallback-first"),
+            reason: t!("fallback-reason"),
+            hint: t!("fallback-hint"),
             returns: "train_epoch",
-            place: "on the CPU",
+            place: t!("place-cpu"),
             tolerance: TRAJECTORY,
         };
         self.branch(s, &branch, got, direct)
@@ -191,17 +189,13 @@ impl Judge<'_> {
     ) -> Verdict {
         let branch = Branch {
             call: "train_on(&Device::Gpu(..), …)",
-            path: "`GpuModel::to_device`, `to_device`, a `DeviceDataLoader`, `train_epoch_gpu` \
-                   and `GpuModel::to_host` give"
-                .into(),
-            pieces: "`train_epoch_gpu`",
-            first: "make the `gpu_epoch_simple_nn` and `gpu_epoch_mlp` items pass first",
-            reason: "the GPU branch does not train as train_epoch_gpu does",
-            hint: "in the Device::Gpu branch: the model and the data to the GPU, a loader over \
-                   the same batches, train_epoch_gpu with the same lr, then to_host into the \
-                   model",
+            path: t!("train-on-gpu-path"),
+            pieces: "`train_epoch_gpu`".into(),
+            first: t!("train-on-gpu-first"),
+            reason: t!("train-on-gpu-reason"),
+            hint: t!("train-on-gpu-hint"),
             returns: "train_epoch_gpu",
-            place: "on the GPU",
+            place: t!("place-gpu"),
             tolerance: GPU_TRAJECTORY,
         };
         self.branch(s, &branch, got, direct)
@@ -234,36 +228,42 @@ impl Judge<'_> {
             b.tolerance,
         ) {
             Compared::PiecesIdle => wrong(
-                format!(
-                    "depends on {}, which do not train yet",
-                    b.pieces.replace('`', "")
+                t!("branch-idle-reason", pieces = b.pieces.replace('`', "")),
+                t!(
+                    "branch-idle-details",
+                    call = call,
+                    path = path,
+                    pieces = b.pieces
                 ),
-                format!(
-                    "`{call}` is graded by what {path} from the same start, and that left every \
-                     parameter where it was: this item can only show your branch once {} \
-                     train.",
-                    b.pieces
-                ),
-                b.first,
+                &b.first,
             ),
             Compared::Different(how) => wrong(
-                b.reason,
-                format!("`{call}` should give what {path} from the same start; {how}."),
-                b.hint,
+                b.reason.as_str(),
+                t!(
+                    "branch-different-details",
+                    call = call,
+                    path = path,
+                    how = how
+                ),
+                &b.hint,
             ),
             Compared::Same if !same_value(loss, direct_loss) => wrong(
-                format!("returned a loss of {loss}, expected {direct_loss}"),
-                format!(
-                    "`{call}` trained right but returned a loss of {loss}; `{}` returned \
-                     {direct_loss}.",
-                    b.returns
+                t!("branch-loss-reason", loss = loss, expected = direct_loss),
+                t!(
+                    "branch-loss-details",
+                    call = call,
+                    loss = loss,
+                    returns = b.returns,
+                    expected = direct_loss
                 ),
-                &format!("return the mean loss {} returns", b.returns),
+                &t!("branch-loss-hint", returns = b.returns),
             ),
-            Compared::Same => Ok(Ok(format!(
-                "{}, what {path} ({} batches, mean loss {loss:.5})",
-                b.place,
-                epoch.order.len()
+            Compared::Same => Ok(Ok(t!(
+                "branch-right",
+                place = b.place,
+                path = path,
+                batches = epoch.order.len(),
+                loss = format!("{loss:.5}")
             ))),
         }
     }

@@ -1,5 +1,4 @@
-# The training lab's student-facing messages, in English. Only part of the lab's messages are
-# here yet: the rest of its judges still write English (see the i18n test's scope).
+# The training lab's student-facing messages, in English.
 
 ## Cases (kinds.rs)
 
@@ -177,3 +176,116 @@ train-loss-reason = epoch { $epoch }'s loss is { $got }, expected { $expected }
 train-loss-details = `train` trained right but returned { $got } for epoch { $epoch }; train_epoch returned { $expected } for it. All of them: { $all }.
 train-loss-hint = push the loss each train_epoch returns, in order
 train-right = { $epochs } epochs of fresh batches through train_epoch, the same again from the same seed; loss { $first } → { $last }, { $accuracy }% right on { $held_out } held-out examples
+
+## train_on's two branches (same_run.rs)
+
+same-run-shapes = the layers came back with other shapes
+same-run-differ = the parameters differ
+same-run-distance = the parameters end { $distance } away from where that run left them, as a share of how far that run moved them (the median hidden unit)
+fallback-path = `train_epoch(model, &mut Sgd {"{"} lr: { $lr } {"}"}, …)` gives
+fallback-pieces = `train_epoch` and `Sgd::step`
+fallback-first = make the `train_epoch` and `sgd` items pass first
+fallback-reason = the CPU branch does not train as train_epoch with Sgd does
+fallback-hint = on Device::Cpu, return crate::train_epoch(model, &mut Sgd {"{"} lr {"}"}, x, labels, batches): no GPU, the same batches and learning rate
+place-cpu = on the CPU
+train-on-gpu-path = `GpuModel::to_device`, `to_device`, a `DeviceDataLoader`, `train_epoch_gpu` and `GpuModel::to_host` give
+train-on-gpu-first = make the `gpu_epoch_simple_nn` and `gpu_epoch_mlp` items pass first
+train-on-gpu-reason = the GPU branch does not train as train_epoch_gpu does
+train-on-gpu-hint = in the Device::Gpu branch: the model and the data to the GPU, a loader over the same batches, train_epoch_gpu with the same lr, then to_host into the model
+place-gpu = on the GPU
+branch-idle-reason = depends on { $pieces }, which do not train yet
+branch-idle-details = `{ $call }` is graded by what { $path } from the same start, and that left every parameter where it was: this item can only show your branch once { $pieces } train.
+branch-different-details = `{ $call }` should give what { $path } from the same start; { $how }.
+branch-loss-reason = returned a loss of { $loss }, expected { $expected }
+branch-loss-details = `{ $call }` trained right but returned a loss of { $loss }; `{ $returns }` returned { $expected }.
+branch-loss-hint = return the mean loss { $returns } returns
+branch-right = { $place }, what { $path } ({ $batches } batches, mean loss { $loss })
+
+## The batches' partition (reference.rs)
+
+partition-size = batch { $batch } has { $len } examples; every batch but the last must have { $size }, and the last between 1 and { $size }
+partition-out-of-range = batch { $batch } holds index { $index }, but there are only { $n } examples
+partition-twice = index { $index } appears twice (again in batch { $batch })
+partition-missing = index { $index } is in no batch: every example must be used once per epoch
+
+## The GPU items, the supervisor's side (gpu_judge.rs)
+
+untraced-note = {" "}(The grader could not trace this GPU's calls, so it did not count launches or see where values came from; the emulator checks that too.)
+transfer-layers-reason = { $model }: { $count } layers came back, expected 2
+transfer-layers-details = `to_host` gave back { $count } layers of the { $model }; it has two.
+transfer-layers-hint = copy both layers back, in order
+transfer-shape-reason = { $model }: { $name } came back { $got }, expected { $expected }
+transfer-shape-details = After `GpuModel::to_device` and `to_host`, the { $model }'s { $name } has shape { $got }; it went to the GPU as { $expected }.
+transfer-shape-hint = copy every tensor whole, and keep the layer's shape (outputs × inputs)
+transfer-value-reason = { $model }: { $name } changed on the way: [{ $i }, { $j }] is { $got }, expected { $expected }
+transfer-value-details = After `GpuModel::to_device` and `to_host`, the { $model }'s { $name }[{ $i }, { $j }] is { $got }; it went to the GPU as { $expected }. A round trip must give back every value bit for bit.
+transfer-grad-hint = copy the gradients too (`model.to(device)` moves every tensor of the layer), both ways
+transfer-value-hint = copy each tensor to its own buffer and back in the same row-major order
+transfer-not-back-reason = { $model }: { $missing } values never came back from the GPU
+transfer-not-back-details = `to_host` returned the { $model }'s values, but { $missing } of them were never copied back from the GPU: they come from a copy kept on the host.
+transfer-not-back-hint = `to_host` must read each tensor back from the device (`stream.clone_dtoh(&slice)`), so that it returns what the GPU computed
+transfer-right = SimpleNN and Mlp went to the GPU and came back bit for bit, read back from device memory
+loader-count-reason = { $got } batches, expected { $expected }{ $case }
+loader-count-details = The `DeviceDataLoader` yielded { $got } batches{ $case }; it was given { $expected } (the grader's batch order).
+loader-count-hint = yield one batch per list of indices, in the order given
+loader-shape-reason = batch { $batch } is { $got }, expected { $expected }{ $case }
+loader-shape-details = Batch { $batch } of the `DeviceDataLoader`{ $case } holds { $rows }×{ $cols } values; it has { $examples } examples of { $inputs } inputs.
+loader-shape-hint = a batch's `x` is len × cols, row-major, and `len` is the number of indices in the batch
+loader-row-reason = batch { $batch }, row { $row } is not example { $index }{ $case }
+loader-row-details = Row { $row } of batch { $batch } of the `DeviceDataLoader`{ $case } should be example { $index } of the dataset (the batch's index { $row }), but it holds other values.
+loader-row-hint = row r of a batch is the dataset's row `batch[r]`: gather rows by the batch's indices, in their order
+loader-labels-reason = batch { $batch }: wrong labels from row { $row }{ $case }
+loader-labels-details = The labels of batch { $batch } of the `DeviceDataLoader`{ $case } differ from row { $row }: expected { $expected }, got { $got }.
+loader-labels-hint = gather the labels with the same indices as the rows
+loader-right = every batch of { $cases } cases arrived on the GPU with the right rows and labels
+on-device-details = `{ $function }`: { $what }
+on-device-hint = the step must run on the GPU: products with cuBLAS on the device buffers, everything else in your kernels, and nothing copied to or from the host inside `train_step`
+moved-reason = parameters moved between host and GPU during the epoch
+moved-details = during one epoch of { $batches } batches, { $uploaded } bytes were copied to the GPU and { $copied_back } bytes back to the host; the batches themselves are { $batch_bytes } bytes, and nothing needs to come back but the loss. The parameters went through the host.
+host-computed-reason = parameters were computed on the host
+host-computed-details = { $uploaded } of the { $changed } parameters the epoch changed hold values that were copied up from the host during the epoch: they were computed on the CPU, not the GPU.
+not-back-reason = { $missing } values never came back from the GPU
+epoch-not-back-details = { $missing } of the values `to_host` returned after the epoch were never copied back from the GPU: they come from a copy kept on the host.
+epoch-not-back-hint = train the parameters on the GPU and read them back with `stream.clone_dtoh`
+few-blas-reason = { $blas } cuBLAS calls for { $batches } batches
+few-blas-details = one epoch of { $batches } batches made { $blas } cuBLAS calls and { $launches } kernel launches. Each step's matrix products must go through cuBLAS (`blas.gemm`) on the GPU.
+few-launches-reason = { $launches } kernel launches for { $batches } batches
+few-launches-details = one epoch of { $batches } batches launched { $launches } kernels. The bias, activations, loss gradient and update belong in your own CUDA kernels.
+branch-not-gpu-reason = the GPU branch made { $blas } cuBLAS calls and { $launches } launches for { $batches } batches
+branch-not-gpu-details = `train_on` with `Device::Gpu` trained { $batches } batches with { $blas } cuBLAS calls and { $launches } kernel launches: it did not train on the GPU.
+branch-not-gpu-hint = in the `Device::Gpu` branch, move the model and the data to the GPU and call `train_epoch_gpu` with a `DeviceDataLoader`
+branch-not-back-details = After `train_on` with `Device::Gpu`, { $missing } of the model's values were never copied back from the GPU: the model still holds the parameters from before the epoch.
+branch-not-back-hint = end the GPU branch with `GpuModel::to_host` into `model`
+timer-loss-reason = the timed epoch's loss is { $loss }, expected { $expected }
+timer-loss-details = `{ $function }` returned a mean loss of { $loss } for one epoch of { $examples } examples from the grader's parameters; the epoch's mean loss is { $expected }. The timed epoch must train (and return its loss) like `train_epoch_gpu`.
+timer-work = your epoch
+timer-size = one epoch of { $examples } examples
+speed-wrong-reason = a timed epoch gave a wrong loss, so its speed does not count
+speed-wrong-details = A timed epoch of `{ $function }` on the 784→{ $hidden }→10 MLP returned a mean loss of { $loss }; the grader's CPU epoch from the same start gives { $expected }. Only a correct epoch earns speed points.
+speedup-reason = { $speedup }× the CPU
+speedup-details = One SGD epoch of the 784→{ $hidden }→10 MLP on { $examples } digits in batches of { $batch } through `{ $function }` (model and data already on the GPU) runs { $speedup }× as fast as the grader's CPU epoch (ndarray, one thread), median of { $samples } paired samples timed by the grader's clock with the GPU drained before and after. If this is low, keep everything on the GPU between steps: no copies back, no synchronize inside the loop.
+
+## The GPU items, the worker's side (gpu.rs)
+
+gpu-unexpected-report = the GPU epoch sent an unexpected report
+gpu-setup-failed = the grader's GPU set-up failed: { $error }
+gpu-error-after = the GPU reported an error after `{ $function }` ran: { $error }. A kernel that reads or writes outside a buffer makes every later GPU call fail; synchronize and check the result in your function to see the error there
+timing-event-missing = a timing event is missing
+timed-call-not-marked = the harness did not mark the timed call
+
+## Reading MNIST's IDX files (data.rs)
+
+idx-io = { $path }: cannot read the file: { $error }: check the path
+idx-short-header = { $path }: the file ends at byte { $len }, inside its { $header }-byte header: the download is incomplete
+idx-magic = { $path }: byte { $offset } is 0x{ $found }, not 0x00: an IDX file starts with two zero bytes; is this an MNIST IDX file (a .gz file must be unzipped first)?
+idx-data-type = { $path }: byte 2: the data type is 0x{ $found }, not 0x08 (unsigned bytes): is this an MNIST IDX file?
+idx-dimensions-images = { $path }: byte 3: the number of dimensions is { $found }, not { $expected }: is this an MNIST images file (images have 3 dimensions, labels 1)?
+idx-dimensions-labels = { $path }: byte 3: the number of dimensions is { $found }, not { $expected }: is this an MNIST labels file (images have 3 dimensions, labels 1)?
+idx-truncated = { $path }: the file ends at byte { $len } but its header promises { $promised } bytes: the download is incomplete
+idx-extra-bytes = { $path }: byte { $promised }: the header describes { $promised } bytes but the file goes on to byte { $len }: is this the right file, or a corrupted one?
+idx-label = { $path }: byte { $offset }: label { $label } is not a digit 0-9: is this an MNIST labels file?
+idx-count-mismatch = { $images } (byte 4) holds { $image_count } images but { $labels } (byte 4) holds { $label_count } labels: use the images and labels of the same split (train or t10k)
+
+## The harness (the lab's tests/grade.rs)
+
+layers-mut-two = layers_mut must return the model's two layers, in order

@@ -1,5 +1,4 @@
-# 訓練實驗（training）給學生看的訊息，繁體中文（臺灣）。目前只有實驗的一部分訊息在這裡：
-# 其餘的評分訊息仍是英文（見 i18n 測試的範圍）。
+# 訓練實驗（training）給學生看的訊息，繁體中文（臺灣）。
 
 ## 案例（kinds.rs）
 
@@ -177,3 +176,116 @@ train-loss-reason = 第 { $epoch } 個 epoch 的損失是 { $got }，應該是 {
 train-loss-details = `train` 訓練得正確，但第 { $epoch } 個 epoch 傳回了 { $got }；train_epoch 對它傳回的是 { $expected }。全部的值：{ $all }。
 train-loss-hint = 依序把每次 train_epoch 傳回的損失 push 進去
 train-right = 用 train_epoch 跑了 { $epochs } 個 epoch、每個 epoch 都用新的批次，用相同種子再跑一次也相同；損失 { $first } → { $last }，在 { $held_out } 筆保留的樣本上正確率 { $accuracy }%
+
+## train_on 的兩個分支（same_run.rs）
+
+same-run-shapes = 傳回的層形狀不同
+same-run-differ = 參數不同
+same-run-distance = 參數最後和那次執行留下的位置差了 { $distance }（相對於那次執行讓參數移動的距離，取隱藏單元的中位數）
+fallback-path = `train_epoch(model, &mut Sgd {"{"} lr: { $lr } {"}"}, …)`
+fallback-pieces = `train_epoch` 和 `Sgd::step`
+fallback-first = 先讓 `train_epoch` 和 `sgd` 這兩個項目通過
+fallback-reason = CPU 分支的訓練結果和用 Sgd 執行 train_epoch 的不同
+fallback-hint = 在 Device::Cpu 分支傳回 crate::train_epoch(model, &mut Sgd {"{"} lr {"}"}, x, labels, batches)：不用 GPU，用相同的批次和學習率
+place-cpu = 在 CPU 上
+train-on-gpu-path = `GpuModel::to_device`、`to_device`、`DeviceDataLoader`、`train_epoch_gpu` 和 `GpuModel::to_host`
+train-on-gpu-first = 先讓 `gpu_epoch_simple_nn` 和 `gpu_epoch_mlp` 這兩個項目通過
+train-on-gpu-reason = GPU 分支的訓練結果和 train_epoch_gpu 的不同
+train-on-gpu-hint = 在 Device::Gpu 分支裡：把模型和資料搬到 GPU，用一個走過相同批次的 loader，以相同的 lr 呼叫 train_epoch_gpu，最後用 to_host 寫回模型
+place-gpu = 在 GPU 上
+branch-idle-reason = 依賴 { $pieces }，而它們還不會訓練
+branch-idle-details = `{ $call }` 是拿來和 { $path } 從相同起點得到的結果比較，而那樣做讓每個參數都停在原地：要等 { $pieces } 會訓練之後，這個項目才能檢查你的分支。
+branch-different-details = `{ $call }` 應該得到和 { $path } 從相同起點得到的相同結果；{ $how }。
+branch-loss-reason = 傳回的損失是 { $loss }，應該是 { $expected }
+branch-loss-details = `{ $call }` 訓練得正確，但傳回的損失是 { $loss }；`{ $returns }` 傳回的是 { $expected }。
+branch-loss-hint = 傳回 { $returns } 所傳回的平均損失
+branch-right = { $place }，和 { $path } 得到的結果相同（{ $batches } 個批次，平均損失 { $loss }）
+
+## 批次的分割（reference.rs）
+
+partition-size = 第 { $batch } 個批次有 { $len } 筆樣本；除了最後一個批次，每個批次都必須剛好有 { $size } 筆，最後一個則要有 1 到 { $size } 筆
+partition-out-of-range = 第 { $batch } 個批次裡有索引 { $index }，但總共只有 { $n } 筆樣本
+partition-twice = 索引 { $index } 出現了兩次（第二次在第 { $batch } 個批次）
+partition-missing = 索引 { $index } 不在任何批次裡：每個 epoch 每筆樣本都必須剛好用到一次
+
+## GPU 項目，評分端（gpu_judge.rs）
+
+untraced-note = {" "}（評分程式無法追蹤這張 GPU 上的呼叫，所以沒有計算 kernel 啟動次數，也沒有查看數值從哪裡來；模擬器也會檢查這些。）
+transfer-layers-reason = { $model }：傳回了 { $count } 層，應該是 2 層
+transfer-layers-details = `to_host` 傳回了 { $model } 的 { $count } 層；它有兩層。
+transfer-layers-hint = 把兩層都依序複製回來
+transfer-shape-reason = { $model }：{ $name } 傳回來是 { $got }，應該是 { $expected }
+transfer-shape-details = 經過 `GpuModel::to_device` 和 `to_host` 之後，{ $model } 的 { $name } 形狀是 { $got }；它送到 GPU 時是 { $expected }。
+transfer-shape-hint = 完整地複製每個張量，並保留層的形狀（outputs × inputs）
+transfer-value-reason = { $model }：{ $name } 在來回途中變了：[{ $i }, { $j }] 是 { $got }，應該是 { $expected }
+transfer-value-details = 經過 `GpuModel::to_device` 和 `to_host` 之後，{ $model } 的 { $name }[{ $i }, { $j }] 是 { $got }；它送到 GPU 時是 { $expected }。來回一趟必須逐位元傳回每個值。
+transfer-grad-hint = 梯度也要複製（`model.to(device)` 會搬動層的每個張量），去程和回程都要
+transfer-value-hint = 把每個張量複製到它自己的緩衝區，再用相同的 row-major 順序複製回來
+transfer-not-back-reason = { $model }：有 { $missing } 個值從沒從 GPU 複製回來
+transfer-not-back-details = `to_host` 傳回了 { $model } 的值，但其中 { $missing } 個從沒從 GPU 複製回來：它們來自留在主機上的複本。
+transfer-not-back-hint = `to_host` 必須從裝置讀回每個張量（`stream.clone_dtoh(&slice)`），這樣傳回的才是 GPU 算出來的值
+transfer-right = SimpleNN 和 Mlp 送到 GPU 再傳回來，逐位元相同，而且是從裝置記憶體讀回的
+loader-count-reason = { $got } 個批次，應該是 { $expected } 個{ $case }
+loader-count-details = `DeviceDataLoader` 產生了 { $got } 個批次{ $case }；它拿到的是 { $expected } 個（評分程式給的批次順序）。
+loader-count-hint = 每一組索引產生一個批次，依照給定的順序
+loader-shape-reason = 第 { $batch } 個批次是 { $got }，應該是 { $expected }{ $case }
+loader-shape-details = `DeviceDataLoader` 的第 { $batch } 個批次{ $case }有 { $rows }×{ $cols } 個值；它應該有 { $examples } 筆樣本，每筆 { $inputs } 個輸入。
+loader-shape-hint = 批次的 `x` 是 len × cols、row-major，`len` 是這個批次裡的索引個數
+loader-row-reason = 第 { $batch } 個批次的第 { $row } 列不是第 { $index } 筆樣本{ $case }
+loader-row-details = `DeviceDataLoader` 的第 { $batch } 個批次{ $case }的第 { $row } 列應該是資料集的第 { $index } 筆樣本（批次裡的第 { $row } 個索引），但它裝的是其他的值。
+loader-row-hint = 批次的第 r 列是資料集的第 `batch[r]` 列：照批次裡索引的順序收集各列
+loader-labels-reason = 第 { $batch } 個批次：從第 { $row } 列開始標籤不對{ $case }
+loader-labels-details = `DeviceDataLoader` 的第 { $batch } 個批次{ $case }的標籤從第 { $row } 列開始不同：應該是 { $expected }，得到的是 { $got }。
+loader-labels-hint = 用和各列相同的索引收集標籤
+loader-right = { $cases } 個案例的每個批次都帶著正確的列和標籤送到了 GPU
+on-device-details = `{ $function }`：{ $what }
+on-device-hint = 每一步都必須在 GPU 上執行：乘積用 cuBLAS 在裝置緩衝區上計算，其他的都在你的 kernel 裡做，而且 `train_step` 裡不能和主機之間複製任何東西
+moved-reason = 在 epoch 中參數在主機和 GPU 之間搬來搬去
+moved-details = 在一個 { $batches } 個批次的 epoch 中，有 { $uploaded } 位元組複製到 GPU、{ $copied_back } 位元組複製回主機；批次本身只有 { $batch_bytes } 位元組，而除了損失之外什麼都不需要傳回來。參數經過了主機。
+host-computed-reason = 參數是在主機上算出來的
+host-computed-details = 這個 epoch 改變的 { $changed } 個參數中，有 { $uploaded } 個的值是在 epoch 中從主機複製上去的：它們是在 CPU 上算的，不是在 GPU 上。
+not-back-reason = 有 { $missing } 個值從沒從 GPU 複製回來
+epoch-not-back-details = epoch 結束後 `to_host` 傳回的值中，有 { $missing } 個從沒從 GPU 複製回來：它們來自留在主機上的複本。
+epoch-not-back-hint = 在 GPU 上訓練參數，再用 `stream.clone_dtoh` 讀回來
+few-blas-reason = { $batches } 個批次只有 { $blas } 次 cuBLAS 呼叫
+few-blas-details = 一個 { $batches } 個批次的 epoch 做了 { $blas } 次 cuBLAS 呼叫和 { $launches } 次 kernel 啟動。每一步的矩陣乘積都必須在 GPU 上透過 cuBLAS（`blas.gemm`）計算。
+few-launches-reason = { $batches } 個批次只有 { $launches } 次 kernel 啟動
+few-launches-details = 一個 { $batches } 個批次的 epoch 啟動了 { $launches } 個 kernel。偏差、激活函式、損失的梯度和更新都應該在你自己的 CUDA kernel 裡做。
+branch-not-gpu-reason = GPU 分支為 { $batches } 個批次做了 { $blas } 次 cuBLAS 呼叫和 { $launches } 次啟動
+branch-not-gpu-details = 使用 `Device::Gpu` 的 `train_on` 以 { $blas } 次 cuBLAS 呼叫和 { $launches } 次 kernel 啟動訓練了 { $batches } 個批次：它沒有在 GPU 上訓練。
+branch-not-gpu-hint = 在 `Device::Gpu` 分支裡，把模型和資料搬到 GPU，再用 `DeviceDataLoader` 呼叫 `train_epoch_gpu`
+branch-not-back-details = 使用 `Device::Gpu` 執行 `train_on` 之後，模型有 { $missing } 個值從沒從 GPU 複製回來：模型裡還是 epoch 之前的參數。
+branch-not-back-hint = GPU 分支最後要用 `GpuModel::to_host` 寫回 `model`
+timer-loss-reason = 計時的 epoch 的損失是 { $loss }，應該是 { $expected }
+timer-loss-details = 從評分程式給的參數開始、對 { $examples } 筆樣本跑一個 epoch，`{ $function }` 傳回的平均損失是 { $loss }；這個 epoch 的平均損失是 { $expected }。計時的 epoch 必須像 `train_epoch_gpu` 一樣訓練（並傳回它的損失）。
+timer-work = 你的 epoch
+timer-size = 對 { $examples } 筆樣本的一個 epoch
+speed-wrong-reason = 有一個計時的 epoch 損失錯誤，所以速度不算分
+speed-wrong-details = 在 784→{ $hidden }→10 的 MLP 上，`{ $function }` 有一個計時的 epoch 傳回的平均損失是 { $loss }；評分程式從相同起點在 CPU 上跑的 epoch 得到 { $expected }。只有正確的 epoch 才能拿速度分數。
+speedup-reason = CPU 的 { $speedup }×
+speedup-details = 透過 `{ $function }` 在 784→{ $hidden }→10 的 MLP 上對 { $examples } 張數字圖片、每批 { $batch } 張跑一個 SGD epoch（模型和資料已經在 GPU 上），速度是評分程式 CPU epoch（ndarray，單執行緒）的 { $speedup }×，這是 { $samples } 組成對樣本的中位數，用評分程式的時鐘計時，前後都等 GPU 清空。如果這個數字偏低，請讓所有東西在步與步之間都留在 GPU 上：不要複製回來，也不要在迴圈裡同步。
+
+## GPU 項目，工作程序端（gpu.rs）
+
+gpu-unexpected-report = GPU epoch 傳回了意料之外的報告
+gpu-setup-failed = 評分程式的 GPU 設定失敗：{ $error }
+gpu-error-after = `{ $function }` 執行之後 GPU 回報了錯誤：{ $error }。讀寫超出緩衝區的 kernel 會讓之後所有的 GPU 呼叫都失敗；請在你的函式裡同步並檢查結果，就能在那裡看到錯誤
+timing-event-missing = 少了一個計時事件
+timed-call-not-marked = 測試程式沒有標記計時的呼叫
+
+## 讀取 MNIST 的 IDX 檔（data.rs）
+
+idx-io = { $path }：無法讀取檔案：{ $error }：請檢查路徑
+idx-short-header = { $path }：檔案在第 { $len } 個位元組就結束了，還在它 { $header } 位元組的標頭裡：下載不完整
+idx-magic = { $path }：第 { $offset } 個位元組是 0x{ $found }，不是 0x00：IDX 檔以兩個零位元組開頭；這是 MNIST 的 IDX 檔嗎（.gz 檔必須先解壓縮）？
+idx-data-type = { $path }：第 2 個位元組：資料型別是 0x{ $found }，不是 0x08（無號位元組）：這是 MNIST 的 IDX 檔嗎？
+idx-dimensions-images = { $path }：第 3 個位元組：維度數是 { $found }，不是 { $expected }：這是 MNIST 的影像檔嗎（影像有 3 個維度，標籤有 1 個）？
+idx-dimensions-labels = { $path }：第 3 個位元組：維度數是 { $found }，不是 { $expected }：這是 MNIST 的標籤檔嗎（影像有 3 個維度，標籤有 1 個）？
+idx-truncated = { $path }：檔案在第 { $len } 個位元組就結束了，但它的標頭說有 { $promised } 個位元組：下載不完整
+idx-extra-bytes = { $path }：第 { $promised } 個位元組：標頭描述的是 { $promised } 個位元組，但檔案一直到第 { $len } 個位元組：這是正確的檔案嗎，還是檔案損壞了？
+idx-label = { $path }：第 { $offset } 個位元組：標籤 { $label } 不是 0-9 的數字：這是 MNIST 的標籤檔嗎？
+idx-count-mismatch = { $images }（第 4 個位元組）有 { $image_count } 張影像，但 { $labels }（第 4 個位元組）有 { $label_count } 個標籤：請使用同一個分割（train 或 t10k）的影像檔和標籤檔
+
+## 測試程式（實驗的 tests/grade.rs）
+
+layers-mut-two = layers_mut 必須依序傳回模型的兩層
