@@ -407,6 +407,31 @@ pub fn timer_samples(
 /// (ns).
 pub type Bracketed = (Outcome, String, Vec<u64>);
 
+/// What a lab's worker reported from a bracketed run, the emulator's notes and each bracket
+/// (ns).
+pub type BracketedLab = (serde_json::Value, String, Vec<u64>);
+
+/// A lab's own timed GPU run, bracketed ([`bracketed`]): the report the lab's worker wrote
+/// (`Outcome::Lab`), the emulator's notes and each bracket (ns). A GPU error in the run is
+/// already the item's failed result; any other outcome is the grader's bug.
+pub fn bracketed_lab(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+) -> Result<Result<BracketedLab, ItemResult>, SupervisorError> {
+    match bracketed(ctx, item, order)? {
+        Err(failed) => Ok(Err(failed)),
+        Ok((Outcome::Lab(value), notes, brackets)) => Ok(Ok((value, notes, brackets))),
+        Ok((Outcome::Failed(e), notes, _)) => Ok(Err(super::gpu_error::error_result(
+            item,
+            usize::MAX,
+            &e,
+            &notes,
+        ))),
+        Ok((other, _, _)) => Err(super::unexpected(item, &other)),
+    }
+}
+
 /// A call bracketed by [`Checkpoint::CallStart`] and [`Checkpoint::CallEnd`] in a worker that
 /// otherwise just runs: the GPU timer and the benchmark. Returns the worker's outcome, its
 /// notes and each bracket (ns).

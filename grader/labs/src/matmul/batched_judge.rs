@@ -274,13 +274,9 @@ fn calls_note(function: &str, cases: &[[usize; 4]], work: DeviceWork) -> Option<
 /// `gpu-batched-timer` items: the timed batch must be right (the first wrong matrix named by
 /// its batch index) and the timer must wait for the GPU on both sides.
 pub fn timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let (sent, notes, brackets) = match timed::bracketed(ctx, item, &ctx.order(item))? {
+    let (sent, notes, brackets) = match timed::bracketed_lab(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((Outcome::Lab(value), notes, brackets)) => (read_sent(item, value)?, notes, brackets),
-        Ok((Outcome::Failed(e), notes, _)) => {
-            return Ok(error_result(item, usize::MAX, &e, &notes))
-        }
-        Ok((other, _, _)) => return Err(unexpected(item, &other)),
+        Ok((value, notes, brackets)) => (read_sent(item, value)?, notes, brackets),
     };
     let Sent::Timer {
         shape,

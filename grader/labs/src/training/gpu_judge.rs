@@ -448,13 +448,9 @@ fn failed_with_hint(item: &Item, reason: String, mut details: String, hint: &str
 /// The synchronization check of `time_gpu_epoch`, and the epoch it timed: each timed call
 /// started from the grader's parameters, so each must return the reference's mean loss.
 pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult, SupervisorError> {
-    let (sent, notes, brackets) = match timed::bracketed(ctx, item, &ctx.order(item))? {
+    let (sent, notes, brackets) = match timed::bracketed_lab(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((Outcome::Lab(value), notes, brackets)) => (read_sent(item, value)?, notes, brackets),
-        Ok((Outcome::Failed(e), notes, _)) => {
-            return Ok(error_result(item, usize::MAX, &e, &notes))
-        }
-        Ok((other, _, _)) => return Err(unexpected(item, &other)),
+        Ok((value, notes, brackets)) => (read_sent(item, value)?, notes, brackets),
     };
     let SentGpu::Timer {
         samples,
