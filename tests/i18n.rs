@@ -11,6 +11,9 @@
 //! `id: title`, and the titles are taken out of what is searched, as a title such as "train_on
 //! trains on the GPU" may share words with a message), and the sandbox's one-line protection
 //! report (`沙箱：filesystem: landlock …`, technical names for whoever runs the grader).
+//!
+//! The default run grades both templates and the matmul solution; the training solution and
+//! a faulty training copy (a minute and a half more) are graded in the full suite.
 
 use gpu_labs_e2e::{faulty_copy_edits, grade, solution, workspace, Graded};
 use grader::i18n::{Catalogue, Lang};
@@ -123,6 +126,9 @@ fn a_zh_tw_run_of_the_matmul_template_writes_no_english_sentence() {
 
 #[test]
 fn a_zh_tw_run_of_the_training_solution_writes_no_english_sentence() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let graded = grade(
         &workspace().join("solutions/training"),
         &["--lang", "zh-TW"],
@@ -145,6 +151,9 @@ fn a_zh_tw_run_of_the_training_template_writes_no_english_sentence() {
 
 #[test]
 fn a_zh_tw_run_of_a_faulty_training_gpu_part_writes_no_english_sentence() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     // Three mistakes in `src/gpu.rs`, each failing one item with the messages of a part that
     // the solution's run never shows: the CPU branch trains with Adam (the trajectory
     // comparison), `to_host` zeroes the weight gradients (the round trip), and the GPU branch
