@@ -12,16 +12,7 @@ use grader_engine::supervisor::SupervisorError;
 
 impl KindSpec for Kind {
     fn gpu_track(&self) -> bool {
-        matches!(
-            self,
-            Kind::DeviceSelect
-                | Kind::GpuTransfer
-                | Kind::GpuLoader(_)
-                | Kind::GpuEpoch(_)
-                | Kind::GpuTrainOn(_)
-                | Kind::GpuTimer(_)
-                | Kind::GpuSpeedup(_)
-        )
+        self.runs_on_device() || matches!(self, Kind::DeviceSelect)
     }
 
     fn measures_speed(&self) -> bool {

@@ -423,6 +423,20 @@ pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec,
 const MAX_DIM: usize = 4096;
 
 impl Kind {
+    /// The kinds whose work runs on the device, through the lab's GPU worker (`gpu.rs`): the
+    /// worker dispatches them there, and they are the GPU track's with `DeviceSelect`.
+    pub fn runs_on_device(&self) -> bool {
+        matches!(
+            self,
+            Kind::GpuTransfer
+                | Kind::GpuLoader(_)
+                | Kind::GpuEpoch(_)
+                | Kind::GpuTrainOn(_)
+                | Kind::GpuTimer(_)
+                | Kind::GpuSpeedup(_)
+        )
+    }
+
     /// What serde cannot check.
     fn check(&self) -> Result<(), KeyError> {
         let cases_ok = match self {

@@ -18,12 +18,9 @@ impl LabWorker for Submission {
     fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
         let kind: Kind = order.task()?;
         match kind {
-            Kind::GpuTransfer
-            | Kind::GpuLoader(_)
-            | Kind::GpuEpoch(_)
-            | Kind::GpuTrainOn(_)
-            | Kind::GpuTimer(_)
-            | Kind::GpuSpeedup(_) => return super::gpu::run(self, order, &kind, checkpoints),
+            ref gpu if gpu.runs_on_device() => {
+                return super::gpu::run(self, order, gpu, checkpoints)
+            }
             Kind::DeviceSelect => {
                 return Ok(match guarded(None, self.default_device_is_gpu) {
                     Ok(chose_gpu) => Outcome::DeviceChoice { chose_gpu },
