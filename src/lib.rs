@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 pub mod browser;
 pub mod edit;
+pub mod harness;
 pub mod kit;
 
 /// Whether the full suite runs: `GPU_LABS_FULL=1`, which `.ci/run` sets. The default
