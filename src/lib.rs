@@ -95,7 +95,8 @@ pub fn copy_with_sources(from: &Path, src: &Path) -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the folder `from` into `to`, its files and folders.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read dir").flatten() {
         let path = entry.path();
