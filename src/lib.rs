@@ -123,8 +123,14 @@ pub fn one_at_a_time<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// The `grader` binary, built by cargo if needed.
+/// The `grader` binary, built by cargo if needed: once per test binary (it does not change
+/// while the tests run, and asking cargo again costs most of a second every grading).
 pub fn grader_bin() -> PathBuf {
+    static GRADER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    GRADER.get_or_init(build_grader).clone()
+}
+
+fn build_grader() -> PathBuf {
     let out = Command::new(env!("CARGO"))
         .args([
             "build",
