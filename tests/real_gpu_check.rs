@@ -130,9 +130,10 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
         gpu_labs_e2e::copy_dir(&whole.dir.join(&sub), &kit.path().join(&sub));
     }
     std::fs::create_dir_all(kit.path().join("bin")).expect("bin/");
+    let binary = format!("{name}.gz");
     std::fs::copy(
-        whole.dir.join("bin").join(name),
-        kit.path().join("bin").join(name),
+        whole.dir.join("bin").join(&binary),
+        kit.path().join("bin").join(&binary),
     )
     .expect("copy the binary");
     std::fs::write(
@@ -168,7 +169,7 @@ fn the_whole_default_kit_builds_within_its_size_and_every_variant_fails_as_expec
         return;
     }
     let whole = whole_kit();
-    // Every variant the kit binary knows was built: a crate and a binary each.
+    // Every variant the kit binary knows was built: a crate and a (compressed) binary each.
     for variant in VARIANTS {
         for path in [
             whole
@@ -176,7 +177,7 @@ fn the_whole_default_kit_builds_within_its_size_and_every_variant_fails_as_expec
                 .join("crates")
                 .join(variant.name)
                 .join(EDITED_FILE),
-            whole.dir.join("bin").join(variant.name),
+            whole.dir.join("bin").join(format!("{}.gz", variant.name)),
         ] {
             assert!(path.is_file(), "{} is missing", path.display());
         }
