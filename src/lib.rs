@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 pub mod browser;
 pub mod edit;
+pub mod harness;
 pub mod kit;
 
 /// Whether the full suite runs: `GPU_LABS_FULL=1`, which `.ci/run` sets. The default
@@ -94,7 +95,8 @@ pub fn copy_with_sources(from: &Path, src: &Path) -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the folder `from` into `to`, its files and folders.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read dir").flatten() {
         let path = entry.path();
@@ -121,8 +123,14 @@ pub fn one_at_a_time<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// The `grader` binary, built by cargo if needed.
+/// The `grader` binary, built by cargo if needed: once per test binary (it does not change
+/// while the tests run, and asking cargo again costs most of a second every grading).
 pub fn grader_bin() -> PathBuf {
+    static GRADER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    GRADER.get_or_init(build_grader).clone()
+}
+
+fn build_grader() -> PathBuf {
     let out = Command::new(env!("CARGO"))
         .args([
             "build",

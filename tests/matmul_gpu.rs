@@ -519,9 +519,16 @@ fn faulty_batches_lose_exactly_their_items_with_the_batch_index() {
             )],
         ),
     ];
+    // Every copy built in one cargo invocation, then graded with its own test binary.
+    let dirs: Vec<tempfile::TempDir> = FAULTS
+        .iter()
+        .map(|(_, edits, _, _)| faulty_copy_edits(&solution(), "src/batched.rs", edits))
+        .collect();
+    let paths: Vec<&std::path::Path> = dirs.iter().map(|d| d.path()).collect();
+    let built = gpu_labs_e2e::harness::harnesses("matmul-faulty-batches", "matmul", &paths);
     let mut surprises = Vec::new();
-    for (what, edits, lost, says) in FAULTS {
-        let g = grade_batched_faulty(edits);
+    for ((what, _, lost, says), built) in FAULTS.iter().zip(&built) {
+        let g = built.grade("emulate", None, &BATCHED);
         if g.lost() != *lost {
             surprises.push(format!(
                 "{what}: lost {:?}, expected {lost:?}\n{}",

@@ -2,11 +2,12 @@
 //! built and run here with the emulator posing as the GPU: it passes on the solution and a
 //! faulty copy, shows the synchronization check's numbers, and reports a surprise. Every
 //! variant's edit is checked against the solutions here (no build), and the full suite builds
-//! and runs the whole default kit.
+//! and runs the whole default kit, every variant, once: its tests share that build and run.
 
 use gpu_labs_e2e::kit::{edited_source, solution_of, Variant, EDITED_FILE, VARIANTS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 #[test]
 fn every_kit_variant_edit_applies_once_to_the_solution_code() {
@@ -67,25 +68,79 @@ fn a_stale_or_comment_anchored_edit_fails_naming_the_variant() {
     );
 }
 
+/// The whole default kit (every variant `scripts/real-gpu-check build` builds when given no
+/// names), built once for the tests of this binary in `target/e2e-kit`, and what running it
+/// with the emulator posing as the GPU printed.
+struct WholeKit {
+    dir: PathBuf,
+    run: Output,
+}
+
+/// [`WholeKit`], built and run by the first test that asks: building a kit takes minutes,
+/// grading it more.
+fn whole_kit() -> &'static WholeKit {
+    static KIT: OnceLock<WholeKit> = OnceLock::new();
+    KIT.get_or_init(|| {
+        let dir = gpu_labs_e2e::workspace().join("target/e2e-kit");
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).expect("clear the previous kit");
+        }
+        let started = std::time::Instant::now();
+        let built = build_kit(&dir, &[]);
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let build_time = started.elapsed();
+        let started = std::time::Instant::now();
+        let run = run_kit(&dir);
+        eprintln!(
+            "kit: {} variants built in {:.0} s, run with the emulator posing as the GPU in \
+             {:.0} s:\n{}",
+            VARIANTS.len(),
+            build_time.as_secs_f64(),
+            started.elapsed().as_secs_f64(),
+            String::from_utf8_lossy(&run.stdout)
+        );
+        WholeKit { dir, run }
+    })
+}
+
 #[test]
 fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let kit = tempfile::tempdir().expect("temp dir");
-    // Two variants keep the test short.
-    let built = build_kit(kit.path(), &["solution", "timer-without-synchronize"]);
+    // The solution passes as expected and the synchronization check's numbers are shown.
+    let whole = whole_kit();
+    let text = String::from_utf8_lossy(&whole.run.stdout);
     assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+        text.contains("ok       solution: fails [] as expected")
+            && text.contains("margin: `time_gpu_matmul` measured")
+            && text.contains("posing as a real GPU")
+            && text.contains("device work traced"),
+        "{text}"
     );
-    // A verdict that changes is a surprise, and the script says which: one run shows both the
-    // solution passing as expected and a planted surprise (the faulty copy's failure, expected
-    // away), so the kit is graded once.
+    // A verdict that changes is a surprise, and the script says which: a kit of the whole
+    // kit's faulty copy (its crate, its binary, the tracer) with its failure expected away.
+    let kit = tempfile::tempdir().expect("temp dir");
+    let name = "timer-without-synchronize";
+    for sub in [format!("crates/{name}"), "lib".to_string()] {
+        gpu_labs_e2e::copy_dir(&whole.dir.join(&sub), &kit.path().join(&sub));
+    }
+    std::fs::create_dir_all(kit.path().join("bin")).expect("bin/");
+    let binary = format!("{name}.gz");
+    std::fs::copy(
+        whole.dir.join("bin").join(&binary),
+        kit.path().join("bin").join(&binary),
+    )
+    .expect("copy the binary");
     std::fs::write(
         kit.path()
-            .join("crates/timer-without-synchronize/expected-failures"),
+            .join("crates")
+            .join(name)
+            .join("expected-failures"),
         "\n",
     )
     .expect("plant a surprise");
@@ -93,13 +148,7 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
     let text = String::from_utf8_lossy(&run.stdout);
     assert_eq!(run.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("ok       solution: fails [] as expected")
-            && text.contains(
-                "SURPRISE timer-without-synchronize: failed [gpu_timer_sync], expected []"
-            )
-            && text.contains("margin: `time_gpu_matmul` measured")
-            && text.contains("posing as a real GPU")
-            && text.contains("device work traced")
+        text.contains("SURPRISE timer-without-synchronize: failed [gpu_timer_sync], expected []")
             && text.contains("1 surprise(s)"),
         "{text}"
     );
@@ -119,34 +168,28 @@ fn the_whole_default_kit_builds_within_its_size_and_every_variant_fails_as_expec
         );
         return;
     }
-    let kit = tempfile::tempdir().expect("temp dir");
-    let started = std::time::Instant::now();
-    let built = build_kit(kit.path(), &[]);
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let build_time = started.elapsed();
-    let size = folder_size(kit.path());
-    eprintln!(
-        "kit: {} variants built in {:.0} s, {:.1} MiB",
-        VARIANTS.len(),
-        build_time.as_secs_f64(),
-        size as f64 / (1 << 20) as f64
-    );
+    let whole = whole_kit();
+    // Every variant the kit binary knows was built: a crate and a (compressed) binary each.
+    for variant in VARIANTS {
+        for path in [
+            whole
+                .dir
+                .join("crates")
+                .join(variant.name)
+                .join(EDITED_FILE),
+            whole.dir.join("bin").join(format!("{}.gz", variant.name)),
+        ] {
+            assert!(path.is_file(), "{} is missing", path.display());
+        }
+    }
+    let size = folder_size(&whole.dir);
+    eprintln!("kit: {:.1} MiB", size as f64 / (1 << 20) as f64);
     assert!(
         size < KIT_LIMIT,
         "the kit weighs {size} bytes, more than 64 MiB"
     );
-    let started = std::time::Instant::now();
-    let run = run_kit(kit.path());
-    let text = String::from_utf8_lossy(&run.stdout);
-    eprintln!(
-        "kit run with the emulator posing as the GPU: {:.0} s\n{text}",
-        started.elapsed().as_secs_f64()
-    );
-    assert_eq!(run.status.code(), Some(0), "{text}");
+    let text = String::from_utf8_lossy(&whole.run.stdout);
+    assert_eq!(whole.run.status.code(), Some(0), "{text}");
     assert!(text.contains("no surprises"), "{text}");
     for variant in VARIANTS {
         let line = text

@@ -4,6 +4,7 @@
 //! each with the specific diagnosis, over the whole lab. The table of mistakes graded on eight
 //! seeds is `tests/training_mistakes.rs`.
 
+use gpu_labs_e2e::harness::{harnesses, Harness};
 use gpu_labs_e2e::{
     assert_says, faulty_copy_edits, faulty_copy_of, grade, workspace, Graded, HOST_STEP,
 };
@@ -280,25 +281,14 @@ fn the_gpu_speedup_path_runs_end_to_end_on_the_emulator_posing_as_a_gpu() {
 /// in `cpu_fallback`).
 const EPOCH_SEEDS: [u64; 8] = [1, 2, 23, 29, 39, 43, 47, 60];
 
-/// For each of [`EPOCH_SEEDS`], whether `train_epoch` passed for the crate at `dir` (the loop
+/// For each of [`EPOCH_SEEDS`], whether `train_epoch` passed for the built crate (the loop
 /// against the reference trajectory; `cpu_fallback` is judged by the student's own epoch, and
 /// tests/training_mistakes.rs watches it).
-fn epochs_on_eight_seeds(dir: &std::path::Path) -> Vec<(u64, bool)> {
+fn epochs_on_eight_seeds(built: &Harness) -> Vec<(u64, bool)> {
     EPOCH_SEEDS
         .iter()
         .map(|&seed| {
-            let g = grade(
-                dir,
-                &[
-                    "--gpu",
-                    "off",
-                    "--seed",
-                    &seed.to_string(),
-                    "--only",
-                    "train_epoch",
-                ],
-            );
-            assert_eq!(g.code, Some(0), "{}", g.stderr);
+            let g = built.grade("off", Some(seed), &["train_epoch"]);
             let max = g.item("train_epoch")["max_score"].as_f64().unwrap_or(-1.0);
             (seed, g.score("train_epoch") == max)
         })
@@ -348,20 +338,6 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
         LOOP,
         "        let out = model.forward(&x);\n        total += f64::from(model.loss(&out, &y));\n        model.backward(&out, &y);\n        optimizer.step(&mut model.layers_mut());\n        model.zero_grad();\n",
     );
-    for dir in [
-        solution(),
-        fixture.path().to_path_buf(),
-        by_hand.path().to_path_buf(),
-        zero_after.path().to_path_buf(),
-    ] {
-        for (seed, passed) in epochs_on_eight_seeds(&dir) {
-            assert!(
-                passed,
-                "{}: seed {seed}: a right loop failed train_epoch",
-                dir.display()
-            );
-        }
-    }
     // Wrong, the smallest loop mistake: the last batch never steps (one step of 63 missing).
     let last_unstepped = faulty_copy_of(
         &solution(),
@@ -369,7 +345,29 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
         "        optimizer.step(&mut model.layers_mut());\n    }\n    (total",
         "        if !std::ptr::eq(batch, &batches[batches.len() - 1]) {\n            optimizer.step(&mut model.layers_mut());\n        }\n    }\n    (total",
     );
-    for (seed, passed) in epochs_on_eight_seeds(last_unstepped.path()) {
+    let solution = solution();
+    let right = [
+        solution.as_path(),
+        fixture.path(),
+        by_hand.path(),
+        zero_after.path(),
+    ];
+    let mut built = harnesses(
+        "training-epoch-tolerance",
+        "training",
+        &[&right[..], &[last_unstepped.path()]].concat(),
+    );
+    let last_unstepped = built.pop().expect("the wrong loop, built");
+    for (dir, built) in right.iter().zip(&built) {
+        for (seed, passed) in epochs_on_eight_seeds(built) {
+            assert!(
+                passed,
+                "{}: seed {seed}: a right loop failed train_epoch",
+                dir.display()
+            );
+        }
+    }
+    for (seed, passed) in epochs_on_eight_seeds(&last_unstepped) {
         assert!(
             !passed,
             "seed {seed}: a loop whose last batch never steps must lose train_epoch"
@@ -379,22 +377,12 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
     // item is a row of tests/training_mistakes.rs, graded there on these items and seeds.
 }
 
-/// Whether each of `items` passed for the crate at `dir` on seeds 1–4 (`--only` those items).
-fn passes_on_four_seeds(dir: &std::path::Path, items: &[&str]) -> Vec<(u64, Vec<bool>)> {
+/// Whether each of `items` passed for the built crate on seeds 1–4 (graded on those items
+/// only).
+fn passes_on_four_seeds(built: &Harness, items: &[&str]) -> Vec<(u64, Vec<bool>)> {
     (1..=4)
         .map(|seed| {
-            let mut args = vec![
-                "--gpu".to_string(),
-                "off".into(),
-                "--seed".into(),
-                seed.to_string(),
-            ];
-            for id in items {
-                args.extend(["--only".to_string(), id.to_string()]);
-            }
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let g = grade(dir, &args);
-            assert_eq!(g.code, Some(0), "{}", g.stderr);
+            let g = built.grade("off", Some(seed), items);
             let passed = items
                 .iter()
                 .map(|id| g.score(id) == g.item(id)["max_score"].as_f64().unwrap_or(-1.0))
@@ -414,16 +402,6 @@ fn elementwise_items_test_relu_at_exactly_zero_and_the_sigmoid_where_it_overflow
         &solution(),
         &workspace().join("tests/fixtures/training_alternative/src"),
     );
-    let right = [solution(), fixture.path().to_path_buf()];
-    for dir in &right {
-        for (seed, passed) in passes_on_four_seeds(dir, ITEMS) {
-            assert!(
-                passed.iter().all(|p| *p),
-                "{}: seed {seed}: {passed:?}",
-                dir.display()
-            );
-        }
-    }
     // ReLU's gradient passed at exactly 0 (x >= 0): random inputs never hit 0.
     let at_zero = faulty_copy_of(
         &solution(),
@@ -438,10 +416,26 @@ fn elementwise_items_test_relu_at_exactly_zero_and_the_sigmoid_where_it_overflow
         "        if v >= 0.0 {\n            1.0 / (1.0 + (-v).exp())\n        } else {\n            let e = v.exp();\n            e / (1.0 + e)\n        }",
         "        let e = v.exp();\n        e / (1.0 + e)",
     );
-    for (seed, passed) in passes_on_four_seeds(at_zero.path(), ITEMS) {
+    let solution = solution();
+    let right = [solution.as_path(), fixture.path()];
+    let built = harnesses(
+        "training-elementwise",
+        "training",
+        &[right[0], right[1], at_zero.path(), naive.path()],
+    );
+    for (dir, built) in right.iter().zip(&built) {
+        for (seed, passed) in passes_on_four_seeds(built, ITEMS) {
+            assert!(
+                passed.iter().all(|p| *p),
+                "{}: seed {seed}: {passed:?}",
+                dir.display()
+            );
+        }
+    }
+    for (seed, passed) in passes_on_four_seeds(&built[2], ITEMS) {
         assert_eq!(passed, [true, false, true], "ReLU at 0, seed {seed}");
     }
-    for (seed, passed) in passes_on_four_seeds(naive.path(), ITEMS) {
+    for (seed, passed) in passes_on_four_seeds(&built[3], ITEMS) {
         assert_eq!(passed, [true, true, false], "naive sigmoid, seed {seed}");
     }
 }

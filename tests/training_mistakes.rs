@@ -1,11 +1,14 @@
 //! The training lab against a table of mistakes students make, each a small edit of the
 //! solution, graded on eight seeds: every mistake loses the same items on every seed, and
 //! nothing else among the items it can touch. Mistakes that touch disjoint items share a
-//! copy (one build), which is graded only on those items.
+//! copy, which is graded only on those items. Each copy is built once, with its own test
+//! binary (`cargo test --test grade`, the harness official grading builds too), and the
+//! copies of each table in one cargo invocation; the binary then grades it on every seed.
 //!
-//! Full suite only (`GPU_LABS_FULL=1`): about 14 builds and 112 gradings.
+//! Full suite only (`GPU_LABS_FULL=1`): 13 copies built in two cargo invocations, and 104
+//! gradings.
 
-use gpu_labs_e2e::{copy_crate, edit, grade, workspace, HOST_STEP};
+use gpu_labs_e2e::{copy_crate, edit, harness, workspace, HOST_STEP};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -463,31 +466,34 @@ fn make_copy(copy: &[Mistake], to: &Path) {
     }
 }
 
-/// Grades each copy on every seed on the items its mistakes touch, and on the first
-/// [`WATCHED_SEEDS`] also on `watched`; returns one line per seed on which a copy lost other
-/// than exactly its mistakes' items.
-fn grade_copies(copies: &[&[Mistake]], gpu: &str, watched: &[&str]) -> Vec<String> {
+/// Builds the copies (the build named `build`, see [`harness::build`]), then grades each on
+/// every seed on the items its mistakes touch, and on the first [`WATCHED_SEEDS`] also on
+/// `watched`; returns one line per seed on which a copy lost other than exactly its mistakes'
+/// items.
+fn grade_copies(build: &str, copies: &[&[Mistake]], gpu: &str, watched: &[&str]) -> Vec<String> {
+    let dirs: Vec<tempfile::TempDir> = copies
+        .iter()
+        .map(|copy| {
+            let dir = tempfile::Builder::new()
+                .prefix("mistakes-")
+                .tempdir()
+                .expect("temp dir");
+            make_copy(copy, dir.path());
+            dir
+        })
+        .collect();
+    let paths: Vec<&Path> = dirs.iter().map(|d| d.path()).collect();
+    let built = harness::harnesses(build, "training", &paths);
     let mut wrong = Vec::new();
-    for copy in copies {
-        let dir = tempfile::Builder::new()
-            .prefix("mistakes-")
-            .tempdir()
-            .expect("temp dir");
-        make_copy(copy, dir.path());
+    for (copy, built) in copies.iter().zip(&built) {
         let expected: BTreeSet<&str> = copy.iter().flat_map(|m| m.lost.iter().copied()).collect();
         for (n, seed) in SEEDS.into_iter().enumerate() {
-            let seed = seed.to_string();
-            let mut args = vec!["--gpu", gpu, "--seed", &seed];
             // Each mistake's own items on every seed; the watched items on the first
             // WATCHED_SEEDS (what keeps them from a second charge is how they are built, the
             // grader's own model or the student's own pieces, not the seed's values).
             let watched = if n < WATCHED_SEEDS { watched } else { &[] };
             let graded: BTreeSet<&str> = expected.iter().chain(watched).copied().collect();
-            for id in graded {
-                args.extend(["--only", id]);
-            }
-            let g = grade(dir.path(), &args);
-            assert_eq!(g.code, Some(0), "{}", g.stderr);
+            let g = built.grade(gpu, Some(seed), &graded.into_iter().collect::<Vec<_>>());
             let lost: BTreeSet<String> = g.lost().into_iter().collect();
             let expected: BTreeSet<String> = expected.iter().map(|s| s.to_string()).collect();
             for (what, id, text) in SAYS {
@@ -516,7 +522,7 @@ fn every_cpu_mistake_loses_its_items_on_every_seed() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let wrong = grade_copies(CPU_COPIES, "off", DOWNSTREAM);
+    let wrong = grade_copies("training-mistakes-cpu", CPU_COPIES, "off", DOWNSTREAM);
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
@@ -525,7 +531,7 @@ fn every_gpu_mistake_loses_its_items_on_every_seed() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let wrong = grade_copies(GPU_COPIES, "emulate", &[]);
+    let wrong = grade_copies("training-mistakes-gpu", GPU_COPIES, "emulate", &[]);
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 

@@ -46,12 +46,19 @@ fn main() -> ExitCode {
         eprintln!("error: the tracer: {e}");
         return ExitCode::from(2);
     }
-    for variant in chosen {
-        eprintln!("building {} …", variant.name);
-        if let Err(e) = build(&kit, variant) {
+    for variant in &chosen {
+        if let Err(e) = write_crate(&kit, variant) {
             eprintln!("error: {}: {e}", variant.name);
             return ExitCode::from(2);
         }
+    }
+    eprintln!(
+        "building {} …",
+        chosen.iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+    );
+    if let Err(e) = binaries(&kit, &chosen) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
     }
     eprintln!(
         "kit ready in {}: on the GPU machine, run scripts/real-gpu-check run {}",
@@ -69,8 +76,8 @@ fn names() -> String {
         .join(", ")
 }
 
-/// Writes `crates/NAME` and `bin/NAME.gz` for one variant.
-fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
+/// Writes `crates/NAME` for one variant.
+fn write_crate(kit: &Path, variant: &Variant) -> Result<(), String> {
     let ws = gpu_labs_e2e::workspace();
     let dir = kit.join("crates").join(variant.name);
     if dir.exists() {
@@ -103,22 +110,40 @@ fn build(kit: &Path, variant: &Variant) -> Result<(), String> {
         &format!("{}\n", variant.fails.join(" ")),
     )?;
     write("may-fail", &format!("{}\n", variant.may_fail.join(" ")))?;
-    let binary = test_binary(&dir, &ws.join("target"))?;
+    Ok(())
+}
+
+/// Builds the grading test binaries of the variants' crates, all in one cargo invocation
+/// (sharing the workspace's compiled dependencies), into `bin/NAME.gz`.
+fn binaries(kit: &Path, variants: &[&Variant]) -> Result<(), String> {
+    let dirs: Vec<PathBuf> = variants
+        .iter()
+        .map(|v| kit.join("crates").join(v.name))
+        .collect();
+    let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    // One build workspace per kit, so that two kits can be built at once.
+    let mut hash = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(kit, &mut hash);
+    let name = format!("real-gpu-kit-{:016x}", std::hash::Hasher::finish(&hash));
+    let built = gpu_labs_e2e::harness::build(&name, &dirs)?;
     let bin_dir = kit.join("bin");
     std::fs::create_dir_all(&bin_dir)
         .map_err(|e| format!("cannot create {}: {e}", bin_dir.display()))?;
-    let to = bin_dir.join(variant.name);
-    std::fs::copy(&binary, &to).map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
-    // Debug information makes each binary tens of MB; the kit travels (64 MiB at most, nine
-    // binaries of ~7 MiB each): stripped, then compressed, and unpacked by `run`.
-    let _ = Command::new("strip").arg(&to).status();
-    let packed = Command::new("gzip")
-        .args(["-9", "-n", "-f"])
-        .arg(&to)
-        .status()
-        .map_err(|e| format!("cannot run gzip: {e}"))?;
-    if !packed.success() {
-        return Err(format!("gzip could not compress {}", to.display()));
+    for (variant, binary) in variants.iter().zip(built) {
+        let to = bin_dir.join(variant.name);
+        std::fs::copy(&binary, &to)
+            .map_err(|e| format!("cannot copy {}: {e}", binary.display()))?;
+        // Debug information makes each binary tens of MB; the kit travels (64 MiB at most,
+        // nine binaries of ~7 MiB each): stripped, then compressed, and unpacked by `run`.
+        let _ = Command::new("strip").arg(&to).status();
+        let packed = Command::new("gzip")
+            .args(["-9", "-n", "-f"])
+            .arg(&to)
+            .status()
+            .map_err(|e| format!("cannot run gzip: {e}"))?;
+        if !packed.success() {
+            return Err(format!("gzip could not compress {}", to.display()));
+        }
     }
     Ok(())
 }
@@ -141,33 +166,4 @@ fn tracer(kit: &Path) -> Result<(), String> {
     std::fs::copy(ws.join("target/release").join(name), lib.join(name))
         .map_err(|e| format!("cannot copy it: {e}"))?;
     Ok(())
-}
-
-/// Builds the crate's grading test binary (sharing the workspace's compiled dependencies)
-/// and returns its path.
-fn test_binary(dir: &Path, target: &Path) -> Result<PathBuf, String> {
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args([
-            "test",
-            "--no-run",
-            "--test",
-            "grade",
-            "--message-format=json",
-        ])
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "the crate does not build:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["target"]["name"] == "grade")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built no grade test binary".to_string())
 }
