@@ -486,7 +486,7 @@ fn a_release_with_a_git_grader_builds_and_grades_far_from_this_checkout() {
     let manifest = std::fs::read_to_string(lab.join("Cargo.toml")).expect("Cargo.toml");
     assert!(
         manifest.contains(&format!(
-            "grader = {{ git = \"{url}\", rev = \"{rev}\", default-features = false }}"
+            "grader = {{ git = \"{url}\", rev = \"{rev}\", default-features = false, features = [\"matmul\"] }}"
         )),
         "{manifest}"
     );

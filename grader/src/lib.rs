@@ -40,4 +40,7 @@ pub mod stage;
 #[cfg(feature = "cli")]
 pub mod template;
 
-pub use labs::{matmul, training};
+#[cfg(feature = "matmul")]
+pub use labs::matmul;
+#[cfg(feature = "training")]
+pub use labs::training;

@@ -24,21 +24,22 @@ pub enum GraderSource {
 }
 
 impl GraderSource {
-    /// The dependency as `Cargo.toml` writes it.
-    fn dependency(&self) -> String {
+    /// The dependency as `Cargo.toml` writes it, for a crate of `lab`: none of the grader's
+    /// features but that lab's (not the command's flows, not the other labs).
+    fn dependency(&self, lab: &str) -> String {
         let quoted = |s: &str| toml::Value::from(s).to_string();
+        let features = format!("default-features = false, features = [{}]", quoted(lab));
         match self {
             GraderSource::Git { url, rev } => {
                 format!(
-                    "grader = {{ git = {}, rev = {}, default-features = false }}",
+                    "grader = {{ git = {}, rev = {}, {features} }}",
                     quoted(url),
                     quoted(rev)
                 )
             }
-            GraderSource::Path(path) => format!(
-                "grader = {{ path = {}, default-features = false }}",
-                quoted(path)
-            ),
+            GraderSource::Path(path) => {
+                format!("grader = {{ path = {}, {features} }}", quoted(path))
+            }
         }
     }
 }
@@ -108,7 +109,7 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
         .iter_mut()
         .find(|(path, _)| path == "Cargo.toml")
         .ok_or_else(|| ReleaseError::NoGraderDependency(manifest_path.clone()))?;
-    manifest.1 = with_grader(&manifest.1, source)
+    manifest.1 = with_grader(&manifest.1, source, lab.name)
         .ok_or_else(|| ReleaseError::NoGraderDependency(manifest_path.clone()))?;
     // The student README's source of truth is the assignment's (the solution's copy is the same).
     let readme = Path::new(crate::stage::GRADER_DIR)
@@ -135,7 +136,7 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
     })?;
     if let Some(lock) = lock_file(&package)? {
         let path_grader = GraderSource::Path(crate::stage::GRADER_DIR.to_string());
-        let lock = with_grader(&manifest_text(&files), &path_grader)
+        let lock = with_grader(&manifest_text(&files), &path_grader, lab.name)
             .and_then(|manifest| pruned_by_cargo(&manifest, &lock))
             .unwrap_or(lock);
         files.push(("Cargo.lock".into(), with_grader_source(&lock, source)));
@@ -405,8 +406,8 @@ fn grader_left_out_dependencies() -> Vec<String> {
         .collect()
 }
 
-/// The manifest with its `grader` dev-dependency pointed at `source`.
-fn with_grader(manifest: &str, source: &GraderSource) -> Option<String> {
+/// The manifest of a crate of `lab` with its `grader` dev-dependency pointed at `source`.
+fn with_grader(manifest: &str, source: &GraderSource, lab: &str) -> Option<String> {
     let mut in_dev = false;
     let mut found = false;
     let mut out = String::with_capacity(manifest.len());
@@ -417,7 +418,7 @@ fn with_grader(manifest: &str, source: &GraderSource) -> Option<String> {
         }
         let names_grader = trimmed.split([' ', '=']).next() == Some("grader");
         if in_dev && names_grader {
-            out.push_str(&source.dependency());
+            out.push_str(&source.dependency(lab));
             found = true;
         } else {
             out.push_str(line);
@@ -466,10 +467,10 @@ mod tests {
             rev: "abc".into(),
         };
         assert_eq!(
-            with_grader(manifest, &git).unwrap(),
-            "[dependencies]\ngrader-utils = \"1\"\n\n[dev-dependencies]\ngrader = { git = \"https://example.org/g.git\", rev = \"abc\", default-features = false }\n"
+            with_grader(manifest, &git, "matmul").unwrap(),
+            "[dependencies]\ngrader-utils = \"1\"\n\n[dev-dependencies]\ngrader = { git = \"https://example.org/g.git\", rev = \"abc\", default-features = false, features = [\"matmul\"] }\n"
         );
-        assert!(with_grader("[dependencies]\n", &git).is_none());
+        assert!(with_grader("[dependencies]\n", &git, "matmul").is_none());
     }
 
     #[test]

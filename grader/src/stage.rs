@@ -252,6 +252,8 @@ impl LabCrate {
         grader.insert("path".into(), GRADER_DIR.into());
         // The harness needs none of the CLI's flows (batch, release, packaging).
         grader.insert("default-features".into(), false.into());
+        // Its own lab only (the feature of the lab's name).
+        grader.insert("features".into(), toml::Value::Array(vec![lab.name.into()]));
         let mut dev = toml::Table::new();
         dev.insert("grader".into(), grader.into());
         doc.insert("dev-dependencies".into(), dev.into());
