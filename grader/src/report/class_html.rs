@@ -38,7 +38,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px soli
 nav a{margin-right:1em}table{border-collapse:collapse;margin:.6em 0}\
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}\
-.chart svg{max-width:100%;height:auto}.muted{color:#666}\
+.chart svg{max-width:100%;height:auto}\
+.pair{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.muted{color:#666}\
 .reason{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.9em}";
 
 /// Writes the page of `summary` to `out`.
@@ -98,7 +99,7 @@ fn histogram<W: Write>(out: &mut W, bins: &[Bin]) -> Result<(), ClassHtmlError> 
     let mut svg = String::new();
     {
         let err = chart_err("score histogram");
-        let root = SVGBackend::with_string(&mut svg, (720, 300)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (640, 320)).into_drawing_area();
         root.fill(&WHITE).map_err(&err)?;
         let top = bins.iter().map(|b| b.count).max().unwrap_or(0) as u32 + 1;
         let last = bins.len() as u32 - 1;
@@ -110,6 +111,9 @@ fn histogram<W: Write>(out: &mut W, bins: &[Bin]) -> Result<(), ClassHtmlError> 
             .map_err(&err)?;
         chart
             .configure_mesh()
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 14))
+            .max_light_lines(1)
             .disable_x_mesh()
             .x_labels(bins.len())
             .y_labels((top as usize + 1).min(10))
@@ -139,7 +143,7 @@ fn histogram<W: Write>(out: &mut W, bins: &[Bin]) -> Result<(), ClassHtmlError> 
             .map_err(&err)?;
         root.present().map_err(&err)?;
     }
-    writeln!(out, "<div class=\"chart\">{svg}</div>")?;
+    writeln!(out, "<div class=\"pair\"><div class=\"chart\">{svg}</div>")?;
     writeln!(
         out,
         "<table class=\"bins\">\n<tr><th>total</th><th>students</th></tr>"
@@ -157,7 +161,7 @@ fn histogram<W: Write>(out: &mut W, bins: &[Bin]) -> Result<(), ClassHtmlError> 
     }
     writeln!(
         out,
-        "</table>\n<p class=\"muted\">A bar holds the totals from its lower bound up to, not \
+        "</table></div>\n<p class=\"muted\">A bar holds the totals from its lower bound up to, not \
          including, its upper one; the last holds the maximum. Submissions not graded have no \
          total and are not counted.</p>\n</section>"
     )?;
@@ -188,6 +192,9 @@ fn pass_rates<W: Write>(out: &mut W, items: &[ItemRate]) -> Result<(), ClassHtml
             let at = |row: u32| items.get((last - row) as usize);
             chart
                 .configure_mesh()
+                .label_style(("sans-serif", 14))
+                .axis_desc_style(("sans-serif", 14))
+                .max_light_lines(1)
                 .disable_y_mesh()
                 .y_labels(items.len())
                 .y_label_formatter(&|v| match v {
@@ -260,7 +267,7 @@ fn speedups<W: Write>(out: &mut W, items: &[Speedups]) -> Result<(), ClassHtmlEr
         let mut svg = String::new();
         {
             let err = chart_err("speedup");
-            let root = SVGBackend::with_string(&mut svg, (720, 260)).into_drawing_area();
+            let root = SVGBackend::with_string(&mut svg, (640, 300)).into_drawing_area();
             root.fill(&WHITE).map_err(&err)?;
             let top = item.values.iter().map(|v| v.1).fold(1.0, f64::max) * 1.1;
             let n = item.values.len() as u32;
@@ -272,6 +279,9 @@ fn speedups<W: Write>(out: &mut W, items: &[Speedups]) -> Result<(), ClassHtmlEr
                 .map_err(&err)?;
             chart
                 .configure_mesh()
+                .label_style(("sans-serif", 14))
+                .axis_desc_style(("sans-serif", 14))
+                .max_light_lines(1)
                 .y_labels((n as usize + 2).min(10))
                 .x_label_formatter(&|v| format!("{v:.1}×"))
                 .y_label_formatter(&|v| v.to_string())
@@ -293,7 +303,7 @@ fn speedups<W: Write>(out: &mut W, items: &[Speedups]) -> Result<(), ClassHtmlEr
                 .map_err(&err)?;
             root.present().map_err(&err)?;
         }
-        writeln!(out, "<div class=\"chart\">{svg}</div>")?;
+        writeln!(out, "<div class=\"pair\"><div class=\"chart\">{svg}</div>")?;
         writeln!(
             out,
             "<table class=\"speedups\" data-item=\"{}\">\n<tr><th>student</th><th>speedup</th></tr>",
@@ -307,7 +317,7 @@ fn speedups<W: Write>(out: &mut W, items: &[Speedups]) -> Result<(), ClassHtmlEr
                 name = escape::html(student),
             )?;
         }
-        writeln!(out, "</table>")?;
+        writeln!(out, "</table></div>")?;
     }
     writeln!(out, "</section>")?;
     Ok(())
