@@ -216,7 +216,7 @@ fn hidden_gpus_env() -> Vec<(OsString, OsString)> {
 /// Test hook: with `GPU_LABS_EMULATOR_AS_REAL=1`, `--gpu real` grades as on a real GPU while
 /// running on the emulator, so the code only a real GPU reaches (GPU speedups) runs in tests
 /// on machines without one. The figures it gives mean nothing and reports say so.
-fn emulator_as_real() -> bool {
+pub fn emulator_as_real() -> bool {
     std::env::var_os("GPU_LABS_EMULATOR_AS_REAL").is_some_and(|v| v == "1")
 }
 
