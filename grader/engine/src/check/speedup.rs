@@ -109,6 +109,14 @@ pub fn shown(speedup: f64) -> String {
     }
 }
 
+/// The tiers as a speed item's details list them: `3× → 1 pt`, one per tier.
+pub fn listed(tiers: &[Tier]) -> Vec<String> {
+    tiers
+        .iter()
+        .map(|t| format!("{}× → {}", t.speedup, crate::report::points(t.points)))
+        .collect()
+}
+
 /// The median of a non-empty list.
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();

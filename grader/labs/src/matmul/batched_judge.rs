@@ -398,17 +398,7 @@ pub fn speedup(
         return Err(bad(item, "the speedup could not be decided"));
     };
     let shown = grader_engine::check::speedup::shown(speedup);
-    let tiers: Vec<String> = spec
-        .tiers
-        .iter()
-        .map(|t| {
-            format!(
-                "{}× → {}",
-                t.speedup,
-                grader_engine::report::points(t.points)
-            )
-        })
-        .collect();
+    let tiers = grader_engine::check::speedup::listed(&spec.tiers);
     let mut result = ItemResult::passed(
         item,
         t!("batch-speedup-reason", speedup = shown),

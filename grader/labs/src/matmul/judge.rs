@@ -197,17 +197,7 @@ pub fn cpu_speedup(
         yours = format!("{:.2}", ms(&candidate_ns)),
         overhead = format!("{:.3}", overhead_ns as f64 / 1e6)
     );
-    let tiers: Vec<String> = spec
-        .tiers
-        .iter()
-        .map(|t| {
-            format!(
-                "{}× → {}",
-                t.speedup,
-                grader_engine::report::points(t.points)
-            )
-        })
-        .collect();
+    let tiers = speedup::listed(&spec.tiers);
     let mut result = ItemResult::passed(item, t!("cpu-speedup-reason", speedup = s), String::new());
     result.set_score(points);
     result.speedup = Some(measured_speedup);
