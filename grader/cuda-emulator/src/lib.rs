@@ -9,6 +9,7 @@
 #![allow(non_snake_case)]
 #![allow(clippy::missing_safety_doc)] // Every exported function follows its CUDA documentation.
 
+pub mod config;
 pub mod counters;
 pub mod cublas;
 pub mod driver;

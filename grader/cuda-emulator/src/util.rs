@@ -50,19 +50,19 @@ pub fn cores() -> usize {
 /// grader handles `no-nvrtc` and `no-cublas` itself, by leaving those libraries out.
 pub const CONDITIONS: &str = "GPU_LABS_EMULATOR_CONDITIONS";
 
-/// Whether the condition `name` was asked for in [`CONDITIONS`].
+/// Whether the condition `name` was asked for in [`CONDITIONS`] (as the environment was when
+/// the library was loaded: [`crate::config`]).
 pub fn condition(name: &str) -> bool {
-    std::env::var(CONDITIONS).is_ok_and(|list| list.split(',').any(|c| c.trim() == name))
+    crate::config::get().condition(name)
 }
 
 /// The host's side of a launch or cuBLAS call under the `fast-device` condition.
 pub const HOST_SIDE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Under the `fast-device` condition, spends [`HOST_SIDE`] on the calling thread before work
-/// is queued (the condition is read once).
+/// is queued.
 pub fn host_side_of_a_launch() {
-    static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *FAST.get_or_init(|| condition("fast-device")) {
+    if condition("fast-device") {
         std::thread::sleep(HOST_SIDE);
     }
 }

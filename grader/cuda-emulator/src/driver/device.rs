@@ -24,9 +24,10 @@ pub const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
 
 /// Whether the emulator shows its device: `GPU_LABS_EMULATOR_DEVICES=0` hides it, so that a
-/// process sees a driver without a GPU (as on a machine with the driver but no device).
+/// process sees a driver without a GPU (as on a machine with the driver but no device); read
+/// from the configuration frozen at load ([`crate::config`]).
 pub fn device_visible() -> bool {
-    std::env::var("GPU_LABS_EMULATOR_DEVICES").map_or(true, |v| v.trim() != "0")
+    crate::config::get().device_visible
 }
 
 fn check_device(dev: i32) -> Result<(), CUresult> {

@@ -37,7 +37,8 @@ fn coords(linear: u32, dims: [u32; 3]) -> String {
 /// Source lines of code offsets in `so`, from its line table (`addr2line`, part of binutils,
 /// which the C++ compiler needs anyway); `None` for each where it cannot tell.
 fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
-    let out = std::process::Command::new("addr2line")
+    let out = crate::config::get()
+        .command("addr2line")
         .arg("-e")
         .arg(so)
         .args(pcs.iter().map(|pc| format!("{pc:#x}")))

@@ -56,9 +56,10 @@ const RACECHECK_FLAGS: &[&str] = &[
 /// so timed runs use the plain (uninstrumented) build.
 pub const RACECHECK_VARIABLE: &str = "GPU_LABS_EMULATOR_RACECHECK";
 
-/// Whether this process compiles kernels with race detection ([`RACECHECK_VARIABLE`] is `1`).
+/// Whether this process compiles kernels with race detection ([`RACECHECK_VARIABLE`] was `1`
+/// when the library was loaded: [`crate::config`]).
 pub fn race_check_asked() -> bool {
-    std::env::var(RACECHECK_VARIABLE).is_ok_and(|v| v == "1")
+    crate::config::get().race_check
 }
 
 /// A successful compilation.
@@ -74,33 +75,14 @@ pub struct Compiled {
     pub log: String,
 }
 
-/// The kernel cache directory: `$GPU_LABS_EMULATOR_CACHE`, else `$XDG_CACHE_HOME/gpu-labs/kernels`,
-/// else `~/.cache/gpu-labs/kernels`, else a directory under the system temp dir.
+/// The kernel cache directory ([`crate::config::Config::kernel_cache`], frozen at load).
 pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("GPU_LABS_EMULATOR_CACHE").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return Path::new(&d).join("gpu-labs").join("kernels");
-    }
-    if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
-        return Path::new(&h)
-            .join(".cache")
-            .join("gpu-labs")
-            .join("kernels");
-    }
-    std::env::temp_dir().join("gpu-labs-kernels")
+    crate::config::get().kernel_cache.clone()
 }
 
-/// The C++ compiler command: `$CXX` (which may carry arguments), else `c++`.
+/// The C++ compiler command ([`crate::config::Config::cxx`], frozen at load).
 fn compiler() -> Vec<String> {
-    let cxx = std::env::var("CXX").unwrap_or_default();
-    let words: Vec<String> = cxx.split_whitespace().map(str::to_string).collect();
-    if words.is_empty() {
-        vec!["c++".to_string()]
-    } else {
-        words
-    }
+    crate::config::get().cxx.clone()
 }
 
 /// Options of `nvrtcCompileProgram` that reach the host compiler: macro definitions and
@@ -216,7 +198,7 @@ fn run_compiler(
     so: &Path,
     checked: bool,
 ) -> Result<String, String> {
-    let mut cmd = Command::new(&cxx[0]);
+    let mut cmd = crate::config::get().command(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS).args(flags);
     if let Ok(stubs) = stub_headers() {
         cmd.arg("-I").arg(stubs);
@@ -235,7 +217,7 @@ fn run_compiler(
         .arg(if checked { &object } else { so });
     let mut log = compiler_output(name, cxx, cpp, &mut cmd)?;
     if checked {
-        let mut link = Command::new(&cxx[0]);
+        let mut link = crate::config::get().command(&cxx[0]);
         link.args(&cxx[1..])
             .args(["-shared", "-fPIC", "-pthread"])
             .arg(&object)
