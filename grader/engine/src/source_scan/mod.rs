@@ -1,14 +1,24 @@
-//! Enforces a rubric's `forbid` list: identifiers a function must not use, in its own body or
-//! in any function of the crate it calls (found by name, transitively), in `use` lines, macros
-//! or anywhere else outside function bodies. Comments and string literals are ignored, so
-//! mentioning `dot` in a doc comment is fine. Bodies of functions the graded function never
-//! reaches (tests, other lab functions) are not scanned.
+//! The source rules: what a lab's `.rs` files may not contain ([`find_refused`]: code that runs
+//! outside the graded functions or reaches outside the lab's libraries), a rubric's `forbid`
+//! list ([`find_forbidden`]: identifiers a function must not use, in its own body or in any
+//! function of the crate it calls, found by name, transitively, in `use` lines, macros or
+//! anywhere else outside function bodies) and its `require` list ([`find_missing`]).
+//!
+//! Every rule reads the tokens of one lexer, rustc's own rules as `proc-macro2` implements them
+//! ([`tokens`]), so comments and string literals are ignored (mentioning `dot` in a doc comment
+//! is fine) and nothing the compiler reads as code hides in one. Bodies of functions the graded
+//! function never reaches (tests, other lab functions) are not searched for `forbid`den names.
+//! The scan is the second wall, never the first: the sandbox holds without it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-mod lexed;
+mod attributes;
+mod names;
+mod tokens;
 mod unsafe_code;
+
+use tokens::{Kind, Scanned};
 
 /// Where a forbidden identifier was found.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,65 +31,9 @@ pub struct Hit {
     pub name: String,
 }
 
-/// What a token is: the unsafe rules need punctuation and literals too.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    /// A name or keyword.
-    Ident,
-    /// One punctuation character.
-    Punct,
-    /// A number, string or char literal (its text is not kept).
-    Literal,
-}
-
-/// A token with its position.
-struct Token {
-    kind: Kind,
-    /// The identifier, the punctuation character, or empty for a literal.
-    name: String,
-    line: usize,
-    /// Index of the function body it sits in, if any.
-    body: Option<usize>,
-    /// Whether `!` follows it (a macro call: `asm!`).
-    bang: bool,
-}
-
-impl Token {
-    fn literal(line: usize, body: Option<usize>) -> Token {
-        Token {
-            kind: Kind::Literal,
-            name: String::new(),
-            line,
-            body,
-            bang: false,
-        }
-    }
-
-    fn punct(c: char, line: usize, body: Option<usize>) -> Token {
-        Token {
-            kind: Kind::Punct,
-            name: c.to_string(),
-            line,
-            body,
-            bang: false,
-        }
-    }
-
-    fn is(&self, kind: Kind, name: &str) -> bool {
-        self.kind == kind && self.name == name
-    }
-}
-
-/// A scanned file.
-struct Scanned {
-    file: String,
-    tokens: Vec<Token>,
-    /// The name of the function owning each body.
-    bodies: Vec<String>,
-}
-
 /// Looks for `forbid`den identifiers used by `function` (or what it calls) in the `.rs` files
-/// under `src_dir`. `None` when clean or when the sources cannot be read.
+/// under `src_dir`. `None` when clean or when the sources cannot be read or lexed (grading
+/// refuses such a file first: [`find_refused`]).
 pub fn find_forbidden(src_dir: &Path, function: &str, forbid: &[String]) -> Option<Hit> {
     if forbid.is_empty() {
         return None;
@@ -96,10 +50,21 @@ pub fn find_forbidden(src_dir: &Path, function: &str, forbid: &[String]) -> Opti
                 .unwrap_or(path)
                 .display()
                 .to_string();
-            Some(scan(&name, &text))
+            tokens::lex(&name, &text).ok()
         })
         .collect();
     find_in(&scanned, function, forbid)
+}
+
+/// The first construct a lab may not contain in `text` (the file `file`), or `None`.
+fn refused_in(file: &str, text: &str) -> Option<Refused> {
+    let scanned = match tokens::lex(file, text) {
+        Ok(scanned) => scanned,
+        Err(cannot_read) => return Some(cannot_read),
+    };
+    names::refused(&scanned)
+        .or_else(|| attributes::refused(&scanned))
+        .or_else(|| unsafe_code::refused_unsafe(&scanned))
 }
 
 fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -159,180 +124,6 @@ fn find_in(scanned: &[Scanned], function: &str, forbid: &[String]) -> Option<Hit
     None
 }
 
-/// Tokenizes Rust source into identifiers, skipping comments, strings and char literals, and
-/// records which `fn` body each identifier is in.
-fn scan(file: &str, text: &str) -> Scanned {
-    let chars: Vec<char> = text.chars().collect();
-    let mut tokens = Vec::new();
-    let mut bodies: Vec<String> = Vec::new();
-    // Stack of open braces: Some(body index) when the brace opened a fn body.
-    let mut braces: Vec<Option<usize>> = Vec::new();
-    let mut pending_fn: Option<String> = None;
-    let mut expect_fn_name = false;
-    let mut line = 1;
-    let mut i = 0;
-    let current_body = |braces: &Vec<Option<usize>>| braces.iter().rev().find_map(|b| *b);
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '\n' {
-            line += 1;
-            i += 1;
-        } else if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    if chars[i] == '\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-            }
-        } else if c == 'r'
-            && (next == Some('"') || (next == Some('#') && raw_string_ahead(&chars, i + 1)))
-        {
-            // Raw string r"..." or r#"..."#.
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while chars.get(j) == Some(&'#') {
-                hashes += 1;
-                j += 1;
-            }
-            j += 1;
-            loop {
-                match chars.get(j) {
-                    None => break,
-                    Some('"') if (1..=hashes).all(|h| chars.get(j + h) == Some(&'#')) => {
-                        j += 1 + hashes;
-                        break;
-                    }
-                    Some('\n') => {
-                        line += 1;
-                        j += 1;
-                    }
-                    Some(_) => j += 1,
-                }
-            }
-            i = j;
-            tokens.push(Token::literal(line, current_body(&braces)));
-        } else if c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                if chars.get(i) == Some(&'\n') {
-                    line += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            tokens.push(Token::literal(line, current_body(&braces)));
-        } else if c == '\'' {
-            // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
-            if next == Some('\\') {
-                i += 2;
-                while i < chars.len() && chars[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-                tokens.push(Token::literal(line, current_body(&braces)));
-            } else if chars.get(i + 2) == Some(&'\'') {
-                i += 3;
-                tokens.push(Token::literal(line, current_body(&braces)));
-            } else {
-                i += 1;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-            }
-        } else if c.is_alphabetic() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            let name: String = chars[start..i].iter().collect();
-            if expect_fn_name {
-                pending_fn = Some(name.clone());
-                expect_fn_name = false;
-            }
-            if name == "fn" {
-                // `fn name` declares a function; `fn(` is a function-pointer type.
-                let mut j = i;
-                while chars.get(j).is_some_and(|c| c.is_whitespace()) {
-                    j += 1;
-                }
-                expect_fn_name = chars.get(j).is_some_and(|c| c.is_alphabetic() || *c == '_');
-            }
-            let mut j = i;
-            while chars.get(j).is_some_and(|c| *c == ' ' || *c == '\t') {
-                j += 1;
-            }
-            tokens.push(Token {
-                kind: Kind::Ident,
-                name,
-                line,
-                body: current_body(&braces),
-                bang: chars.get(j) == Some(&'!'),
-            });
-        } else if c.is_ascii_digit() {
-            // A number: digits, suffixes (`1u32`, `0x1f`) and a fraction (`1.5`, not `1..`).
-            while i < chars.len()
-                && (chars[i].is_alphanumeric()
-                    || chars[i] == '_'
-                    || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
-            {
-                i += 1;
-            }
-            tokens.push(Token::literal(line, current_body(&braces)));
-        } else if c == '{' {
-            // The brace belongs to the body it opens.
-            if let Some(name) = pending_fn.take() {
-                bodies.push(name);
-                braces.push(Some(bodies.len() - 1));
-            } else {
-                braces.push(None);
-            }
-            tokens.push(Token::punct(c, line, current_body(&braces)));
-            i += 1;
-        } else if c == '}' {
-            tokens.push(Token::punct(c, line, current_body(&braces)));
-            braces.pop();
-            i += 1;
-        } else if c == ';' {
-            // `fn f();` in a trait has no body.
-            if braces.last().copied().flatten().is_none() {
-                pending_fn = None;
-            }
-            tokens.push(Token::punct(c, line, current_body(&braces)));
-            i += 1;
-        } else {
-            if !c.is_whitespace() {
-                tokens.push(Token::punct(c, line, current_body(&braces)));
-            }
-            i += 1;
-        }
-    }
-    Scanned {
-        file: file.to_string(),
-        tokens,
-        bodies,
-    }
-}
-
 /// Code a lab may not contain, found in a submission's sources: it runs outside the graded
 /// functions or reaches outside the lab's libraries.
 #[derive(Debug, Clone, PartialEq)]
@@ -346,19 +137,6 @@ pub struct Refused {
     /// Why a lab may not contain it, in a student's words.
     pub why: &'static str,
 }
-
-/// What a lab may not contain: (identifier, needs a `!` after it, as shown, why).
-const REFUSED: &[(&str, bool, &str, &str)] = &[
-    ("no_mangle", false, "#[no_mangle]", "it exports a function under a fixed C name, which can replace a function the grader's own code uses (its clock, say)"),
-    ("export_name", false, "#[export_name]", "it exports a function under a fixed C name, which can replace a function the grader's own code uses (its clock, say)"),
-    ("link_section", false, "#[link_section]", "it places code in a linker section, which can run it before the program starts (a static constructor)"),
-    ("asm", true, "asm!", "assembly is not part of this lab"),
-    ("global_asm", true, "global_asm!", "assembly is not part of this lab"),
-    ("naked_asm", true, "naked_asm!", "assembly is not part of this lab"),
-    ("naked", false, "#[naked]", "assembly is not part of this lab"),
-    ("extern", false, "extern", "it declares or defines foreign (C) functions, which reach outside the lab's libraries; call only Rust and the lab's crates"),
-    ("include", true, "include!", "it pulls code in from a file the grader does not read; keep all code in .rs files under src/ (include_str! for kernel sources is fine)"),
-];
 
 /// A test hook: `GPU_LABS_SOURCE_SCAN=off-for-tests` refuses nothing, so that tests can show
 /// the sandbox holds on its own against code the scan would have refused (it is the second
@@ -389,49 +167,11 @@ pub fn find_refused(src_dir: &Path) -> Option<Refused> {
                       check it",
             });
         };
-        let scanned = scan(&name, &text);
-        if let Some(found) = refused_in(&scanned)
-            .or_else(|| lexed::refused(&name, &text))
-            .or_else(|| unsafe_code::refused_unsafe(&scanned))
-        {
+        if let Some(found) = refused_in(&name, &text) {
             return Some(found);
         }
     }
     None
-}
-
-fn refused_in(scanned: &Scanned) -> Option<Refused> {
-    let tokens = &scanned.tokens;
-    tokens.iter().enumerate().find_map(|(at, token)| {
-        if token.kind != Kind::Ident {
-            return None;
-        }
-        let (_, _, construct, why) = REFUSED
-            .iter()
-            .find(|(name, bang, _, _)| *name == token.name && *bang == token.bang)?;
-        // `extern crate` only names a dependency.
-        if token.name == "extern"
-            && tokens
-                .get(at + 1)
-                .is_some_and(|t| t.is(Kind::Ident, "crate"))
-        {
-            return None;
-        }
-        Some(Refused {
-            file: scanned.file.clone(),
-            line: token.line,
-            construct: construct.to_string(),
-            why,
-        })
-    })
-}
-
-/// Whether `#…#"` follows, making `r` the start of a raw string.
-fn raw_string_ahead(chars: &[char], mut j: usize) -> bool {
-    while chars.get(j) == Some(&'#') {
-        j += 1;
-    }
-    chars.get(j) == Some(&'"')
 }
 
 /// The first of `required` that appears nowhere in the `.rs` and `.cu` files under `src_dir`
@@ -465,6 +205,15 @@ fn collect_ext(dir: &Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
         } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
+    }
+}
+
+/// Lexes `text` for a test, which expects it to lex.
+#[cfg(test)]
+fn scan(file: &str, text: &str) -> Scanned {
+    match tokens::lex(file, text) {
+        Ok(scanned) => scanned,
+        Err(refused) => panic!("{file} does not lex: {}", refused.why),
     }
 }
 
@@ -540,7 +289,7 @@ mod tests {
     }
 
     fn refused(src: &str) -> Option<(usize, String)> {
-        refused_in(&scan("src/lib.rs", src)).map(|r| (r.line, r.construct))
+        refused_in("src/lib.rs", src).map(|r| (r.line, r.construct))
     }
 
     #[test]
@@ -565,8 +314,73 @@ mod tests {
     #[test]
     fn comments_strings_and_ordinary_names_are_not_refused() {
         let fine = "// no_mangle in a comment\n/// `extern \"C\"` in a doc\nextern crate rayon;\n\
-                    const K: &str = include_str!(\"kernel.cu\");\nfn f(include: u8, asm: u8) -> u8 { let s = \"asm!()\"; include + asm }\n";
+                    const K: &str = include_str!(\"kernel.cu\");\nfn f(included: u8, asm_like: u8) -> u8 { let s = \"asm!()\"; included + asm_like }\n";
         assert_eq!(refused(fine), None);
+        // A macro's name is refused even as a name of one's own: `use std::include as x;`
+        // would reach the macro with nothing else written.
+        assert_eq!(
+            refused("fn f(include: u8) -> u8 { include }"),
+            Some((1, "include".into()))
+        );
+    }
+
+    #[test]
+    fn each_trick_that_hid_unsafe_code_from_the_hand_written_lexer_is_refused() {
+        // The old lexer read `br"\"` as `br` and a string whose `\"` is an escape, so the
+        // string ran on to the next quote and the code between was text to it.
+        let peek = "pub fn peek(a: usize) -> u8 {\n    unsafe { *(a as *const u8) }\n}";
+        let bits = "pub fn bits(x: f32) -> u32 {\n    unsafe { std::mem::transmute(x) }\n}";
+        for (before, after) in [
+            ("const B: &[u8] = br\"\\\";", "const C: &str = \"\";"),
+            ("const B: &[u8] = br#\"\\\"#;", "const C: &str = \"\";"),
+            (
+                "const B: &core::ffi::CStr = cr\"\\\";",
+                "const C: &str = \"\";",
+            ),
+            ("const S: &str = r#\"a\" \"b\"#;", ""),
+            ("/* a /* b */ c */", "/* d */"),
+            (
+                "const Q: [char; 3] = ['\\'', '\"', 'a'];\nfn g<'a>(x: &'a u8) -> &'a u8 { x }",
+                "",
+            ),
+            ("const B: [u8; 2] = [b'\\'', b'\"'];", ""),
+        ] {
+            for (code, construct) in [
+                (peek, "*pointer inside unsafe"),
+                (bits, "transmute(…) inside unsafe"),
+            ] {
+                let text = format!("{before}\n{code}\n{after}\n");
+                let line = before.lines().count() + 2;
+                assert_eq!(
+                    refused(&text),
+                    Some((line, construct.to_string())),
+                    "{text}"
+                );
+            }
+        }
+        // A first line rustc skips as a script's (`#!`) opens no comment for it.
+        let shebang = format!("#!/usr/bin/env run /*\n{peek}\n// */\n");
+        assert_eq!(
+            refused(&shebang),
+            Some((1, "code the grader cannot read".into()))
+        );
+    }
+
+    #[test]
+    fn a_forbidden_macro_reached_through_a_renamed_import_is_refused() {
+        for (text, construct) in [
+            (
+                "use core::arch::global_asm as notes;\nnotes!(\".section .init_array\");",
+                "global_asm",
+            ),
+            (
+                "use std::include as notes;\nnotes!(\"../plan.txt\");",
+                "include",
+            ),
+            ("pub use core::arch::asm as a;", "asm"),
+        ] {
+            assert_eq!(refused(text), Some((1, construct.to_string())), "{text}");
+        }
     }
 
     #[test]
@@ -576,6 +390,9 @@ mod tests {
             "solutions/matmul/src",
             "tests/fixtures/matmul_alternative/src",
             "templates/matmul/src",
+            "solutions/training/src",
+            "tests/fixtures/training_alternative/src",
+            "templates/training/src",
         ] {
             assert_eq!(find_refused(&root.join(dir)), None, "{dir}");
         }

@@ -4,7 +4,8 @@
 //! impls of one's own) can read or write any memory of the graded process, the grader's
 //! included, and no lab needs it.
 
-use super::{Kind, Refused, Scanned, Token};
+use super::tokens::{in_macros, Kind, Scanned, Token};
+use super::Refused;
 
 /// The functions a lab may call inside `unsafe { … }`: cudarc's unsafe launch, cuBLAS and
 /// allocation calls, and harmless helpers commonly written in their arguments.
@@ -46,7 +47,7 @@ const WHY: &str = "inside `unsafe` a lab may only call the GPU library's unsafe 
 /// contain, or `None`.
 pub(super) fn refused_unsafe(scanned: &Scanned) -> Option<Refused> {
     let tokens = &scanned.tokens;
-    let in_macro = macro_argument_tokens(tokens);
+    let in_macro = in_macros(tokens);
     let refuse = |at: usize, construct: String, why: &'static str| {
         Some(Refused {
             file: scanned.file.clone(),
@@ -105,58 +106,6 @@ pub(super) fn refused_unsafe(scanned: &Scanned) -> Option<Refused> {
     None
 }
 
-/// For each token, whether it sits in a macro's arguments (`m!(…)`) or a `macro_rules!`
-/// definition.
-fn macro_argument_tokens(tokens: &[Token]) -> Vec<bool> {
-    let mut inside = vec![false; tokens.len()];
-    let mut at = 0;
-    while at < tokens.len() {
-        let t = &tokens[at];
-        if t.kind == Kind::Ident && t.bang {
-            // Skip `!` and, for `macro_rules! name`, the name; then the delimited group.
-            let mut open = at + 2;
-            if t.name == "macro_rules" && tokens.get(open).is_some_and(|t| t.kind == Kind::Ident) {
-                open += 1;
-            }
-            if let Some(close) = tokens.get(open).and_then(|_| matching(tokens, open)) {
-                for flag in &mut inside[open..=close] {
-                    *flag = true;
-                }
-                at = close + 1;
-                continue;
-            }
-        }
-        at += 1;
-    }
-    inside
-}
-
-/// The index of the delimiter closing the one at `open` (`(`, `[` or `{`).
-fn matching(tokens: &[Token], open: usize) -> Option<usize> {
-    let closer = match tokens[open].name.as_str() {
-        "(" => ")",
-        "[" => "]",
-        "{" => "}",
-        _ => return None,
-    };
-    let opener = tokens[open].name.as_str();
-    let mut depth = 0usize;
-    for (at, t) in tokens.iter().enumerate().skip(open) {
-        if t.kind != Kind::Punct {
-            continue;
-        }
-        if t.name == opener {
-            depth += 1;
-        } else if t.name == closer {
-            depth -= 1;
-            if depth == 0 {
-                return Some(at);
-            }
-        }
-    }
-    None
-}
-
 /// Why a reborrow inside `unsafe` is refused, and where it belongs.
 const REBORROW: &str = "a reborrow such as `&mut *x` needs no `unsafe`: make it before the \
                         `unsafe` block (`let arg = &mut *x;`) and pass `arg`; inside `unsafe` a \
@@ -177,7 +126,7 @@ fn refused_in_block(tokens: &[Token], open: usize) -> Option<(usize, String, &'s
 
 /// [`refused_in_block`]'s search: the token index and how to show it.
 fn refused_construct(tokens: &[Token], open: usize) -> Option<(usize, String)> {
-    let close = matching(tokens, open).unwrap_or(tokens.len() - 1);
+    let close = tokens[open].closed_at.unwrap_or(tokens.len());
     for at in open + 1..close {
         let t = &tokens[at];
         let prev = &tokens[at - 1];
