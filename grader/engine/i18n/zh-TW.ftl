@@ -67,7 +67,8 @@ died-exited = 在評分程式拿到結果前就結束了程式（結束碼 { $co
 
 ## GPU 項目（src/check/gpu.rs）
 
-not-graded-here = 評分程式{ $could_not }；這不是你程式碼的問題：請告訴負責執行評分程式的人
+untrusted-claim-reason = 評分程式無法信任這份回報
+untrusted-claim-details = 執行 `{ $function }` 的行程回報說評分程式{ $could_not }。一個項目是否評分，由評分程式依它自己設定的環境決定，從不採信執行你程式碼的行程所說的話，所以這一項算作失敗，並仍計入滿分。如果你的程式沒有做任何特別的事，這不是你程式碼的問題：請告訴負責執行評分程式的人。
 needs-real-gpu = 需要真正的 GPU（模擬器的速度無法代表 GPU 的速度）
 race-reason = { $what }（由模擬器的競爭檢查發現）
 race-details =

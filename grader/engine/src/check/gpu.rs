@@ -23,11 +23,20 @@ fn skipped(item: &Item, reason: &str, counts: bool) -> ItemResult {
     result
 }
 
-/// An item the grader could not grade because something of its own failed before any student
-/// code ran (its use of the GPU, the sandbox: a machine problem, never the student's): left
-/// out of the maximum, with what the grader `could_not` do, for whoever runs it.
-pub fn not_graded_here(item: &Item, could_not: &str) -> ItemResult {
-    skipped(item, &t!("not-graded-here", could_not = could_not), false)
+/// An item whose worker claimed that the grader `could_not` do its part (set up the GPU,
+/// apply the sandbox): failed, and kept in the maximum. Such a claim comes from the process
+/// that runs the submission, which can make it too; the supervisor decides what is graded from
+/// what it set up itself (DESIGN.md, "trust only what you can check").
+pub fn untrusted_claim(item: &Item, could_not: &str) -> ItemResult {
+    ItemResult::failed(
+        item,
+        t!("untrusted-claim-reason"),
+        t!(
+            "untrusted-claim-details",
+            function = item.function,
+            could_not = could_not
+        ),
+    )
 }
 
 /// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the

@@ -37,6 +37,7 @@ impl GradeContext {
             source_dir: None,
             backend,
             backend_label,
+            yardstick_program: None,
         })
     }
 
@@ -276,7 +277,7 @@ fn outcome_with_env(
     order: &WorkOrder,
     env: Vec<(OsString, OsString)>,
 ) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
-    let mut command = ctx.command.clone();
+    let mut command = ctx.command_for(order);
     command.env.extend(env);
     judge_run(item, run_worker(&command, item.timeout_secs, order)?)
 }
@@ -292,20 +293,21 @@ pub(crate) fn judge_run(
             outcome: Outcome::Panicked(p),
             ..
         } => Ok(Err(panic_result(item, &p))),
-        // The grader's own GPU set-up failed before any student code ran: the item is not
-        // graded (and not counted), with the reason; the rest of the run goes on.
+        // A worker's word about the grading itself (the GPU could not be set up, the sandbox
+        // could not be applied) is a claim from the process that runs the submission, which
+        // the submission can make too: it fails the item and never changes the maximum. What
+        // is graded, and on which backend, the supervisor decided before the worker started.
         WorkerRun::Reported {
             outcome: Outcome::GpuUnavailable(why),
             ..
-        } => Ok(Err(gpu::not_graded_here(
+        } => Ok(Err(gpu::untrusted_claim(
             item,
             &t!("gpu-unavailable", why = why),
         ))),
-        // No student code ran: the item is not graded, and the reason says whose it is.
         WorkerRun::Reported {
             outcome: Outcome::SandboxFailed(why),
             ..
-        } => Ok(Err(gpu::not_graded_here(
+        } => Ok(Err(gpu::untrusted_claim(
             item,
             &t!("sandbox-failed", why = why),
         ))),

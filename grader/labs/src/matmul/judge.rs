@@ -3,7 +3,7 @@
 
 use super::kinds::{CpuTimer, Products};
 use super::t;
-use super::verdict::{device_unused, WrongCase};
+use super::verdict::{device_unused, must_count, WrongCase};
 use grader_engine::check::speedup::{self, Speed};
 use grader_engine::check::{
     gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
@@ -70,7 +70,7 @@ pub fn products(
         if let Some(e) = error {
             return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
         }
-        if let Some(failed) = device_unused(item, device_work, || {
+        if let Some(failed) = device_unused(item, device_work, must_count(ctx, item), || {
             t!("no-gpu-work-details", function = item.function)
         }) {
             return Ok(failed);

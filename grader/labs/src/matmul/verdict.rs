@@ -4,7 +4,8 @@
 
 use super::judge::hint_line;
 use super::t;
-use grader_engine::check::gpu::{emulator_reported, not_from_device};
+use grader_engine::check::gpu::{emulator_reported, not_from_device, untrusted_claim};
+use grader_engine::check::GradeContext;
 use grader_engine::protocol::DeviceWork;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
@@ -13,12 +14,20 @@ use grader_engine::rubric::Item;
 /// device: no kernel launch and no cuBLAS call (`no_work_details` says what to do), or results
 /// the emulator saw written by the host. `None` when the device did the work (or there is no
 /// device: CPU items).
+///
+/// `counted` says whether the supervisor set the worker up so that the device work must be
+/// counted (a GPU item on the emulator): then a report without counts is a claim from the
+/// submission's process that the counting was off, and fails the item.
 pub(super) fn device_unused(
     item: &Item,
     work: Option<DeviceWork>,
+    counted: bool,
     no_work_details: impl FnOnce() -> String,
 ) -> Option<ItemResult> {
-    match work? {
+    let Some(work) = work else {
+        return counted.then(|| untrusted_claim(item, &t!("counts-missing")));
+    };
+    match work {
         DeviceWork {
             launches: 0,
             blas_calls: 0,
@@ -84,4 +93,10 @@ impl WrongCase<'_> {
         }
         details
     }
+}
+
+/// Whether the device work of `item` must come back counted: a GPU item on the emulator, whose
+/// counters the supervisor arranged (on a real GPU only the tracer counts, when it is there).
+pub(super) fn must_count(ctx: &GradeContext, item: &Item) -> bool {
+    item.spec.gpu_track() && ctx.backend == grader_engine::protocol::Backend::Emulated
 }
