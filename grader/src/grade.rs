@@ -141,6 +141,9 @@ pub fn grade(
 /// source checks read, and the folder both live in (kept until grading ends).
 struct Program {
     program: PathBuf,
+    /// The program that serves the speed items' baselines: the grader's own binary in
+    /// official grading (no submission code in it); `None` for a student's own run.
+    yardstick: Option<PathBuf>,
     source_dir: PathBuf,
     cwd: Option<PathBuf>,
     _run_dir: Option<tempfile::TempDir>,
@@ -184,6 +187,7 @@ fn build(
             }
             Ok(Built::Ready(Program {
                 program: program.clone(),
+                yardstick: None,
                 source_dir: source_dir.clone(),
                 cwd: None,
                 _run_dir: None,
@@ -222,11 +226,9 @@ fn build(
                 path,
                 lab: lab.name,
             });
-            // Compiling loads the CPU: never while another grading measures a speedup.
-            let built = {
-                let _turn = grader_engine::check::machine_turn(false);
-                stage::build(&krate, lab, &options.cache, run_dir.path(), &source_dir)?
-            };
+            // Compiling loads the CPU: the build takes its turn on the machine itself, and
+            // steps aside while another grading measures a speedup (see `stage::build`).
+            let built = stage::build(&krate, lab, &options.cache, run_dir.path(), &source_dir)?;
             match built {
                 Build::CompileError(error) => {
                     on_event(Event::NotCompiled {
@@ -241,6 +243,9 @@ fn build(
                 }
                 Build::Built { binary, source_dir } => Ok(Built::Ready(Program {
                     program: binary,
+                    // This process is the grader's binary (`grader grade`, `batch`): it serves
+                    // yardstick orders and holds no code of the submission.
+                    yardstick: Some(std::env::current_exe().map_err(GradeError::Scratch)?),
                     source_dir,
                     cwd: Some(run_dir.path().to_path_buf()),
                     _run_dir: Some(run_dir),
@@ -277,6 +282,7 @@ fn context(
         source_dir: Some(built.source_dir.clone()),
         backend,
         backend_label,
+        yardstick_program: built.yardstick.clone(),
     };
     Ok((ctx, kernels))
 }

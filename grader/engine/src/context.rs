@@ -21,4 +21,22 @@ pub struct GradeContext {
     pub backend: Backend,
     /// What the backend is, for reports (`emulated GPU`, `real GPU: …`).
     pub backend_label: String,
+    /// The program that serves yardstick orders (speed items' baselines), when it is not the
+    /// submission's: in official grading the grader's own binary, so that no code of the
+    /// submission runs in the process whose time is the yardstick (code that runs before
+    /// `main` included). `None`: the submission's program (a student's own `cargo test`,
+    /// where the supervisor is that program anyway).
+    pub yardstick_program: Option<PathBuf>,
+}
+
+impl GradeContext {
+    /// How to start the worker for `order`: the submission's program, or, for a yardstick
+    /// order, [`GradeContext::yardstick_program`] with the same environment and kernel cache.
+    pub fn command_for(&self, order: &crate::protocol::WorkOrder) -> WorkerCommand {
+        let mut command = self.command.clone();
+        if let (true, Some(program)) = (order.yardstick, &self.yardstick_program) {
+            command.program = program.clone();
+        }
+        command
+    }
 }

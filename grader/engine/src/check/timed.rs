@@ -34,7 +34,7 @@ fn start(
 ) -> Result<Session, SupervisorError> {
     let env =
         crate::gpu::worker_env(order.backend).map_err(|e| SupervisorError::Gpu(e.to_string()))?;
-    let mut command = ctx.command.clone();
+    let mut command = ctx.command_for(order);
     command.env.extend(env);
     Session::start(&command, item.timeout_secs, order, words)
 }
@@ -152,11 +152,10 @@ impl SpeedWorkers {
         let mut candidate = start(ctx, item, &order, words)?;
         if first_ready(&mut yardstick).is_err() {
             candidate.kill();
-            // A yardstick that could not sandbox itself says so: the item is not graded here.
-            if let Ok(Err(not_graded)) = super::judge_run(item, yardstick.finish()?) {
-                if not_graded.status == crate::report::Status::Skipped {
-                    return Ok(Err(not_graded));
-                }
+            // A yardstick that said it could not sandbox itself: that claim fails the item
+            // (see `judge_run`), it never takes the item out of the maximum.
+            if let Ok(Err(failed)) = super::judge_run(item, yardstick.finish()?) {
+                return Ok(Err(failed));
             }
             return Err(SupervisorError::BadReport {
                 item: item.id().to_string(),

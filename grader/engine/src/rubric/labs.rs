@@ -26,7 +26,20 @@ pub struct LabInfo {
     /// The lab crate's `Cargo.toml` (the solution's): official builds use its
     /// `[dependencies]`, whatever a submission's manifest says.
     pub manifest: &'static str,
+    /// Serves a yardstick order (a speed item's baseline, [`WorkOrder::yardstick`]) with the
+    /// grader's own code only: official grading runs it in the grader's binary, a process
+    /// with no submission code in it, so nothing a submission runs can slow the baseline
+    /// from inside. An order that is not a yardstick's is refused.
+    ///
+    /// [`WorkOrder::yardstick`]: crate::protocol::WorkOrder::yardstick
+    pub yardstick: Yardstick,
 }
+
+/// A lab's baseline runner: [`LabInfo::yardstick`].
+pub type Yardstick = fn(
+    &crate::protocol::WorkOrder,
+    &mut crate::stopwatch::Checkpoints,
+) -> Result<crate::protocol::Outcome, String>;
 
 /// One kind of rubric item of a lab, as a rubric writes it.
 #[derive(Debug)]
@@ -70,5 +83,11 @@ impl Labs {
     /// The names of every lab.
     pub fn names(&self) -> Vec<&'static str> {
         self.0.iter().map(|l| l.name).collect()
+    }
+
+    /// The lab one of whose item kinds a rubric calls `label` (kind labels are unique across
+    /// the labs a grader is built with).
+    pub fn find_by_kind(&self, label: &str) -> Option<&'static LabInfo> {
+        self.0.iter().copied().find(|l| l.kind(label).is_some())
     }
 }

@@ -477,6 +477,7 @@ mod tests {
             rubric: "",
             harness: "",
             manifest: "",
+            yardstick: |_, _| Err("the fake lab has no speed items".into()),
         };
 
         pub static LABS: Labs = Labs(&[&LAB]);

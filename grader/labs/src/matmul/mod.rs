@@ -59,7 +59,33 @@ pub static LAB: LabInfo = LabInfo {
     rubric: include_str!("../../../../assignments/matmul/assignment.toml"),
     harness: include_str!("../../../../solutions/matmul/tests/grade.rs"),
     manifest: include_str!("../../../../solutions/matmul/Cargo.toml"),
+    yardstick: yardstick_order,
 };
+
+/// Serves a yardstick order of the matmul lab without any submission ([`LabInfo::yardstick`]):
+/// the lesson's naive loop for the CPU speedup, ndarray's product for the GPU speedup, the
+/// grader's loop of single cuBLAS products for the batched one.
+pub fn yardstick_order(order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
+    let served = |f: ProductFn, checkpoints: &mut Checkpoints| {
+        match guarded(None, || checkpoints.serve_products(f)) {
+            Ok(served) => served.map(|()| Outcome::Timed),
+            Err(p) => Ok(Outcome::Panicked(p)),
+        }
+    };
+    match order.task::<Kind>()? {
+        _ if !order.yardstick => Err(format!(
+            "item `{}`: only a speed item's yardstick order runs without a submission",
+            order.item
+        )),
+        Kind::CpuSpeedup(_) => served(baseline_naive, checkpoints),
+        Kind::GpuSpeedup(_) => served(|a, b| a.dot(b), checkpoints),
+        Kind::GpuBatchedSpeedup(s) => batched::speed(None, order, &s, checkpoints),
+        _ => Err(format!(
+            "item `{}`: the matmul lab has no yardstick for this kind",
+            order.item
+        )),
+    }
+}
 
 /// A student's matrix product: A (m×k) · B (k×n) → C (m×n).
 pub type ProductFn = fn(&Array2<f32>, &Array2<f32>) -> Array2<f32>;
@@ -147,6 +173,9 @@ impl LabWorker for Submission {
     }
 
     fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
+        if order.yardstick {
+            return yardstick_order(order, checkpoints);
+        }
         match order.task::<Kind>()? {
             Kind::Matmul(spec) => {
                 let f = self.product(&order.function)?;
@@ -181,11 +210,7 @@ impl LabWorker for Submission {
                 Ok(Outcome::Timed)
             }
             Kind::CpuSpeedup(_) => {
-                let f = if order.yardstick {
-                    baseline_naive
-                } else {
-                    self.product(&order.function)?
-                };
+                let f = self.product(&order.function)?;
                 match guarded(None, || checkpoints.serve_products(f)) {
                     Ok(served) => served.map(|()| Outcome::Timed),
                     Err(p) => Ok(Outcome::Panicked(p)),
@@ -202,12 +227,6 @@ impl LabWorker for Submission {
                 spec.size,
                 checkpoints,
             )),
-            Kind::GpuSpeedup(_) if order.yardstick => Ok(
-                match guarded(None, || checkpoints.serve_products(|a, b| a.dot(b))) {
-                    Ok(served) => served.map(|()| Outcome::Timed)?,
-                    Err(p) => Outcome::Panicked(p),
-                },
-            ),
             Kind::GpuSpeedup(spec) => {
                 Ok(gpu::speedup(self.time_gpu_matmul, spec.size, checkpoints))
             }
@@ -237,7 +256,7 @@ impl LabWorker for Submission {
                 batched::timer(self.time_gpu_matmul_batched, order, t.size, checkpoints)
             }
             Kind::GpuBatchedSpeedup(s) => {
-                batched::speed(self.time_gpu_matmul_batched, order, &s, checkpoints)
+                batched::speed(Some(self.time_gpu_matmul_batched), order, &s, checkpoints)
             }
         }
     }

@@ -473,17 +473,12 @@ fn speed(
     s: &GpuSpeed,
     checkpoints: &mut Checkpoints,
 ) -> Result<Outcome, String> {
+    if order.yardstick {
+        return speed_yardstick(order, s, checkpoints);
+    }
     let (x, labels, layers, batches) = speed_data(order.seed, &order.item, s);
     let mut losses = Vec::with_capacity(s.samples);
-    if order.yardstick {
-        for _ in 0..s.samples {
-            let mut start = layers.clone();
-            checkpoints.stop(Checkpoint::CallStart);
-            let loss = super::yardstick::mlp_epoch(&mut start, &x, &labels, &batches, s.lr);
-            checkpoints.stop(Checkpoint::CallEnd);
-            losses.push(loss.to_bits());
-        }
-    } else {
+    {
         let stream = match open_stream() {
             Ok(s) => s,
             Err(e) => return Ok(Outcome::GpuUnavailable(e)),
@@ -506,6 +501,28 @@ fn speed(
                 Err(outcome) => return Ok(*outcome),
             }
         }
+    }
+    serde_json::to_value(SentGpu::Speed(losses))
+        .map(Outcome::Lab)
+        .map_err(|e| e.to_string())
+}
+
+/// The speed item's baseline runs: the grader's CPU epoch from the same start, each between
+/// checkpoints the supervisor times. It needs no submission, so official grading runs it in
+/// the grader's own binary ([`super::yardstick_order`]).
+pub fn speed_yardstick(
+    order: &WorkOrder,
+    s: &GpuSpeed,
+    checkpoints: &mut Checkpoints,
+) -> Result<Outcome, String> {
+    let (x, labels, layers, batches) = speed_data(order.seed, &order.item, s);
+    let mut losses = Vec::with_capacity(s.samples);
+    for _ in 0..s.samples {
+        let mut start = layers.clone();
+        checkpoints.stop(Checkpoint::CallStart);
+        let loss = super::yardstick::mlp_epoch(&mut start, &x, &labels, &batches, s.lr);
+        checkpoints.stop(Checkpoint::CallEnd);
+        losses.push(loss.to_bits());
     }
     serde_json::to_value(SentGpu::Speed(losses))
         .map(Outcome::Lab)

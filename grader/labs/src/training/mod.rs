@@ -72,7 +72,25 @@ pub static LAB: LabInfo = LabInfo {
     rubric: include_str!("../../../../assignments/training/assignment.toml"),
     harness: include_str!("../../../../solutions/training/tests/grade.rs"),
     manifest: include_str!("../../../../solutions/training/Cargo.toml"),
+    yardstick: yardstick_order,
 };
+
+/// Serves a yardstick order of the training lab (the GPU speed item's CPU epoch) without any
+/// submission: [`LabInfo::yardstick`].
+pub fn yardstick_order(
+    order: &grader_engine::protocol::WorkOrder,
+    checkpoints: &mut grader_engine::stopwatch::Checkpoints,
+) -> Result<grader_engine::protocol::Outcome, String> {
+    match order.task::<kinds::Kind>()? {
+        kinds::Kind::GpuSpeedup(s) if order.yardstick => {
+            gpu::speed_yardstick(order, &s, checkpoints)
+        }
+        _ => Err(format!(
+            "item `{}`: only a speed item's yardstick order runs without a submission",
+            order.item
+        )),
+    }
+}
 
 /// A linear layer's parameters and gradients, as the harness hands them over (the student's
 /// `Linear` has the same four fields).
