@@ -86,6 +86,35 @@ pub fn guarded<T>(case: Option<usize>, f: impl FnOnce() -> T) -> Result<T, Panic
 
 /// Serves one work order from stdin with `lab`; returns when the report is written.
 pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
+    serve_with(&|order, checkpoints| lab.run(order, checkpoints))
+}
+
+/// Serves one yardstick order from stdin with the grader's own code only (`labs` finds the
+/// lab by the order's kind): what the `grader` binary does when official grading starts it as
+/// a speed item's baseline worker. Any other order is refused: this process never runs a
+/// submission.
+pub fn serve_yardstick(labs: crate::lab::Labs) -> Result<(), WorkerError> {
+    serve_with(&|order, checkpoints| {
+        if !order.yardstick {
+            return Err(format!(
+                "item `{}`: the grader's own binary serves only yardstick orders",
+                order.item
+            ));
+        }
+        let lab = labs.find_by_kind(&order.kind).ok_or_else(|| {
+            format!(
+                "item `{}`: no lab has the kind `{}`",
+                order.item, order.kind
+            )
+        })?;
+        (lab.yardstick)(order, checkpoints)
+    })
+}
+
+/// Serves one work order from stdin with `run`; returns when the report is written.
+fn serve_with(
+    run: &dyn Fn(&WorkOrder, &mut Checkpoints) -> Result<Outcome, String>,
+) -> Result<(), WorkerError> {
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
@@ -103,14 +132,18 @@ pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
         // Nothing of the student's runs unsandboxed: the supervisor hears why instead.
         return write_report(&order, Outcome::SandboxFailed(e.to_string()));
     }
+    // The configuration this worker grades with is taken now, before the first instruction
+    // of submission code: what the supervisor put in the environment, not what the submission
+    // may set there later. The GPU libraries are loaded now too (on the emulator, its own
+    // settings are read when it loads), so a later `set_var` changes nothing they do.
+    crate::gpu::counters::freeze();
+    preload_gpu_libraries(order.backend);
     let region = order
         .stopwatch
         .as_ref()
         .ok_or_else(|| WorkerError::Order("the order names no stopwatch region".into()))?;
     let mut checkpoints = Checkpoints::open(region).map_err(WorkerError::Order)?;
-    let outcome = lab
-        .run(&order, &mut checkpoints)
-        .map_err(WorkerError::Lab)?;
+    let outcome = run(&order, &mut checkpoints).map_err(WorkerError::Lab)?;
     write_report(&order, outcome)
 }
 
@@ -130,4 +163,28 @@ fn write_report(order: &WorkOrder, outcome: Outcome) -> Result<(), WorkerError> 
     std::fs::write(&tmp, json).map_err(write_err)?;
     std::fs::rename(&tmp, &order.report_path).map_err(write_err)?;
     Ok(())
+}
+
+/// Loads the GPU libraries the way cudarc will find them (by name, on the library path the
+/// supervisor gave) and keeps them loaded for the worker's life: cudarc's own load later gets
+/// these same objects. On the emulator every name is one object, whose settings are taken as
+/// it loads; on a real GPU only the driver (or the tracer in front of it). Nothing happens
+/// where there is none: the student's call reports that.
+fn preload_gpu_libraries(backend: crate::protocol::Backend) {
+    let names = match backend {
+        crate::protocol::Backend::Real => &crate::emulate::LIB_NAMES[..2],
+        // A CPU item's worker finds none, unless the supervisor gave it the emulator showing
+        // no device (items about what code does without a GPU): then it loads now.
+        crate::protocol::Backend::NoGpu | crate::protocol::Backend::Emulated => {
+            crate::emulate::LIB_NAMES
+        }
+    };
+    for name in names {
+        // SAFETY: loading the CUDA driver (or the grader's emulator of it) runs only its
+        // initialisers, which cudarc would run at its first call anyway.
+        if let Ok(lib) = unsafe { libloading::Library::new(*name) } {
+            // Kept loaded for the rest of the process, as cudarc keeps it.
+            std::mem::forget(lib);
+        }
+    }
 }

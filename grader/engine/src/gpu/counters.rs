@@ -6,13 +6,30 @@ use crate::protocol::DeviceWork;
 
 pub use crate::emulate::POSING;
 
+/// Whether the emulator poses as a real GPU in this worker, as the supervisor set it: read once,
+/// by [`freeze`] before any submission code runs, so that a submission that changes its own
+/// environment (`std::env::set_var` is safe Rust) cannot switch the counting off.
+static POSING_AT_START: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Takes this worker's configuration from its environment, once: called by the worker before
+/// the first instruction of submission code (see [`crate::worker`]).
+pub fn freeze() {
+    POSING_AT_START.get_or_init(|| std::env::var_os(POSING).is_some_and(|v| v == "1"));
+}
+
+/// [`POSING_AT_START`], frozen now if nothing froze it before.
+fn frozen_posing() -> bool {
+    freeze();
+    POSING_AT_START.get().copied().unwrap_or(false)
+}
+
 /// The library that answers the count functions: what cudarc loaded as `libcuda.so`, unless
 /// that is the emulator posing as a real GPU without the tracer in front (which a real GPU
 /// would not have).
 fn counting_library() -> Option<libloading::Library> {
     // SAFETY: opening the library cudarc already loaded only bumps its reference count.
     let lib = unsafe { libloading::Library::new("libcuda.so").ok()? };
-    let posing = std::env::var_os(POSING).is_some_and(|v| v == "1");
+    let posing = frozen_posing();
     // SAFETY: only looks the symbol up.
     let traced = unsafe { lib.get::<unsafe extern "C" fn() -> u32>(b"gpu_labs_tracer\0") }.is_ok();
     (!posing || traced).then_some(lib)

@@ -206,11 +206,48 @@ pub fn worker_env(backend: Backend) -> Result<Vec<(OsString, OsString)>, GpuErro
 /// Environment that hides every GPU from a worker: real ones (the CUDA driver lists no
 /// device when `CUDA_VISIBLE_DEVICES` is empty) and the emulator, should the worker inherit
 /// it (as under `grader emulate`).
+///
+/// The variables alone would not hold: a submission may change its own environment before
+/// its first CUDA call (`std::env::set_var` is safe Rust). So the worker's library path also
+/// loses every folder that holds a CUDA library (the emulator's included): the dynamic loader
+/// reads that path once, when the process starts, and the sandbox lets the worker read only
+/// the folders on it, so no GPU library can be loaded at all.
 fn hidden_gpus_env() -> Vec<(OsString, OsString)> {
+    let mut env = no_device_variables();
+    if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
+        let kept: Vec<std::path::PathBuf> = std::env::split_paths(&path)
+            .filter(|dir| !holds_cuda_library(dir))
+            .collect();
+        env.push((
+            "LD_LIBRARY_PATH".into(),
+            std::env::join_paths(kept).unwrap_or_default(),
+        ));
+    }
+    env
+}
+
+/// The variables that make the CUDA driver and the emulator list no device.
+fn no_device_variables() -> Vec<(OsString, OsString)> {
     vec![
         ("CUDA_VISIBLE_DEVICES".into(), "".into()),
         ("GPU_LABS_EMULATOR_DEVICES".into(), "0".into()),
     ]
+}
+
+/// Whether `dir` holds one of the CUDA libraries cudarc loads (or the emulator standing in
+/// for them).
+fn holds_cuda_library(dir: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        crate::emulate::LIB_NAMES
+            .iter()
+            .any(|lib| name == *lib || name.starts_with(&format!("{lib}.")))
+            || name == crate::emulate::CDYLIB
+    })
 }
 
 /// Test hook: with `GPU_LABS_EMULATOR_AS_REAL=1`, `--gpu real` grades as on a real GPU while
@@ -254,7 +291,9 @@ fn posing_emulator() -> Result<crate::emulate::Emulator, GpuError> {
 /// The environment of a worker that must find no GPU: the emulator told to show no device.
 pub fn no_device_env() -> Result<Vec<(OsString, OsString)>, GpuError> {
     let mut env = emulator_env()?;
-    env.extend(hidden_gpus_env());
+    // The emulator stays loadable here (the item checks what the code does when it finds no
+    // device); it takes `GPU_LABS_EMULATOR_DEVICES` when it loads, before submission code.
+    env.extend(no_device_variables());
     Ok(env)
 }
 
