@@ -10,7 +10,8 @@
 //!   working folder and the GPU libraries, and write only its scratch folder (which holds its
 //!   own kernel cache); no signal to a process outside its sandbox; no TCP ([`files`]); a
 //!   seccomp filter refuses sockets, the kernel's keyrings, io_uring, new sessions and process
-//!   groups, tracing and namespaces ([`syscalls`]).
+//!   groups, tracing and namespaces, System V IPC and POSIX message queues ([`syscalls`]);
+//! - with a user namespace, IPC and (where allowed) network namespaces of its own.
 //!
 //! The worker applies Landlock and seccomp once more to itself in `main`, a check: a layer
 //! more of the same rules. Its whole process tree is stopped and ended with it ([`tree`]).
@@ -155,7 +156,7 @@ impl Protections {
             or_unprotected(self.filesystem, "landlock (own scratch folder only)"),
             or_unprotected(
                 self.syscalls,
-                "seccomp (no sockets, keyrings, io_uring, new sessions)"
+                "seccomp (no sockets, keyrings, io_uring, new sessions, System V IPC)"
             ),
             or_unprotected(self.signals, "none outside the sandbox"),
             limits::MEMORY >> 30,

@@ -3,7 +3,12 @@
 //! socket reaches local services such as an SSH agent; UDP is not covered by Landlock),
 //! the kernel's keyrings, io_uring (whose operations bypass these filters), new sessions
 //! and process groups (a child that leaves the worker's group would outlive it), tracing
-//! other processes, namespaces and mounts, and changes of user or group.
+//! other processes, namespaces and mounts, and changes of user or group; and the kernel's
+//! persistent IPC objects (System V shared memory, message queues and semaphores, POSIX message
+//! queues), which outlive the process that made them and are shared by every process of the
+//! IPC namespace: a segment left behind holds memory after grading, a queue carries words
+//! from one student's worker to a classmate's. (A worker in a user namespace also gets an IPC
+//! namespace of its own, see `limits::install`; the filter holds where namespaces do not.)
 
 use super::SandboxError;
 
@@ -96,6 +101,12 @@ pub fn program(unix_sockets: bool) -> Result<seccompiler::BpfProgram, SandboxErr
         always()
     };
     rules.insert(libc::SYS_socket, sockets);
+    if !unix_sockets {
+        // Not for a real GPU's worker, whose driver's use of them no machine here can show.
+        for n in SYSTEM_V_AND_MQUEUE {
+            rules.insert(n, always());
+        }
+    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -106,7 +117,93 @@ pub fn program(unix_sockets: bool) -> Result<seccompiler::BpfProgram, SandboxErr
     filter.try_into().map_err(fail)
 }
 
+/// The calls that make or use kernel-persistent IPC objects.
+#[cfg(target_os = "linux")]
+const SYSTEM_V_AND_MQUEUE: [i64; 18] = [
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmdt,
+    libc::SYS_shmctl,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+];
+
 #[cfg(not(target_os = "linux"))]
 pub fn restrict(_: bool) -> Result<(), SandboxError> {
     Err(SandboxError("seccomp exists only on Linux".into()))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// Makes a System V segment and a message queue (removed again at once); `Err` with the
+    /// error of the first call that failed.
+    fn make_ipc_objects() -> Result<(), std::io::Error> {
+        // SAFETY: plain System V calls on objects this test makes and removes.
+        unsafe {
+            let shm = libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | 0o600);
+            if shm < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut());
+            let queue = libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | 0o600);
+            if queue < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::msgctl(queue, libc::IPC_RMID, std::ptr::null_mut());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_filtered_worker_makes_no_system_v_object_and_neither_do_its_children() {
+        if !super::supported() {
+            eprintln!("no seccomp here: nothing to check");
+            return;
+        }
+        // The honest twin: the same calls work without the filter (so the test can fail).
+        make_ipc_objects().expect("System V IPC works on this machine");
+        let (own, child) = std::thread::spawn(|| {
+            super::restrict(false).expect("the filter applies");
+            let own = make_ipc_objects();
+            // A program it starts (here `ipcmk`, util-linux's) inherits the filter.
+            let child = std::process::Command::new("ipcmk")
+                .args(["-M", "4096"])
+                .output()
+                .map(|o| o.status.success());
+            (own, child)
+        })
+        .join()
+        .expect("the filtered thread ends");
+        let err = own.expect_err("shmget/msgget are refused");
+        assert_eq!(err.raw_os_error(), Some(libc::EPERM), "{err}");
+        if let Ok(made) = child {
+            assert!(!made, "ipcmk made a segment under the filter");
+        }
+    }
+
+    #[test]
+    fn a_real_gpu_worker_keeps_system_v_ipc() {
+        if !super::supported() {
+            return;
+        }
+        let own = std::thread::spawn(|| {
+            super::restrict(true).expect("the filter applies");
+            make_ipc_objects()
+        })
+        .join()
+        .expect("the filtered thread ends");
+        assert!(own.is_ok(), "{own:?}");
+    }
 }
