@@ -92,6 +92,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "stubs/nvrtc.txt",
     "stubs/cublas.txt",
     "src/lib.rs",
+    "src/config.rs",
     "src/counters.rs",
     "src/provenance.rs",
     "src/status.rs",
