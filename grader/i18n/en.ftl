@@ -30,6 +30,8 @@ feedback-refused = Your code contains something a lab may not, so no item was gr
 feedback-notes = ## What official grading did not use
 feedback-lost = ## Where points were lost
 feedback-repeat = To repeat these inputs on your machine: `cargo test --test grade -- --seed { $seed }`.
+feedback-not-graded-heading = # Feedback for { $student }
+feedback-not-graded = Your submission could not be graded:
 
 ## The harness (src/harness/): libtest's own words (test, ok, FAILED, ignored, test result) stay as
 ## libtest writes them, for the tools that read them.

@@ -30,6 +30,8 @@ feedback-refused = 你的程式含有實驗作業不允許的寫法，所以沒�
 feedback-notes = ## 正式評分沒有採用的部分
 feedback-lost = ## 失分的地方
 feedback-repeat = 要在你的電腦上用相同的輸入再跑一次：`cargo test --test grade -- --seed { $seed }`。
+feedback-not-graded-heading = # 給 { $student } 的回饋
+feedback-not-graded = 你的繳交無法評分：
 
 ## 測試框架（src/harness/）：libtest 自己的字（test、ok、FAILED、ignored、test result）維持
 ## libtest 的寫法，讓讀取它們的工具照常運作。

@@ -85,24 +85,71 @@ pub struct BatchSummary {
     pub unchanged: usize,
 }
 
-/// The students in `dir`: its subfolders, by name (hidden ones left out), and its links (which
-/// are not graded: [`grade_one`] says why in their records).
-pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
+/// One student's submission: the name every output shows and keys it by, and its folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submission {
+    /// The folder's name; bytes that are not UTF-8 written `\xFF`, and ` (2)` added to a name
+    /// that would otherwise be another's, so each folder has a name of its own.
+    pub name: String,
+    /// The folder (or link) itself, its name exactly as on disk.
+    pub folder: PathBuf,
+}
+
+/// Folders of a class folder that are tools', not students': version control and editors.
+const NOT_STUDENTS: [&str; 6] = [".git", ".github", ".hg", ".svn", ".vscode", ".idea"];
+
+/// A folder's name as text, losing nothing: bytes that are not UTF-8 as `\xFF`.
+fn name_of(file_name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in file_name.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The submissions in `dir`: every subfolder and link (links are not graded: [`grade_one`]
+/// says why in their records), whatever its name, but the tools' own folders (`.git`, …),
+/// sorted by name.
+pub fn submissions(dir: &Path) -> Result<Vec<Submission>, BatchError> {
     let read_err = |source| BatchError::Submissions {
         path: dir.to_path_buf(),
         source,
     };
-    let mut names = Vec::new();
+    let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(read_err)? {
         let entry = entry.map_err(read_err)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
         let kind = entry.file_type().map_err(read_err)?;
-        if (kind.is_dir() || kind.is_symlink()) && !name.starts_with('.') {
-            names.push(name);
+        let file_name = entry.file_name();
+        let tool = NOT_STUDENTS.iter().any(|t| file_name == *t);
+        if (kind.is_dir() || kind.is_symlink()) && !tool {
+            found.push((name_of(&file_name), entry.path()));
         }
     }
-    names.sort();
-    Ok(names)
+    found.sort();
+    let mut taken = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (name, folder) in found {
+        let mut unique = name.clone();
+        let mut n = 1;
+        while !taken.insert(unique.clone()) {
+            n += 1;
+            unique = format!("{name} ({n})");
+        }
+        out.push(Submission {
+            name: unique,
+            folder,
+        });
+    }
+    Ok(out)
+}
+
+/// The students in `dir`: the names of its [`submissions`].
+pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
+    Ok(submissions(dir)?.into_iter().map(|s| s.name).collect())
 }
 
 /// What decides whether a submission must be graded again: its files, the rubric, this
@@ -124,22 +171,24 @@ pub fn run(
     options: &BatchOptions,
     on_event: &(dyn Fn(BatchEvent<'_>) + Sync),
 ) -> Result<BatchSummary, BatchError> {
-    let all = students(&options.dir)?;
-    let chosen: Vec<String> = match &options.only {
+    let all = submissions(&options.dir)?;
+    let names: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
+    let chosen: Vec<&Submission> = match &options.only {
         Some(only) => {
             for name in only {
-                if !all.contains(name) {
+                if !names.contains(name) {
                     return Err(BatchError::NoSuchStudent(name.clone()));
                 }
             }
-            all.iter().filter(|s| only.contains(s)).cloned().collect()
+            all.iter().filter(|s| only.contains(&s.name)).collect()
         }
-        None => all.clone(),
+        None => all.iter().collect(),
     };
     let mut queue = Vec::new();
     let mut unchanged = 0;
-    for student in &chosen {
-        let print = fingerprint(&options.dir.join(student), options);
+    for submission in &chosen {
+        let student = &submission.name;
+        let print = fingerprint(&submission.folder, options);
         let kept = store::read(&options.feedback, student);
         match kept {
             Some(record)
@@ -149,7 +198,7 @@ pub fn run(
             {
                 unchanged += 1
             }
-            _ => queue.push((student.clone(), print)),
+            _ => queue.push((*submission, print)),
         }
     }
     on_event(BatchEvent::Started {
@@ -165,13 +214,14 @@ pub fn run(
         for _ in 0..options.jobs.max(1) {
             // The queue's lock is taken and dropped inside `and_then`, not held while grading.
             scope.spawn(|| {
-                while let Some((student, print)) = next.lock().ok().and_then(|mut q| q.next()) {
-                    on_event(BatchEvent::Grading { student: &student });
-                    let record = grade_one(options, &student, print);
+                while let Some((submission, print)) = next.lock().ok().and_then(|mut q| q.next()) {
+                    let student = &submission.name;
+                    on_event(BatchEvent::Grading { student });
+                    let record = grade_one(options, submission, print);
                     if let Err(e) = store::write(&options.feedback, &record) {
                         if let Ok(mut slot) = write_error.lock() {
                             slot.get_or_insert(BatchError::Write {
-                                path: store::student_dir(&options.feedback, &student),
+                                path: store::student_dir(&options.feedback, student),
                                 message: e.to_string(),
                             });
                         }
@@ -183,20 +233,28 @@ pub fn run(
                     // The gradebook is current after every submission: an interrupted batch
                     // leaves one that holds everything finished so far.
                     if let (Some(path), Ok(_turn)) = (&options.gradebook, gradebook_turn.lock()) {
-                        let _ = write_gradebook(&options.feedback, path, &options.assignment);
+                        let _ = write_gradebook_of(
+                            &options.feedback,
+                            path,
+                            &options.assignment,
+                            &names,
+                        );
                     }
                 }
             });
         }
     });
+    // The gradebook is written before a write error is returned: its row of the student
+    // whose record could not be written says so.
+    if let Some(path) = &options.gradebook {
+        let all = write_gradebook_of(&options.feedback, path, &options.assignment, &names)?;
+        class_report::write(&options.feedback, path, &options.assignment, &all)?;
+    }
     if let Some(e) = write_error.into_inner().ok().flatten() {
         return Err(e);
     }
-    if let Some(path) = &options.gradebook {
-        let all = write_gradebook(&options.feedback, path, &options.assignment)?;
-        class_report::write(&options.feedback, path, &options.assignment, &all)?;
-    }
-    let records = store::read_all(&options.feedback)
+    let chosen: Vec<String> = chosen.iter().map(|s| s.name.clone()).collect();
+    let records = with_every_student(&options.feedback, &chosen)
         .map_err(|e| BatchError::Write {
             path: options.feedback.clone(),
             message: e.to_string(),
@@ -212,7 +270,8 @@ pub fn run(
 }
 
 /// Grades one student's submission; every way it can go wrong becomes its record.
-fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Record {
+fn grade_one(options: &BatchOptions, submission: &Submission, fingerprint: String) -> Record {
+    let student = submission.name.as_str();
     let started = Instant::now();
     let grade_options = GradeOptions {
         seed: options.seed,
@@ -220,7 +279,7 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
         cache: options.cache.clone(),
         only: None,
     };
-    let folder = options.dir.join(student);
+    let folder = submission.folder.clone();
     // The build ends at the first event after it starts (not compiled, the emulator's build,
     // the items' start).
     let mut build_started: Option<Instant> = None;
@@ -237,8 +296,9 @@ fn grade_one(options: &BatchOptions, student: &str, fingerprint: String) -> Reco
     // submission, the solution): only a folder of its own is a submission.
     let graded = match std::fs::read_link(&folder) {
         Ok(target) => Err(format!(
-            "{student} is a symbolic link (to {}), not a folder: not graded; put the \
+            "{} is a symbolic link (to {}), not a folder: not graded; put the \
              submission itself in {}",
+            crate::report::escape::name(student),
             target.display(),
             options.dir.display()
         )),
@@ -279,17 +339,53 @@ fn outcome_of(report: &Report) -> Outcome {
     }
 }
 
-/// Writes the CSV gradebook from every record under `feedback` (`grader collect` too).
+/// Every record under `feedback`, and for each of `students` who has none, a record that says
+/// so: every student folder has its gradebook row.
+fn with_every_student(feedback: &Path, students: &[String]) -> std::io::Result<Vec<Record>> {
+    let mut records = if feedback.is_dir() {
+        store::read_all(feedback)?
+    } else {
+        Vec::new()
+    };
+    for student in students {
+        if !records.iter().any(|r| &r.student == student) {
+            let folder = store::student_dir(feedback, student);
+            records.push(store::missing(
+                student,
+                format!(
+                    "not graded: no record in {} (grade it again with --only)",
+                    folder.display()
+                ),
+            ));
+        }
+    }
+    records.sort_by(|a, b| a.student.cmp(&b.student));
+    Ok(records)
+}
+
+/// Writes the CSV gradebook from every record under `feedback` (`grader collect`, which does
+/// not know the submissions folder).
 pub fn write_gradebook(
     feedback: &Path,
     path: &Path,
     assignment: &Assignment,
 ) -> Result<Vec<Record>, BatchError> {
+    write_gradebook_of(feedback, path, assignment, &[])
+}
+
+/// Writes the CSV gradebook from every record under `feedback`, with a row for each of
+/// `students` (the class's submissions) even without a record.
+pub fn write_gradebook_of(
+    feedback: &Path,
+    path: &Path,
+    assignment: &Assignment,
+    students: &[String],
+) -> Result<Vec<Record>, BatchError> {
     let write_err = |message: String| BatchError::Write {
         path: path.to_path_buf(),
         message,
     };
-    let records = store::read_all(feedback).map_err(|e| write_err(e.to_string()))?;
+    let records = with_every_student(feedback, students).map_err(|e| write_err(e.to_string()))?;
     let items: Vec<String> = assignment
         .items
         .iter()
@@ -366,13 +462,97 @@ pub fn summary_text(summary: &BatchSummary) -> String {
     let slow: Vec<String> = slowest
         .iter()
         .take(3)
-        .map(|r| format!("{} {:.1} s", r.student, r.seconds))
+        .map(|r| format!("{} {:.1} s", report::escape::name(&r.student), r.seconds))
         .collect();
     if !slow.is_empty() {
         let _ = writeln!(out, "slowest: {}", slow.join(", "));
     }
     for r in records.iter().filter(|r| r.outcome == Outcome::Error) {
-        let _ = writeln!(out, "not graded: {}: {}", r.student, r.status());
+        let _ = writeln!(
+            out,
+            "not graded: {}: {}",
+            report::escape::name(&r.student),
+            r.status()
+        );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn every_student_folder_is_a_submission_whatever_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let names: Vec<&OsStr> = vec![
+            OsStr::new("=HYPERLINK(\"x\",\"y\")"),
+            OsStr::new("+cmd|' -C calc'!A0"),
+            OsStr::new("line\nbreak\u{202e}kcatta"),
+            OsStr::new("-rf"),
+            OsStr::new("Alice"),
+            OsStr::new("alice"),
+            OsStr::new("Jos\u{e9}"),
+            OsStr::new("Jose\u{301}"),
+            OsStr::new(".hidden"),
+            OsStr::from_bytes(b"bad\xff\xfeutf8"),
+            OsStr::from_bytes(b"bad\xfe\xffutf8"),
+            OsStr::new("bad\\xFF\\xFEutf8"),
+        ];
+        let long = "x".repeat(255);
+        let mut all = names.clone();
+        all.push(OsStr::new(&long));
+        for name in &all {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        // Tools' folders and plain files are not students.
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let found = submissions(dir.path()).unwrap();
+        assert_eq!(found.len(), all.len(), "{found:#?}");
+        let unique: std::collections::HashSet<&str> =
+            found.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(unique.len(), found.len(), "{found:#?}");
+        for s in &found {
+            assert!(s.folder.is_dir(), "{s:?}: its folder is the one on disk");
+        }
+        assert!(unique.contains("bad\\xFF\\xFEutf8"), "{unique:?}");
+        assert!(unique.contains("bad\\xFE\\xFFutf8"), "{unique:?}");
+        assert!(unique.contains("bad\\xFF\\xFEutf8 (2)"), "{unique:?}");
+        assert!(unique.contains(".hidden"));
+    }
+
+    #[test]
+    fn the_gradebook_has_a_row_for_each_student_with_or_without_a_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let feedback = dir.path().join("feedback");
+        let students: Vec<String> = vec![
+            "=cmd".into(),
+            "line\nbreak\u{202e}x".into(),
+            "Alice".into(),
+            "alice".into(),
+        ];
+        // Two were graded; the other two have no record (a task that never ran).
+        for s in &students[..2] {
+            store::write(&feedback, &store::missing(s, "not a lab crate".into())).unwrap();
+        }
+        let assignment = crate::rubric::resolve("matmul").unwrap();
+        let path = dir.path().join("grades.csv");
+        let records = write_gradebook_of(&feedback, &path, &assignment, &students).unwrap();
+        assert_eq!(records.len(), 4);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let names: Vec<String> = reader
+            .records()
+            .map(|r| r.unwrap()[0].to_string())
+            .collect();
+        assert_eq!(
+            names,
+            ["'=cmd", "Alice", "alice", "line\\u{a}break\\u{202e}x"],
+            "{text}"
+        );
+        assert!(text.contains("error: not graded: no record"), "{text}");
+    }
 }

@@ -216,7 +216,7 @@ pub fn script(o: &SlurmOptions) -> Result<String, SlurmError> {
     let _ = writeln!(s, "student=\"${{students[$task]}}\"");
     let _ = writeln!(
         s,
-        "exec {} batch {} --assignment {} --only \"$student\" --no-gradebook --jobs 1 --feedback {} --cache-dir {} --gpu {} --seed {}{}{}",
+        "exec {} batch {} --assignment {} --only=\"$student\" --no-gradebook --jobs 1 --feedback {} --cache-dir {} --gpu {} --seed {}{}{}",
         quoted_path(&o.grader),
         quoted_path(&o.dir),
         quoted(&o.assignment),
@@ -265,7 +265,7 @@ mod tests {
         assert!(text.contains("#SBATCH --time=00:30:00\n"), "{text}");
         assert!(text.contains("  'o'\\''brien'\n"), "{text}");
         assert!(
-            text.contains("--only \"$student\" --no-gradebook --jobs 1"),
+            text.contains("--only=\"$student\" --no-gradebook --jobs 1"),
             "{text}"
         );
         assert!(text.contains("--gpu real --seed 7\n"), "{text}");

@@ -71,18 +71,69 @@ impl Record {
     }
 }
 
+/// The longest folder name kept as the student wrote it, in bytes: a file system allows 255,
+/// and an escaped name is several times longer than the name.
+const LONGEST_PLAIN: usize = 120;
+
+/// The name of a student's feedback folder: their name itself when it is plain (printable
+/// ASCII without capitals or `~`, not hidden, not long), which is the usual
+/// `assignment-username`. Any other name is shown with its controls escaped, cut short, and
+/// followed by `~` and a hash of the exact name, so that every name gets a folder of its own
+/// even where the file system folds case or Unicode normalization (macOS, Windows shares) or
+/// limits a name's length, and no name can take another's folder.
+pub fn folder_name(student: &str) -> String {
+    let plain = !student.is_empty()
+        && student.len() <= LONGEST_PLAIN
+        && !student.starts_with('.')
+        && student
+            .chars()
+            .all(|c| matches!(c, ' '..='~') && !c.is_ascii_uppercase() && c != '~');
+    if plain {
+        return student.to_string();
+    }
+    // A name read from a record may hold what no folder name can: `/` shows as its escape.
+    let shown = crate::report::escape::name(student).replace('/', "\\u{2f}");
+    let mut cut = LONGEST_PLAIN.min(shown.len());
+    while !shown.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let prefix = shown[..cut].trim_start_matches('.');
+    format!(
+        "{prefix}~{:016x}",
+        grader_engine::fingerprint::of_text(student)
+    )
+}
+
 /// The feedback folder of one student.
 pub fn student_dir(feedback: &Path, student: &str) -> PathBuf {
-    feedback.join(student)
+    feedback.join(folder_name(student))
 }
 
-/// Reads a student's record, if a complete one is there.
+/// Reads a student's record, if a complete one of theirs is there.
 pub fn read(feedback: &Path, student: &str) -> Option<Record> {
     let path = student_dir(feedback, student).join("record.json");
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    let record: Record = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    (record.student == student).then_some(record)
 }
 
-/// Every complete record under `feedback`, by student name.
+/// The record of a student who has none that can be read: a gradebook row that says why,
+/// so that no student is left out of the gradebook.
+pub fn missing(student: &str, why: String) -> Record {
+    Record {
+        student: student.to_string(),
+        fingerprint: String::new(),
+        outcome: Outcome::Error,
+        report: None,
+        error: Some(why),
+        graded_at: String::new(),
+        seconds: 0.0,
+        build_seconds: None,
+    }
+}
+
+/// Every record under `feedback`, by student name: each folder's record.json, read whatever
+/// the folder's name (a record names its student), and one that cannot be read as an error
+/// record named after its folder, so a damaged record still has its gradebook row.
 pub fn read_all(feedback: &Path) -> std::io::Result<Vec<Record>> {
     let mut records = Vec::new();
     for entry in std::fs::read_dir(feedback)? {
@@ -90,9 +141,19 @@ pub fn read_all(feedback: &Path) -> std::io::Result<Vec<Record>> {
         if !entry.file_type()?.is_dir() {
             continue;
         }
-        let student = entry.file_name().to_string_lossy().into_owned();
-        if let Some(record) = read(feedback, &student) {
-            records.push(record);
+        let path = entry.path().join("record.json");
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        match serde_json::from_slice::<Record>(&bytes) {
+            Ok(record) => records.push(record),
+            Err(e) => records.push(missing(
+                &entry.file_name().to_string_lossy(),
+                format!(
+                    "its record {} cannot be read ({e}): grade it again",
+                    path.display()
+                ),
+            )),
         }
     }
     records.sort_by(|a, b| a.student.cmp(&b.student));
@@ -108,9 +169,22 @@ fn write_whole(path: &Path, text: &[u8]) -> std::io::Result<()> {
 
 /// Writes a student's record, results.json and feedback.md. The record goes last: a record on
 /// disk means the other two are complete.
+/// A folder that holds another student's record is not written over (two names that one file
+/// system takes for the same): an error, and the gradebook row of the one not written says so.
 pub fn write(feedback: &Path, record: &Record) -> std::io::Result<()> {
     let dir = student_dir(feedback, &record.student);
     std::fs::create_dir_all(&dir)?;
+    if let Ok(bytes) = std::fs::read(dir.join("record.json")) {
+        if let Ok(other) = serde_json::from_slice::<Record>(&bytes) {
+            if other.student != record.student {
+                return Err(std::io::Error::other(format!(
+                    "{} holds the record of {}: not written over",
+                    dir.display(),
+                    report::escape::name(&other.student)
+                )));
+            }
+        }
+    }
     let (results, markdown) = match &record.report {
         Some(report) => (
             report::gradescope::to_json(report),
@@ -121,14 +195,11 @@ pub fn write(feedback: &Path, record: &Record) -> std::io::Result<()> {
             (
                 serde_json::json!({
                     "score": 0.0,
-                    "output": format!("Not graded: {why}"),
+                    "output": report::escape::terminal(&format!("Not graded: {why}")),
                     "tests": [],
                 })
                 .to_string(),
-                format!(
-                    "# Feedback for {}\n\nYour submission could not be graded: {why}\n",
-                    record.student
-                ),
+                report::markdown::not_graded(&record.student, why),
             )
         }
     };
@@ -220,12 +291,109 @@ mod tests {
         );
         std::fs::create_dir_all(dir.path().join("bob")).unwrap();
         std::fs::write(dir.path().join("bob/record.json"), "{\"student\": \"bo").unwrap();
+        // A damaged record is not graded from, but its student keeps a row that says why.
+        assert!(read(dir.path(), "bob").is_none());
         let all = read_all(dir.path()).unwrap();
-        assert_eq!(all.len(), 1);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].student, "bob");
+        assert!(
+            all[1].status().starts_with("error: its record"),
+            "{:?}",
+            all[1]
+        );
         let feedback = std::fs::read_to_string(dir.path().join("alice/feedback.md")).unwrap();
         assert!(
-            feedback.contains("could not be graded: not a lab crate"),
+            feedback.contains("could not be graded:\n\n```text\nnot a lab crate\n```"),
             "{feedback}"
         );
+    }
+
+    fn record(student: &str) -> Record {
+        Record {
+            student: student.into(),
+            fingerprint: "f".into(),
+            outcome: Outcome::Error,
+            report: None,
+            error: Some("not a lab crate".into()),
+            graded_at: now_utc(),
+            seconds: 0.5,
+            build_seconds: None,
+        }
+    }
+
+    /// Names a student's folder can have that are not plain.
+    fn odd_names() -> Vec<String> {
+        vec![
+            "=HYPERLINK(\"x\",\"y\")".into(),
+            "+cmd|' /C calc'!A0".into(),
+            "line\nbreak\u{202e}kcatta".into(),
+            "-rf".into(),
+            "Alice".into(),
+            "alice".into(),
+            "ALICE".into(),
+            "Jos\u{e9}".into(),
+            "Jose\u{301}".into(),
+            ".hidden".into(),
+            "x".repeat(255),
+            "\u{202e}".repeat(85),
+            "alice~0123456789abcdef".into(),
+            "a\\xFF".into(),
+        ]
+    }
+
+    #[test]
+    fn every_name_gets_a_folder_of_its_own_even_where_case_and_accents_fold() {
+        let names = odd_names();
+        let folders: Vec<String> = names.iter().map(|n| folder_name(n)).collect();
+        let folded: std::collections::HashSet<String> =
+            folders.iter().map(|f| f.to_lowercase()).collect();
+        assert_eq!(folded.len(), names.len(), "{folders:#?}");
+        for f in &folders {
+            assert!(f.len() <= 255, "{f}");
+            assert!(!f.starts_with('.'), "{f}");
+            assert!(!f.contains(['/', '\n', '\u{202e}', '\u{301}']), "{f:?}");
+        }
+        assert_eq!(folder_name("alice"), "alice");
+        assert_eq!(folder_name("-rf"), "-rf");
+        assert!(folder_name("Alice").starts_with("Alice~"));
+    }
+
+    #[test]
+    fn a_record_per_odd_name_is_written_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = odd_names();
+        for name in &names {
+            write(dir.path(), &record(name)).unwrap_or_else(|e| panic!("{name:?}: {e}"));
+        }
+        for name in &names {
+            assert_eq!(
+                read(dir.path(), name).map(|r| r.student),
+                Some(name.clone())
+            );
+        }
+        let all: Vec<String> = read_all(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|r| r.student)
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(all, sorted);
+    }
+
+    #[test]
+    fn a_folder_that_holds_another_students_record_is_not_written_over() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &record("Alice")).unwrap();
+        // As a file system that folds case would see it: Eve's folder is Alice's.
+        let alice = student_dir(dir.path(), "Alice");
+        let eve = student_dir(dir.path(), "Eve");
+        std::fs::rename(&alice, &eve).unwrap();
+        let err = write(dir.path(), &record("Eve")).unwrap_err();
+        assert!(
+            err.to_string().contains("holds the record of Alice"),
+            "{err}"
+        );
+        assert_eq!(read_all(dir.path()).unwrap()[0].student, "Alice");
     }
 }

@@ -314,7 +314,7 @@ fn speedups<W: Write>(out: &mut W, items: &[Speedups]) -> Result<(), ClassHtmlEr
                 out,
                 "<tr data-student=\"{name}\" data-speedup=\"{speedup}\"><td>{name}</td>\
                  <td class=\"n\">{speedup:.1}×</td></tr>",
-                name = escape::html(student),
+                name = escape::html(&escape::name(student)),
             )?;
         }
         writeln!(out, "</table></div>")?;
@@ -343,7 +343,7 @@ fn flagged<W: Write>(out: &mut W, summary: &ClassSummary) -> Result<(), ClassHtm
                 out,
                 "<tr data-student=\"{name}\" data-outcome=\"{outcome}\"><td>{name}</td>\
                  <td>{outcome}</td><td><ul>{reasons}</ul></td></tr>",
-                name = escape::html(&f.student),
+                name = escape::html(&escape::name(&f.student)),
                 outcome = escape::html(&f.outcome),
             )?;
         }
@@ -376,7 +376,7 @@ fn builds<W: Write>(out: &mut W, summary: &ClassSummary) -> Result<(), ClassHtml
                 out,
                 "<tr data-student=\"{name}\" data-build-seconds=\"{secs}\"><td>{name}</td>\
                  <td class=\"n\">{secs:.1} s</td></tr>",
-                name = escape::html(&b.student),
+                name = escape::html(&escape::name(&b.student)),
                 secs = b.seconds,
             )?;
         }
@@ -401,7 +401,7 @@ fn students<W: Write>(out: &mut W, summary: &ClassSummary) -> Result<(), ClassHt
              data-status=\"{status}\"><td>{name}</td><td class=\"n\">{total}</td>\
              <td class=\"n\">{max}</td><td>{status}</td>\
              <td><a class=\"feedback\" href=\"{href}\">feedback</a></td></tr>",
-            name = escape::html(&s.name),
+            name = escape::html(&escape::name(&s.name)),
             total = escape::html(&s.total),
             max = escape::html(&s.max),
             status = escape::html(&s.status),

@@ -63,7 +63,8 @@ pub fn write_csv<W: std::io::Write>(
     for row in rows {
         // The student's folder name and the status (which may quote an error about their
         // files) are theirs to shape: shown in a spreadsheet, never run as a formula.
-        let mut record = vec![super::escape::spreadsheet(row.student).into_owned()];
+        let mut record =
+            vec![super::escape::spreadsheet(&super::escape::name(row.student)).into_owned()];
         let numbers = cells(items, row.report);
         record.extend(numbers.items);
         record.push(numbers.total);
@@ -115,6 +116,50 @@ mod tests {
             "student,a,b,total,max,status,seed,graded_at\n\
              alice,3,1.5,4.5,6,graded,42,2026-11-22T10:00:00Z\n\
              \"bob, jr\",,,,,error: not a lab crate,,2026-11-22T10:00:01Z\n"
+        );
+    }
+
+    #[test]
+    fn every_hostile_name_has_its_row_shown_not_run() {
+        let hostile = crate::report::escape::tests::HOSTILE;
+        let rows: Vec<Row<'_>> = hostile
+            .iter()
+            .map(|h| Row {
+                student: h,
+                report: None,
+                status: format!("error: {h}"),
+                graded_at: "2026-11-22T10:00:00Z",
+            })
+            .collect();
+        let mut out = Vec::new();
+        write_csv(&mut out, &["a".into()], &rows).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "{text:?}"
+        );
+        // One line per row: no name or status breaks a line.
+        assert_eq!(text.lines().count(), hostile.len() + 1, "{text}");
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let cells: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        assert_eq!(cells.len(), hostile.len());
+        for row in &cells {
+            for cell in [&row[0], &row[4]] {
+                assert!(
+                    !cell
+                        .trim_start()
+                        .starts_with(['=', '+', '-', '@', '\u{ff1d}']),
+                    "{cell:?} is a formula"
+                );
+                assert!(!cell.contains(['\u{202e}', '\u{1b}']), "{cell:?}");
+            }
+        }
+        assert!(text.contains("'=HYPERLINK("), "{text}");
+        assert!(
+            text.contains("line one\\u{a}line two\\u{202e}txt.exe"),
+            "{text}"
         );
     }
 }

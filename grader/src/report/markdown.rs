@@ -1,7 +1,7 @@
 //! The report in Markdown: a score table (GitHub's step summary, the top of a feedback file)
 //! and a student's feedback file with every lost point explained.
 
-use super::escape::{markdown_block, markdown_inline};
+use super::escape::{self, markdown_block, markdown_inline};
 use super::{points, BuildStatus, Report, Status};
 use crate::messages::t;
 use std::fmt::Write;
@@ -74,7 +74,7 @@ pub fn feedback(student: &str, report: &Report) -> String {
         t!(
             "feedback-heading",
             assignment = report.assignment,
-            student = markdown_inline(student)
+            student = markdown_inline(&escape::name(student))
         ),
         t!(
             "feedback-score",
@@ -121,6 +121,21 @@ pub fn feedback(student: &str, report: &Report) -> String {
     }
     let _ = writeln!(out, "\n{}", t!("feedback-repeat", seed = report.seed));
     out
+}
+
+/// The feedback file of a submission that could not be graded (not a lab crate, a link, the
+/// grader's failure): the student's name and why, the why in a block (it may quote their
+/// files or the compiler, and is shown exactly as written).
+pub fn not_graded(student: &str, why: &str) -> String {
+    format!(
+        "{}\n\n{}\n\n{}\n",
+        t!(
+            "feedback-not-graded-heading",
+            student = markdown_inline(&escape::name(student))
+        ),
+        t!("feedback-not-graded"),
+        markdown_block(why.trim_end(), "text")
+    )
 }
 
 #[cfg(test)]
@@ -173,5 +188,130 @@ mod tests {
         assert!(text.contains("b details\nsecond line"), "{text}");
         assert!(!text.contains("### `a`"), "{text}");
         assert!(!text.contains("### `c`"), "{text}");
+    }
+
+    /// The lines of `text` Markdown shows as text: those outside fenced blocks (a fence closes
+    /// only on a run of backticks at least as long as the one that opened it).
+    fn outside_fences(text: &str) -> Vec<&str> {
+        let mut outside = Vec::new();
+        let mut inside = None::<usize>;
+        for line in text.lines() {
+            let run = line.chars().take_while(|c| *c == '`').count();
+            match inside {
+                Some(n) if run >= n && line.trim_matches('`').is_empty() => inside = None,
+                Some(_) => {}
+                None if run >= 3 => inside = Some(run),
+                None => outside.push(line),
+            }
+        }
+        outside
+    }
+
+    /// Code spans out of `line` (a run of backticks up to the next run of exactly as many),
+    /// and backslash escapes with what they escape.
+    fn without_code(line: &str) -> String {
+        let chars: Vec<char> = line.chars().collect();
+        let run_at = |i: usize| chars[i..].iter().take_while(|c| **c == '`').count();
+        let (mut out, mut i) = (String::new(), 0);
+        while i < chars.len() {
+            if chars[i] == '\\' {
+                i += 2;
+                continue;
+            }
+            if chars[i] != '`' {
+                out.push(chars[i]);
+                i += 1;
+                continue;
+            }
+            let run = run_at(i);
+            let mut j = i + run;
+            let mut end = None;
+            while j < chars.len() {
+                let len = run_at(j);
+                if len == run {
+                    end = Some(j + len);
+                    break;
+                }
+                j += len.max(1);
+            }
+            match end {
+                Some(e) => i = e,
+                None => {
+                    out.push_str(&"`".repeat(run));
+                    i += run;
+                }
+            }
+        }
+        out
+    }
+
+    /// A report every string of which is hostile: each note, title, reason and details.
+    fn hostile_report() -> Report {
+        let hostile = crate::report::escape::tests::HOSTILE;
+        let mut r = report();
+        r.notes = hostile
+            .iter()
+            .map(|h| format!("Your Cargo.toml adds the dependency `{h}`, which …"))
+            .collect();
+        r.items = hostile
+            .iter()
+            .enumerate()
+            .map(|(n, h)| ItemResult {
+                title: h.to_string(),
+                details: format!("panicked: {h}\n{h}"),
+                ..item(&format!("i{n}"), 0.0, 1.0, Status::Failed, h)
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn nothing_a_submission_wrote_acts_in_feedback_md() {
+        let hostile = crate::report::escape::tests::HOSTILE;
+        for student in hostile.iter().chain(&["alice"]) {
+            let text = feedback(student, &hostile_report());
+            let not_graded = not_graded(student, &hostile.join("\n"));
+            for text in [text, not_graded] {
+                assert!(
+                    !text
+                        .chars()
+                        .any(|c| c.is_control() && c != '\n' && c != '\t'),
+                    "a raw control character in:\n{text}"
+                );
+                for c in ['\u{202e}', '\u{2066}', '\u{200b}', '\u{feff}'] {
+                    assert!(!text.contains(c), "{c:?} in:\n{text}");
+                }
+                let shown: Vec<String> = outside_fences(&text)
+                    .iter()
+                    .map(|l| without_code(l))
+                    .collect();
+                for line in &shown {
+                    assert!(!line.contains('<'), "raw HTML outside code: {line}\n{text}");
+                    assert!(!line.contains("]("), "a link outside code: {line}");
+                    assert!(!line.contains("://"), "an autolink outside code: {line}");
+                }
+                let scores = shown
+                    .iter()
+                    .filter(|l| {
+                        l.starts_with("**Score")
+                            || l.trim_start_matches('#').trim_start().starts_with("Score")
+                    })
+                    .count();
+                assert!(scores <= 1, "a forged score line:\n{text}");
+                let headings = shown.iter().filter(|l| l.starts_with("# ")).count();
+                assert_eq!(headings, 1, "one top heading:\n{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_ungraded_submission_says_why_in_a_block() {
+        let text = not_graded("=cmd", "not a lab crate: no Cargo.toml");
+        assert!(text.starts_with("# Feedback for \\=cmd\n"), "{text}");
+        assert!(text.contains("could not be graded"), "{text}");
+        assert!(
+            text.contains("```text\nnot a lab crate: no Cargo.toml\n```"),
+            "{text}"
+        );
     }
 }
