@@ -79,7 +79,7 @@ pub fn to_json(report: &Report) -> String {
     let results = Results {
         score: report.score(),
         execution_time: round(report.execution_time, 2),
-        output: summary(report),
+        output: super::escape::terminal(&summary(report)).into_owned(),
         output_format: "text",
         extra_data: Extra {
             max_score: report.max_score(),
@@ -323,5 +323,29 @@ mod tests {
              compiler's first error.\n\
              Note: Your tests/grade.rs was replaced by the lab's."
         );
+    }
+
+    #[test]
+    fn no_hostile_note_or_detail_reaches_results_json_as_a_control() {
+        let hostile = crate::report::escape::tests::HOSTILE;
+        let mut report = Report {
+            assignment: "matmul".into(),
+            build: BuildStatus::Built,
+            notes: hostile.iter().map(|h| h.to_string()).collect(),
+            seed: 1,
+            items: Vec::new(),
+            execution_time: 1.0,
+            sandbox: None,
+        };
+        report.items = hostile
+            .iter()
+            .enumerate()
+            .map(|(n, h)| item(&format!("i{n}"), 0.0, 1.0, Status::Failed, h))
+            .collect();
+        let json = to_json(&report);
+        for bad in ["\\u001b", "\\u0007", "\\u0000", "\\r", "\u{202e}", "\u{9b}"] {
+            assert!(!json.contains(bad), "{bad} in {json}");
+        }
+        let _: Value = serde_json::from_str(&json).expect("JSON");
     }
 }
