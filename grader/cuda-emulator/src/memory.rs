@@ -144,6 +144,27 @@ pub fn is_device_range(addr: usize, len: usize) -> bool {
     containing(addr, len).is_some_and(|a| a.kind != Kind::PinnedHost)
 }
 
+/// The span of the device memory that holds `addr`, as `(lo, hi)` with `lo <= addr < hi`: a
+/// live allocation of kind [`Kind::Device`] (`cuMemAlloc`, `cuMemAllocManaged`...) with its
+/// guard pages (an access there faults and is reported as out of bounds), or a module global.
+/// `None` for anything else: host memory, including page-locked host memory
+/// ([`Kind::PinnedHost`]), which checked kernels may not touch (host work is not GPU work).
+pub fn device_span(addr: usize) -> Option<(usize, usize)> {
+    let map = ALLOCATIONS.read().unwrap_or_else(|e| e.into_inner());
+    let span = |a: &Allocation| match a.kind {
+        Kind::Device if a.map_len > 0 => Some((a.map_start, a.map_start + a.map_len)),
+        Kind::Device | Kind::ModuleGlobal => Some((a.base, a.base + a.size)),
+        Kind::PinnedHost => None,
+    };
+    let below = map.range(..=addr).next_back().map(|(_, a)| a);
+    let above = map.range(addr.saturating_add(1)..).next().map(|(_, a)| a);
+    below
+        .into_iter()
+        .chain(above)
+        .filter_map(span)
+        .find(|&(lo, hi)| lo <= addr && addr < hi)
+}
+
 /// Whether `[addr, addr + len)` lies in page-locked host memory.
 pub fn is_pinned_host(addr: usize, len: usize) -> bool {
     containing(addr, len).is_some_and(|a| a.kind == Kind::PinnedHost)

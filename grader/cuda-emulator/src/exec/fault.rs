@@ -183,6 +183,25 @@ pub fn report(kernel: &str, f: &Fault) -> String {
             crate::memory::describe(f.addr)
         ),
         2 => format!("{at}: {}\ngpu-labs emulator: the context reports CUDA_ERROR_ASSERT from now on", f.message),
+        super::FAULT_HOST => {
+            let verb = if f.write { "write" } else { "read" };
+            let what = if crate::memory::is_pinned_host(f.addr, 1) {
+                "page-locked host memory (cuMemHostAlloc), not GPU memory"
+            } else {
+                "host memory, not GPU memory"
+            };
+            format!(
+                "{at} {}{} at {:#x}, which is {what}: a kernel can only {verb} GPU memory \
+                 (buffers allocated on the device, e.g. with stream.alloc_zeros or \
+                 stream.clone_htod, and __device__ variables), never the host's. Copy the data \
+                 to a device buffer first and pass that buffer to the kernel; work done on the \
+                 host is not GPU work.\ngpu-labs emulator: the launch was stopped and the \
+                 context reports CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+                if f.write { "wrote" } else { "read" },
+                f.size.map_or(String::new(), |s| format!(" {s} bytes")),
+                f.addr
+            )
+        }
         4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),
         _ => format!(
             "{at}: trap{}; the context reports CUDA_ERROR_ILLEGAL_INSTRUCTION from now on",

@@ -45,6 +45,10 @@ pub struct LaunchDesc {
     race_pad2: u32,
     stack_lo: usize,
     stack_hi: usize,
+    device_span: unsafe extern "C" fn(u64, *mut u64) -> u32,
+    host_addr: u64,
+    host_size: u32,
+    host_write: u32,
 }
 
 impl LaunchDesc {
@@ -109,10 +113,28 @@ unsafe extern "C" fn alloc_fiber_stack(len: u64) -> *mut c_void {
     m.cast::<u8>().add(GUARD).cast()
 }
 
+/// For a checked module: whether `addr` lies in device memory, and then the span that holds it
+/// (`span[0]..span[1]`, [`crate::memory::device_span`]), so that the module can confine the
+/// kernel's global accesses to device memory.
+unsafe extern "C" fn device_span(addr: u64, span: *mut u64) -> u32 {
+    let found = usize::try_from(addr)
+        .ok()
+        .and_then(crate::memory::device_span);
+    match found {
+        Some((lo, hi)) if !span.is_null() => {
+            span.write(lo as u64);
+            span.add(1).write(hi as u64);
+            1
+        }
+        _ => 0,
+    }
+}
+
 /// A fault that stopped a launch.
 #[derive(Clone, Debug)]
 pub struct Fault {
-    /// 1: memory access, 2: assert, 3: trap, 4: arithmetic.
+    /// 1: memory access, 2: assert, 3: trap, 4: arithmetic, 5: a checked kernel's access to
+    /// memory that is not device memory ([`FAULT_HOST`]).
     pub kind: i32,
     /// Block index.
     pub block: [u32; 3],
@@ -127,6 +149,10 @@ pub struct Fault {
     /// Message from the kernel (asserts).
     pub message: String,
 }
+
+/// The fault kind of a checked kernel's access outside device memory (`FAULT_HOST` in the
+/// prelude).
+pub const FAULT_HOST: i32 = 5;
 
 #[derive(Debug, Default)]
 struct JobState {
@@ -245,19 +271,35 @@ impl Job {
             race_pad2: 0,
             stack_lo: 0,
             stack_hi: 0,
+            device_span,
+            host_addr: 0,
+            host_size: 0,
+            host_write: 0,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
-        let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| Fault {
-            kind,
-            block: desc.fault_block,
-            thread: desc.fault_thread,
-            addr: access.addr,
-            write: access.write,
-            size: access.size,
-            // SAFETY: the prelude writes a NUL-terminated message (or leaves zeros).
-            message: unsafe { std::ffi::CStr::from_ptr(desc.message.as_ptr()) }
-                .to_string_lossy()
-                .into_owned(),
+        let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
+            // An access the module stopped itself: what it recorded, not the signal's.
+            let access = if kind == FAULT_HOST {
+                fault::Access {
+                    addr: usize::try_from(desc.host_addr).unwrap_or(usize::MAX),
+                    write: desc.host_write != 0,
+                    size: usize::try_from(desc.host_size).ok(),
+                }
+            } else {
+                access
+            };
+            Fault {
+                kind,
+                block: desc.fault_block,
+                thread: desc.fault_thread,
+                addr: access.addr,
+                write: access.write,
+                size: access.size,
+                // SAFETY: the prelude writes a NUL-terminated message (or leaves zeros).
+                message: unsafe { std::ffi::CStr::from_ptr(desc.message.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned(),
+            }
         });
         let mut st = self.lock();
         if st.fault.is_none() {
@@ -309,7 +351,7 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         Some(f) => {
             eprintln!("{}", fault::report(&job.func.name, &f));
             Err(match f.kind {
-                1 => ILLEGAL_ADDRESS,
+                1 | FAULT_HOST => ILLEGAL_ADDRESS,
                 2 => ASSERT,
                 4 => LAUNCH_FAILED,
                 _ => ILLEGAL_INSTRUCTION,

@@ -117,6 +117,14 @@ struct Launch {
     // The worker thread's own stack (private to each GPU thread in turn: not checked).
     uintptr_t stack_lo;
     uintptr_t stack_hi;
+    // Checked runs: the span of the live device allocation (or module global) that holds
+    // `addr`, guard pages included, as span[0] <= addr < span[1]; 0 when none holds it.
+    // Every global access of a checked kernel must fall in one (a kernel reads GPU memory
+    // only): else the launch stops (FAULT_HOST) with the access below.
+    uint32_t (*device_span)(uint64_t addr, uint64_t* span);
+    uint64_t host_addr;
+    uint32_t host_size;
+    uint32_t host_write;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -134,7 +142,7 @@ struct GlobalDesc {
 };
 
 enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
-enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3 };
+enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5 };
 
 struct Fiber {
     void* sp;
@@ -486,6 +494,13 @@ static Cell* cached_cells[CACHED];
 static uint32_t gen;
 static bool off;  // the shadow could not grow: no more checks in this launch
 static int busy;
+// Device memory seen by this launch: spans of allocations the emulator confirmed (reset at
+// each launch, since allocations come and go between launches).
+static const unsigned SPANS = 8;
+static uintptr_t span_lo[SPANS], span_hi[SPANS];
+static unsigned span_n, span_next;
+// The built-in variables of the worker thread (threadIdx...): thread-locals the kernel reads.
+static uintptr_t builtin_at[4];
 struct Me {
     uint32_t block, epoch, warp;
     uint16_t thread;
@@ -541,8 +556,32 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
     L->race_rmw = other_wrote && (c->flags & RMW);
     L->race_rmw_pc = c->rmwpc;
 }
+// A global access must fall in device memory: a live allocation of the emulator (cuMemAlloc
+// and friends, managed memory) or a __device__/__constant__ variable; not the host's memory
+// (its heap, its stack, page-locked host buffers), which a kernel on a GPU cannot read in
+// graded runs. Else the launch stops and the emulator reports the access. Addresses near zero
+// are left to fault as null pointers; guard pages fault as out of bounds.
+__GL_RT static void confine(uintptr_t a, unsigned size, bool write) {
+    uintptr_t end = a + size;
+    for (unsigned i = 0; i < span_n; i++)
+        if (a >= span_lo[i] && end <= span_hi[i]) return;
+    for (unsigned i = 0; i < 4; i++)
+        if (a >= builtin_at[i] && end <= builtin_at[i] + sizeof(uint3)) return;
+    if (a < 65536) return;
+    Launch* L = rc_now.launch;
+    uint64_t span[2] = {0, 0};
+    if (L->device_span(a, span) && a >= span[0] && end <= span[1]) {
+        unsigned i = span_n < SPANS ? span_n++ : (span_next++ % SPANS);
+        span_lo[i] = (uintptr_t)span[0];
+        span_hi[i] = (uintptr_t)span[1];
+        return;
+    }
+    L->host_addr = a;
+    L->host_size = size;
+    L->host_write = write ? 1u : 0u;
+    stop(FAULT_HOST);
+}
 __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, bool atom, uintptr_t ret) {
-    if (off || barriers_diverged) return;
     const RcNow& now = rc_now;
     uintptr_t a = (uintptr_t)p;
     if (a - now.stack_lo < now.stack_len) return;  // the worker's stack: a thread's own locals
@@ -552,6 +591,8 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     int shared = a - (uintptr_t)__start_gl_shared < (uintptr_t)(__stop_gl_shared - __start_gl_shared)
                      ? 1
                      : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
+    if (!shared) confine(a, size, write);
+    if (off || barriers_diverged) return;
     Me m;
     m.block = now.block;
     m.thread = (uint16_t)now.thread;
@@ -614,6 +655,12 @@ __GL_RT static inline void begin_launch() {
     rc_now.dyn_len = L->dyn_smem;
     rc_now.fiber_lo = 0;
     barriers_diverged = false;
+    span_n = 0;
+    span_next = 0;
+    builtin_at[0] = (uintptr_t)&threadIdx;
+    builtin_at[1] = (uintptr_t)&blockIdx;
+    builtin_at[2] = (uintptr_t)&blockDim;
+    builtin_at[3] = (uintptr_t)&gridDim;
 }
 __GL_RT static inline void end_launch() { __atomic_store_n(&busy, 0, __ATOMIC_RELEASE); }
 }  // namespace rc
@@ -865,7 +912,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 4;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 5;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -876,12 +923,14 @@ struct Sig {
     static constexpr uint32_t n = sizeof...(A);
     static constexpr uint32_t sizes[sizeof...(A) + 1] = {uint32_t(sizeof(arg_t<A>))..., 0u};
     static constexpr uint32_t aligns[sizeof...(A) + 1] = {uint32_t(alignof(arg_t<A>))..., 0u};
+    // Not instrumented: the argument array is the emulator's, not memory of the kernel's
+    // (a checked kernel F, with attributes of its own, is then not inlined here).
     template <void (*F)(A...), std::size_t... I>
-    static inline __attribute__((always_inline)) void call(void** a, std::index_sequence<I...>) {
+    __GL_RT static inline __attribute__((always_inline)) void call(void** a, std::index_sequence<I...>) {
         F(*static_cast<arg_t<A>*>(a[I])...);
     }
     template <void (*F)(A...)>
-    static void tramp(void** a) {
+    __GL_RT static void tramp(void** a) {
         call<F>(a, std::index_sequence_for<A...>{});
     }
 };
