@@ -258,6 +258,11 @@ fn a_worker_that_cannot_apply_its_sandbox_runs_no_student_code_and_says_whose_fa
         "{out}"
     );
     assert_eq!(g.json["score"].as_f64(), Some(0.0), "{}", g.stdout);
+    // The worker's word that it could not sandbox itself fails the item: it never takes the
+    // item out of the maximum.
+    let item = g.item("naive_correct");
+    assert_eq!(item["status"], "failed", "{item}");
+    assert!(item["max_score"].as_f64() > Some(0.0), "{item}");
 }
 
 #[test]

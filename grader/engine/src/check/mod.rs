@@ -553,6 +553,65 @@ pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
 mod tests {
     use super::{machine_turn, mentions_cuda, shortened};
 
+    /// A worker's report that the GPU or the sandbox could not be set up (which the
+    /// submission's code can write as well as the grader's) fails the item and never changes
+    /// its maximum; an ordinary report is judged as sent.
+    #[test]
+    fn a_workers_claim_about_the_grading_fails_the_item_and_keeps_the_maximum() {
+        use crate::protocol::Outcome;
+        use crate::report::Status;
+        use crate::supervisor::WorkerRun;
+        #[derive(Debug)]
+        struct Plain;
+        impl crate::rubric::KindSpec for Plain {
+            fn gpu_track(&self) -> bool {
+                true
+            }
+            fn task(&self) -> serde_json::Value {
+                serde_json::Value::Null
+            }
+            fn grade(
+                &self,
+                _: &super::GradeContext,
+                _: &crate::rubric::Item,
+            ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError> {
+                unreachable!("judge_run is tested alone")
+            }
+        }
+        let item = &crate::rubric::Item {
+            id: "gpu_correct".into(),
+            title: "GPU product".into(),
+            kind: "plain".into(),
+            function: "matmul_gpu".into(),
+            points: 3.0,
+            timeout_secs: 10.0,
+            forbid: Vec::new(),
+            require: Vec::new(),
+            spec: std::sync::Arc::new(Plain),
+        };
+        for claim in [
+            Outcome::GpuUnavailable("no device".into()),
+            Outcome::SandboxFailed("landlock".into()),
+        ] {
+            let run = WorkerRun::Reported {
+                outcome: claim.clone(),
+                notes: String::new(),
+            };
+            let result = super::judge_run(item, run)
+                .expect("no grader error")
+                .expect_err("a claim is never an outcome to judge");
+            assert_eq!(result.status, Status::Failed, "{claim:?}");
+            assert_eq!(result.max_score, item.points, "{claim:?}");
+            assert_eq!(result.score, 0.0);
+            assert!(result.reason.contains("cannot trust"), "{}", result.reason);
+        }
+        let honest = WorkerRun::Reported {
+            outcome: Outcome::DeviceChoice { chose_gpu: true },
+            notes: String::new(),
+        };
+        assert!(matches!(super::judge_run(item, honest), Ok(Ok(_))));
+    }
+
     #[test]
     fn a_long_panic_message_is_cut_and_loses_its_final_period() {
         assert_eq!(shortened("index out of bounds."), "index out of bounds");

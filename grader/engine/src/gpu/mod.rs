@@ -215,15 +215,17 @@ pub fn worker_env(backend: Backend) -> Result<Vec<(OsString, OsString)>, GpuErro
 fn hidden_gpus_env() -> Vec<(OsString, OsString)> {
     let mut env = no_device_variables();
     if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
-        let kept: Vec<std::path::PathBuf> = std::env::split_paths(&path)
-            .filter(|dir| !holds_cuda_library(dir))
-            .collect();
-        env.push((
-            "LD_LIBRARY_PATH".into(),
-            std::env::join_paths(kept).unwrap_or_default(),
-        ));
+        env.push(("LD_LIBRARY_PATH".into(), without_cuda_libraries(&path)));
     }
     env
+}
+
+/// A library path with every folder that holds a CUDA library left out.
+fn without_cuda_libraries(path: &std::ffi::OsStr) -> OsString {
+    let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+        .filter(|dir| !holds_cuda_library(dir))
+        .collect();
+    std::env::join_paths(kept).unwrap_or_default()
 }
 
 /// The variables that make the CUDA driver and the emulator list no device.
@@ -340,3 +342,21 @@ fn emulated_label(mode: GpuMode) -> String {
 
 /// How reports name `--gpu off`.
 pub const GPU_OFF: &str = "GPU mode is off";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cpu_workers_library_path_holds_no_cuda_library() {
+        let emulator = tempfile::tempdir().expect("dir");
+        let real = tempfile::tempdir().expect("dir");
+        let other = tempfile::tempdir().expect("dir");
+        std::fs::write(emulator.path().join(crate::emulate::CDYLIB), "").expect("write");
+        std::fs::write(real.path().join("libcublas.so.12.4.5"), "").expect("write");
+        std::fs::write(other.path().join("libstdc++.so.6"), "").expect("write");
+        let path = std::env::join_paths([emulator.path(), other.path(), real.path()])
+            .expect("a path");
+        let kept = super::without_cuda_libraries(&path);
+        let kept: Vec<_> = std::env::split_paths(&kept).collect();
+        assert_eq!(kept, vec![other.path().to_path_buf()]);
+    }
+}
