@@ -40,6 +40,13 @@ extern "C" __global__ void k(const float* src, float* dst, int n) {
 }
 "#;
 
+/// Copies `n` floats from the address `src` to `dst` with one `memcpy` (thread 0).
+const MEMCPY_FROM_ADDRESS: &str = r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) memcpy(dst, (const void*)src, n * sizeof(float));
+}
+"#;
+
 const N: usize = 1000;
 
 fn data() -> Vec<f32> {
@@ -181,7 +188,12 @@ fn same_kernels_on_device_buffers_run_silent() {
         let ctx = CudaContext::new(0).unwrap();
         let stream = ctx.default_stream();
         let src = stream.clone_htod(&data()).unwrap();
-        for kernel in [COPY_FROM_ADDRESS, COPY_TO_ADDRESS, COPY] {
+        for kernel in [
+            COPY_FROM_ADDRESS,
+            COPY_TO_ADDRESS,
+            COPY,
+            MEMCPY_FROM_ADDRESS,
+        ] {
             let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
             {
                 let s = src.device_ptr(&stream).0;
@@ -195,3 +207,123 @@ fn same_kernels_on_device_buffers_run_silent() {
     let stderr = checked("same_kernels_on_device_buffers_run_silent");
     assert!(!stderr.contains("gpu-labs emulator:"), "{stderr}");
 }
+
+/// Attacks that try to read the host buffer past the check, and what each must meet: the
+/// compiler refuses the source (stdout `refused`), or the launch fails with the report.
+fn attack(src: &str) {
+    let host = data();
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let ptx = match compile_ptx(src) {
+        Ok(ptx) => ptx,
+        Err(e) => {
+            println!("refused: {e}");
+            return;
+        }
+    };
+    let module = ctx.load_module(ptx).unwrap();
+    let f = module.load_function("k").unwrap();
+    let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
+    let n = N as i32;
+    let a = host.as_ptr() as u64;
+    let mut l = stream.launch_builder(&f);
+    l.arg(&a).arg(&mut dst).arg(&n);
+    unsafe { l.launch(LaunchConfig::for_num_elems(N as u32)) }.unwrap();
+    assert_illegal_address(stream.synchronize());
+}
+
+macro_rules! attack {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            if common::is_child(stringify!($name)) {
+                attack($src);
+                return;
+            }
+            let out =
+                common::run_child_with(stringify!($name), &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
+            assert!(out.status.success(), "child failed: {:?}", out.status);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stdout.contains("1 passed"));
+            assert!(
+                stdout.contains("refused:") || stderr.contains("a kernel can only read GPU memory"),
+                "{stdout}{stderr}"
+            );
+        }
+    };
+}
+
+attack!(memcpy_from_a_host_address, MEMCPY_FROM_ADDRESS);
+
+attack!(
+    builtin_memcpy_of_a_constant_size,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) __builtin_memcpy(dst, (const void*)src, 4000);
+}
+"#
+);
+
+attack!(
+    memmove_from_a_host_address,
+    r#"
+#include <cstring>
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) std::memmove(dst, (const void*)src, n * sizeof(float));
+}
+"#
+);
+
+attack!(
+    uninstrumented_helper,
+    r#"
+__attribute__((no_sanitize_thread)) __device__ float load(unsigned long long a, int i) {
+    return ((const float*)a)[i];
+}
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = load(src, i);
+}
+"#
+);
+
+attack!(
+    uninstrumented_helper_through_a_pasted_name,
+    r#"
+#define CAT(a, b) a##b
+__attribute__((CAT(no_sanitize, _thread))) __device__ float load(unsigned long long a, int i) {
+    return ((const float*)a)[i];
+}
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = load(src, i);
+}
+"#
+);
+
+attack!(
+    check_switched_off_through_the_prelude_state,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    __gl::rc_now.stack_lo = 0;
+    __gl::rc_now.stack_len = ~0ul;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i];
+}
+"#
+);
+
+attack!(
+    known_span_planted_through_the_prelude_state,
+    r#"
+#define G(x) __g##l::x
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    G(rc::span_lo)[0] = 0;
+    G(rc::span_hi)[0] = ~0ul;
+    G(rc::span_n) = 1;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i];
+}
+"#
+);

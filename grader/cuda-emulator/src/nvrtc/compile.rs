@@ -361,10 +361,16 @@ fn compile_variant(
         Ok(log) => log,
         Err(mut log) => {
             let _ = std::fs::remove_file(&tmp_so);
-            if log.contains("attempt to use poisoned") {
+            let poisoned = |w: &&str| log.contains(&format!("attempt to use poisoned \"{w}\""));
+            if source::ASM_WORDS.iter().any(poisoned) {
                 log.push_str(&format!(
                     "{name}: note: kernels cannot use inline assembly on the gpu-labs emulator, and \
                      the code above does (a header that uses it cannot be included in a kernel)\n"
+                ));
+            } else if source::POISONED.iter().any(poisoned) {
+                log.push_str(&format!(
+                    "{name}: note: kernels cannot use the emulator's internals (`__gl`) or turn its \
+                     checks off (`no_sanitize` attributes); write the kernel in plain CUDA C\n"
                 ));
             }
             return Err(log);

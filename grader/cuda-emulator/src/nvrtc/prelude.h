@@ -944,3 +944,77 @@ Sig<A...> sig_of(void (*)(A...));
         decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME};
 #define __GL_GLOBAL(NAME) \
     extern "C" __GL_VIS const ::__gl::GlobalDesc __gl_global_##NAME = {(void*)&(NAME), sizeof(NAME)};
+// The dynamic shared memory (what `extern __shared__` arrays are rewritten to).
+#define __GL_DYN_SMEM() (::__gl::dyn_smem())
+
+// ---------------------------------------------------------------- checked block copies
+// Checked runs: the compiler does not instrument calls of memcpy and friends (nor copies it
+// expands inline), so the kernel's spellings of them go through these, which check both
+// ranges like any other access (device memory only, and races) before copying.
+#if __GL_RACECHECK
+namespace __gl {
+namespace rc {
+__GL_RT static inline void range(const void* p, size_t n, bool write, uintptr_t ret) {
+    if (n) access(p, n > 0xffffffffu ? 0xffffffffu : (unsigned)n, write, false, false, ret);
+}
+}  // namespace rc
+}  // namespace __gl
+#define __GL_RET ((uintptr_t)__builtin_return_address(0))
+__GL_RT static inline void* __gl_memcpy(void* d, const void* s, size_t n) {
+    ::__gl::rc::range(s, n, false, __GL_RET);
+    ::__gl::rc::range(d, n, true, __GL_RET);
+    return __builtin_memcpy(d, s, n);
+}
+__GL_RT static inline void* __gl_memmove(void* d, const void* s, size_t n) {
+    ::__gl::rc::range(s, n, false, __GL_RET);
+    ::__gl::rc::range(d, n, true, __GL_RET);
+    return __builtin_memmove(d, s, n);
+}
+__GL_RT static inline void* __gl_mempcpy(void* d, const void* s, size_t n) {
+    return (char*)__gl_memcpy(d, s, n) + n;
+}
+__GL_RT static inline void* __gl_memset(void* d, int c, size_t n) {
+    ::__gl::rc::range(d, n, true, __GL_RET);
+    return __builtin_memset(d, c, n);
+}
+__GL_RT static inline int __gl_memcmp(const void* a, const void* b, size_t n) {
+    ::__gl::rc::range(a, n, false, __GL_RET);
+    ::__gl::rc::range(b, n, false, __GL_RET);
+    return __builtin_memcmp(a, b, n);
+}
+__GL_RT static inline void __gl_bcopy(const void* s, void* d, size_t n) { __gl_memmove(d, s, n); }
+__GL_RT static inline void __gl_bzero(void* d, size_t n) { __gl_memset(d, 0, n); }
+__GL_RT static inline void* __gl_memcpy_chk(void* d, const void* s, size_t n, size_t) { return __gl_memcpy(d, s, n); }
+__GL_RT static inline void* __gl_memmove_chk(void* d, const void* s, size_t n, size_t) { return __gl_memmove(d, s, n); }
+__GL_RT static inline void* __gl_mempcpy_chk(void* d, const void* s, size_t n, size_t) { return __gl_mempcpy(d, s, n); }
+__GL_RT static inline void* __gl_memset_chk(void* d, int c, size_t n, size_t) { return __gl_memset(d, c, n); }
+#undef __GL_RET
+namespace std {
+using ::__gl_memcmp;
+using ::__gl_memcpy;
+using ::__gl_memmove;
+using ::__gl_memset;
+}  // namespace std
+#define memcpy __gl_memcpy
+#define memmove __gl_memmove
+#define mempcpy __gl_mempcpy
+#define memset __gl_memset
+#define memcmp __gl_memcmp
+#define bcmp __gl_memcmp
+#define bcopy __gl_bcopy
+#define bzero __gl_bzero
+#define __builtin_memcpy __gl_memcpy
+#define __builtin_memmove __gl_memmove
+#define __builtin_mempcpy __gl_mempcpy
+#define __builtin_memset __gl_memset
+#define __builtin_memcmp __gl_memcmp
+#define __builtin_memcmp_eq __gl_memcmp
+#define __builtin_bcmp __gl_memcmp
+#define __builtin_bcopy __gl_bcopy
+#define __builtin_bzero __gl_bzero
+#define __builtin___memcpy_chk __gl_memcpy_chk
+#define __builtin___memmove_chk __gl_memmove_chk
+#define __builtin___mempcpy_chk __gl_mempcpy_chk
+#define __builtin___memset_chk __gl_memset_chk
+#endif
+#undef __GL_RT

@@ -112,6 +112,21 @@ fn find_word(code: &[u8], word: &str) -> Vec<usize> {
 /// Spellings of inline assembly, poisoned after the prelude (see [`translation_unit`]).
 pub const ASM_WORDS: &[&str] = &["asm", "__asm__", "__asm"];
 
+/// Identifiers poisoned after the prelude (besides [`ASM_WORDS`]): the namespace of the
+/// prelude's state (the race check's and the device-memory check's), and the attributes that
+/// would leave a function uninstrumented in a checked build. Macro expansion and `##` pasting
+/// cannot make them either (the compiler refuses a poisoned identifier wherever it appears,
+/// except in the prelude's own macros).
+pub const POISONED: &[&str] = &[
+    "__gl",
+    "no_sanitize",
+    "__no_sanitize__",
+    "no_sanitize_thread",
+    "__no_sanitize_thread__",
+    "disable_sanitizer_instrumentation",
+    "__disable_sanitizer_instrumentation__",
+];
+
 /// The first thing in `src` (comments and string literals aside) that a kernel cannot do on
 /// the emulator, as `(line, message)`: inline assembly, or placing code or data in a chosen
 /// section (which could put machine code among the module's instructions).
@@ -340,7 +355,7 @@ pub fn scan(src: &str) -> Scan {
     out
 }
 
-/// Rewrites `extern __shared__ T name[];` into `T* name = (T*)__gl::dyn_smem();`, keeping
+/// Rewrites `extern __shared__ T name[];` into `T* name = (T*)__GL_DYN_SMEM();`, keeping
 /// every other byte (and so every line number) of the source.
 pub fn rewrite_dynamic_shared(src: &str) -> String {
     let code = code_view(src);
@@ -374,7 +389,7 @@ pub fn rewrite_dynamic_shared(src: &str) -> String {
             continue;
         }
         out.push_str(&src[last..pos]);
-        out.push_str(&format!("{ty}* {name} = ({ty}*)::__gl::dyn_smem();"));
+        out.push_str(&format!("{ty}* {name} = ({ty}*)__GL_DYN_SMEM();"));
         out.extend(std::iter::repeat_n('\n', decl.matches('\n').count()));
         last = semi + 1;
     }
@@ -404,6 +419,9 @@ pub fn translation_unit(src: &str, name: &str, prelude: &str) -> String {
     // Kernels get no inline assembly: what `forbidden` does not see (a header, a macro) the
     // compiler refuses. The prelude and the generated code below use none.
     tu.push_str(&format!("\n#pragma GCC poison {}", ASM_WORDS.join(" ")));
+    // Nor a way past the checks of checked builds: the prelude's state (all in namespace
+    // `__gl`) and the attributes that leave a function uninstrumented.
+    tu.push_str(&format!("\n#pragma GCC poison {}", POISONED.join(" ")));
     tu.push_str(&format!(
         "\n#line 1 \"{}\"\n",
         name.replace(['"', '\\'], "_")
@@ -462,7 +480,13 @@ mod tests {
         assert!(msg.contains("`section`"), "{msg}");
         let tu = translation_unit("", "k.cu", "// prelude\n");
         assert!(
-            tu.contains("#pragma GCC poison asm __asm__ __asm\n#line 1 \"k.cu\""),
+            tu.contains(
+                "#pragma GCC poison asm __asm__ __asm\n#pragma GCC poison __gl no_sanitize "
+            ),
+            "{tu}"
+        );
+        assert!(
+            tu.contains("__disable_sanitizer_instrumentation__\n#line 1 \"k.cu\""),
             "{tu}"
         );
     }
@@ -517,6 +541,6 @@ template <int N> __global__ void tmpl(float* a) {}
     fn rewrites_dynamic_shared_keeping_lines() {
         let src = "a\nextern __shared__ __align__(16) float\n sdata[];\nb";
         let out = rewrite_dynamic_shared(src);
-        assert_eq!(out, "a\nfloat* sdata = (float*)::__gl::dyn_smem();\n\nb");
+        assert_eq!(out, "a\nfloat* sdata = (float*)__GL_DYN_SMEM();\n\nb");
     }
 }
