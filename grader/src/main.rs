@@ -607,13 +607,13 @@ fn batch(mut args: BatchArgs) -> Result<(), String> {
         }
         BatchEvent::Grading { student } => {
             if let Ok(mut r) = running.lock() {
-                r.push(student.to_string());
+                r.push(report::escape::name(student).into_owned());
                 show_running(&bar, &r);
             }
         }
         BatchEvent::Done { record } => {
             if let Ok(mut r) = running.lock() {
-                r.retain(|s| s != &record.student);
+                r.retain(|s| *s != report::escape::name(&record.student));
                 show_running(&bar, &r);
             }
             let score = record
@@ -623,7 +623,7 @@ fn batch(mut args: BatchArgs) -> Result<(), String> {
                 .unwrap_or_else(|| "-".into());
             bar.println(report::escape::terminal(&format!(
                 "{}: {score} {} ({:.1} s)",
-                record.student,
+                report::escape::name(&record.student),
                 record.status(),
                 record.seconds
             )));
@@ -649,11 +649,11 @@ fn batch(mut args: BatchArgs) -> Result<(), String> {
     );
     // Low grades are the students'; a submission the grader could not grade is a failure of
     // this run (a Slurm task then shows FAILED, not COMPLETED).
-    let ungraded: Vec<&str> = summary
+    let ungraded: Vec<String> = summary
         .records
         .iter()
         .filter(|r| r.outcome == grader::batch::Outcome::Error)
-        .map(|r| r.student.as_str())
+        .map(|r| report::escape::name(&r.student).into_owned())
         .collect();
     if !ungraded.is_empty() {
         return Err(format!(
