@@ -6,6 +6,7 @@
 use crate::labs::{self, LabInfo};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// The grader's source folder, where the staged crate finds its `grader` dependency.
 pub const GRADER_DIR: &str = env!("CARGO_MANIFEST_DIR");
@@ -296,22 +297,21 @@ fn describe_dependency(spec: &toml::Value) -> String {
     }
 }
 
-/// The longest a submission's build may take, the first build of every dependency included,
-/// before it is stopped as the submission's fault (a batch must not wait on it for ever).
-pub const BUILD_LIMIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+/// The longest building the class's dependencies (the grader's crate, the registry's) may
+/// take, a cold build included. A submission's own crate has
+/// [`grader_engine::sandbox::limits::BUILD_WALL`].
+pub const DEPENDENCIES_LIMIT: Duration = Duration::from_secs(15 * 60);
 
-/// The memory one process of a build (cargo, each rustc) may map for its data.
-pub const BUILD_PROCESS_MEMORY: u64 = 6 << 30;
+/// The memory one process building the class's dependencies may map for its data.
+pub const DEPENDENCIES_PROCESS_MEMORY: u64 = 6 << 30;
 
-/// The memory a whole build may hold resident (all its compilers together), read from
-/// `/proc` every half second; past it the build is stopped like one past its time.
-pub const BUILD_TREE_MEMORY: u64 = 8 << 30;
+/// The memory building the class's dependencies may hold resident, all its compilers together.
+pub const DEPENDENCIES_TREE_MEMORY: u64 = 8 << 30;
 
 /// The CPU time the compiler of the submission's crate (and of the harness that calls it) may
 /// use: many times what the solution takes, so code that keeps the compiler working without
-/// end is stopped long before [`BUILD_LIMIT`]. Dependencies (the grader's own crate, the
-/// registry's) are not held to it: a cold build must not be blamed on a student.
-pub const BUILD_PROCESS_CPU_SECS: u64 = 300;
+/// end is stopped before [`grader_engine::sandbox::limits::BUILD_WALL`].
+pub const BUILD_PROCESS_CPU_SECS: u64 = 200;
 
 /// [`BUILD_PROCESS_CPU_SECS`], or less where `GPU_LABS_BUILD_CPU_SECS` says so (a test hook:
 /// it never raises the limit).
@@ -324,9 +324,19 @@ fn build_cpu_secs() -> u64 {
         })
 }
 
-/// A build in its own process group (ended whole at its limit, and on Ctrl-C: see
-/// `sandbox::tree`), each of its processes held to [`BUILD_PROCESS_MEMORY`], soft and hard,
-/// whatever the shell allowed.
+/// [`grader_engine::sandbox::limits::BUILD_WALL`], or less where `GPU_LABS_BUILD_WALL_SECS`
+/// says so (a test hook: it never raises the limit).
+fn build_wall() -> Duration {
+    let most = grader_engine::sandbox::limits::BUILD_WALL;
+    std::env::var("GPU_LABS_BUILD_WALL_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(most, |v: u64| Duration::from_secs(v.max(1)).min(most))
+}
+
+/// The class's dependencies built by `cargo`, in their own process group (ended whole at its
+/// limit, and on Ctrl-C: see `sandbox::tree`), each process held to
+/// [`DEPENDENCIES_PROCESS_MEMORY`], soft and hard, whatever the shell allowed.
 #[cfg(unix)]
 fn limit_build(command: &mut Command) {
     use std::os::unix::process::CommandExt;
@@ -336,17 +346,17 @@ fn limit_build(command: &mut Command) {
     unsafe {
         command.pre_exec(move || {
             use grader_engine::sandbox::limits::set_limit;
-            set_limit(libc::RLIMIT_DATA, BUILD_PROCESS_MEMORY)?;
+            set_limit(libc::RLIMIT_DATA, DEPENDENCIES_PROCESS_MEMORY)?;
             set_limit(libc::RLIMIT_CORE, 0)?;
             Ok(())
         });
     }
 }
 
-/// A `RUSTC_WRAPPER` (a shell script written in `dir`) that holds the compiler of the crates
-/// named `crates` to [`build_cpu_secs`] of CPU time, soft and hard, and runs every other
-/// compiler as is.
-fn cpu_limited_compiler(dir: &Path, crates: &[&str]) -> std::io::Result<PathBuf> {
+/// A `RUSTC_WRAPPER` (a shell script written in `dir`, named for `lab`) that holds the
+/// compiler of the crates named `crates` to [`build_cpu_secs`] of CPU time, soft and hard, and
+/// runs every other compiler as is. Its path stays the same from build to build.
+fn cpu_limited_compiler(dir: &Path, lab: &str, crates: &[&str]) -> std::io::Result<PathBuf> {
     let names: Vec<String> = crates
         .iter()
         .map(|c| format!("*\" --crate-name {c} \"*"))
@@ -357,90 +367,271 @@ fn cpu_limited_compiler(dir: &Path, crates: &[&str]) -> std::io::Result<PathBuf>
         names.join("|"),
         build_cpu_secs()
     );
-    let path = dir.join(".rustc-limit.sh");
-    std::fs::write(&path, script)?;
+    let path = dir.join(format!(".rustc-limit-{lab}.sh"));
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == script) {
+        return Ok(path);
+    }
+    // Written aside and renamed: a classmate's build may be running it.
+    let aside = dir.join(format!(".rustc-limit-{lab}.{}", std::process::id()));
+    std::fs::write(&aside, script)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(&aside, std::fs::Permissions::from_mode(0o755))?;
     }
+    std::fs::rename(&aside, &path)?;
     Ok(path)
 }
 
-/// Runs `command` to the end and collects its output, or stops it (its whole process group:
-/// cargo and the compilers it started) after `limit` and returns `None`.
-fn output_within(
+/// How a build is watched while it runs.
+#[derive(Debug, Clone, Copy)]
+struct Watch {
+    /// The time it may run (time held stopped not counted).
+    limit: Duration,
+    /// The memory all its processes may hold resident together.
+    tree_memory: u64,
+    /// Whether it holds a shared turn on the machine (see
+    /// [`grader_engine::check::machine_turn`]) and steps aside, stopped, whenever a speed
+    /// measurement wants the machine: a submission's build must not hold its classmates.
+    steps_aside: bool,
+}
+
+/// How a build ended.
+#[derive(Debug)]
+struct Ran {
+    /// Its exit status; `None` when it was stopped at its limit.
+    status: Option<std::process::ExitStatus>,
+    /// Whether it was stopped for its memory.
+    over_memory: bool,
+    /// What was kept of its stderr.
+    stderr: Kept,
+    /// How long it ran (time held stopped not counted).
+    #[cfg_attr(not(test), allow(dead_code))]
+    running: Duration,
+}
+
+/// The longest line of a build's output that is read whole; past it the rest of the line is
+/// counted and dropped (a compiler message quoting a huge note).
+const LINE_BYTES: usize = 1 << 20;
+
+/// What is kept of one stream: its first lines and its last lines, each part within
+/// [`Kept::PART_BYTES`], and how much was left out between them.
+#[derive(Debug, Default)]
+struct Kept {
+    head: Vec<String>,
+    head_bytes: usize,
+    tail: std::collections::VecDeque<String>,
+    tail_bytes: usize,
+    cut_lines: u64,
+    cut_bytes: u64,
+}
+
+impl Kept {
+    /// The most of a stream kept at its start, and again at its end.
+    const PART_BYTES: usize = 32 << 10;
+    /// The longest line kept (the rest of it is counted as cut).
+    const LINE: usize = 2 << 10;
+
+    /// Takes one line (`dropped` bytes of it already left out).
+    fn push(&mut self, line: &[u8], dropped: u64) {
+        let shown = &line[..line.len().min(Self::LINE)];
+        let dropped = dropped + (line.len() - shown.len()) as u64;
+        let mut text = String::from_utf8_lossy(shown).into_owned();
+        if dropped > 0 {
+            text.push_str(&format!(" … ({dropped} bytes cut)"));
+        }
+        if self.head_bytes + text.len() <= Self::PART_BYTES && self.tail.is_empty() {
+            self.head_bytes += text.len();
+            self.head.push(text);
+            return;
+        }
+        self.tail_bytes += text.len();
+        self.tail.push_back(text);
+        while self.tail_bytes > Self::PART_BYTES {
+            let Some(old) = self.tail.pop_front() else {
+                break;
+            };
+            self.tail_bytes -= old.len();
+            self.cut_lines += 1;
+            self.cut_bytes += old.len() as u64 + 1;
+        }
+    }
+
+    /// The kept text: the first lines, a line saying what was cut, the last lines.
+    fn text(&self) -> String {
+        let mut lines: Vec<String> = self.head.clone();
+        if self.cut_lines > 0 {
+            lines.push(format!(
+                "… ({} lines, {} bytes cut)",
+                self.cut_lines, self.cut_bytes
+            ));
+        }
+        lines.extend(self.tail.iter().cloned());
+        lines.join("\n")
+    }
+}
+
+/// Reads `pipe` to its end, line by line, giving each line to `on_line` with how many of its
+/// bytes were left out (past [`LINE_BYTES`]): what is held at once is one line's worth.
+fn each_line(mut pipe: impl std::io::Read, mut on_line: impl FnMut(&[u8], u64)) {
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut line = Vec::new();
+    let mut dropped = 0u64;
+    loop {
+        let n = match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let mut rest = &chunk[..n];
+        while !rest.is_empty() {
+            let (part, ended) = match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            let room = LINE_BYTES.saturating_sub(line.len());
+            line.extend_from_slice(&part[..part.len().min(room)]);
+            dropped += part.len().saturating_sub(room) as u64;
+            rest = &rest[(part.len() + usize::from(ended)).min(rest.len())..];
+            if ended {
+                on_line(&line, dropped);
+                line.clear();
+                dropped = 0;
+            }
+        }
+    }
+    if !line.is_empty() || dropped > 0 {
+        on_line(&line, dropped);
+    }
+}
+
+/// Runs `command` to its end under `watch`, giving each line of its stdout to `on_stdout`
+/// (see [`each_line`]) and keeping the first and last lines of its stderr; stops it (its whole
+/// process group: cargo and the compilers it started) past its time or memory.
+fn run_watched(
     mut command: Command,
-    limit: std::time::Duration,
-) -> std::io::Result<Option<std::process::Output>> {
-    use std::io::Read;
-    #[cfg(unix)]
-    limit_build(&mut command);
+    watch: Watch,
+    on_stdout: impl FnMut(&[u8], u64) + Send,
+) -> std::io::Result<Ran> {
+    use std::time::Instant;
+    // A turn on the machine first: the build starts when no speed is being measured.
+    let mut turn = watch
+        .steps_aside
+        .then(|| grader_engine::check::machine_turn(false))
+        .flatten();
     let mut child = command
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()?;
+    let pgid = child.id() as i32;
     #[cfg(unix)]
-    grader_engine::sandbox::tree::register(child.id() as i32);
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
+    grader_engine::sandbox::tree::register(pgid);
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    std::thread::scope(|scope| {
+        let out = scope.spawn(move || {
+            if let Some(pipe) = stdout {
+                each_line(pipe, on_stdout);
             }
-            bytes
-        })
-    };
-    let stdout = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let started = std::time::Instant::now();
-    let mut polls = 0u32;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        polls += 1;
-        #[cfg(unix)]
-        let over_memory = polls.is_multiple_of(10)
-            && grader_engine::sandbox::tree::members(child.id() as i32)
-                .iter()
-                .map(|(_, rss)| rss)
-                .sum::<u64>()
-                > BUILD_TREE_MEMORY;
-        #[cfg(not(unix))]
-        let over_memory = false;
-        if started.elapsed() >= limit || over_memory {
+        });
+        let err = scope.spawn(move || {
+            let mut kept = Kept::default();
+            if let Some(pipe) = stderr {
+                each_line(pipe, |line, dropped| kept.push(line, dropped));
+            }
+            kept
+        });
+        let mut running = Duration::ZERO;
+        let mut since = Instant::now();
+        let mut since_aside = Instant::now();
+        let mut polls = 0u32;
+        let mut over_memory = false;
+        let waited = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(Some(status)),
+                Ok(None) => {}
+                Err(e) => break Err(e),
+            }
+            running += since.elapsed();
+            since = Instant::now();
+            polls += 1;
             #[cfg(unix)]
-            grader_engine::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
+            {
+                over_memory = polls.is_multiple_of(10)
+                    && grader_engine::sandbox::tree::members(pgid)
+                        .iter()
+                        .map(|(_, rss)| rss)
+                        .sum::<u64>()
+                        > watch.tree_memory;
+            }
+            if running >= watch.limit || over_memory {
+                #[cfg(unix)]
+                grader_engine::sandbox::tree::signal(pgid, libc::SIGKILL);
+                let _ = child.kill();
+                let _ = child.wait();
+                break Ok(None);
+            }
+            #[cfg(unix)]
+            if turn.is_some() && since_aside.elapsed() >= Duration::from_secs(1) {
+                // Held stopped, the turn let go: a speed measurement waiting for the machine
+                // takes it now and this build waits, using no CPU, until it is done.
+                grader_engine::sandbox::tree::signal(pgid, libc::SIGSTOP);
+                drop(turn.take());
+                std::thread::sleep(Duration::from_millis(30));
+                turn = grader_engine::check::machine_turn(false);
+                grader_engine::sandbox::tree::signal(pgid, libc::SIGCONT);
+                since = Instant::now();
+                since_aside = Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        #[cfg(unix)]
+        {
+            // Whatever it left running (a compiler cargo did not wait for) ends with it.
+            grader_engine::sandbox::tree::signal(pgid, libc::SIGCONT);
+            grader_engine::sandbox::tree::signal(pgid, libc::SIGKILL);
+            grader_engine::sandbox::tree::forget(pgid);
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+        let _ = out.join();
+        let stderr = err.join().unwrap_or_default();
+        drop(turn);
+        Ok(Ran {
+            status: waited?,
+            over_memory,
+            stderr,
+            running,
+        })
+    })
+}
+
+/// Runs `command` to the end and collects its output (each stream's first and last lines, see
+/// [`Kept`]), or stops it (its whole process group) after `limit` and returns `None`.
+fn output_within(mut command: Command, limit: Duration) -> std::io::Result<Option<Captured>> {
     #[cfg(unix)]
-    {
-        // Whatever it left running (a compiler cargo did not wait for) ends with it.
-        grader_engine::sandbox::tree::signal(child.id() as i32, libc::SIGKILL);
-        grader_engine::sandbox::tree::forget(child.id() as i32);
-    }
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    Ok(status.map(|status| std::process::Output {
+    limit_build(&mut command);
+    let mut stdout = Kept::default();
+    let watch = Watch {
+        limit,
+        tree_memory: DEPENDENCIES_TREE_MEMORY,
+        steps_aside: false,
+    };
+    let ran = run_watched(command, watch, |line, dropped| stdout.push(line, dropped))?;
+    Ok(ran.status.map(|status| Captured {
         status,
-        stdout,
-        stderr,
+        stdout: stdout.text(),
+        stderr: ran.stderr.text(),
     }))
+}
+
+/// What [`output_within`] kept of a command that ended.
+#[derive(Debug)]
+struct Captured {
+    status: std::process::ExitStatus,
+    #[cfg_attr(not(test), allow(dead_code))]
+    stdout: String,
+    stderr: String,
 }
 
 /// A compiler message as the student should read it: the grading machine's folders it names
@@ -459,6 +650,15 @@ fn without_machine_paths(error: &str, cache: &Path) -> String {
             text = text.replace(&prefix, "");
         }
     }
+    let builds = cache.join("builds");
+    // `…/builds/<one build>/stage/src/lib.rs` → `src/lib.rs`.
+    while let Some(at) = text.find(&format!("{}/", builds.display())) {
+        let rest = &text[at..];
+        let Some(stage) = rest.find("/stage/") else {
+            break;
+        };
+        text.replace_range(at..at + stage + "/stage/".len(), "");
+    }
     let grader = Path::new(GRADER_DIR);
     if let Some(root) = grader.parent() {
         text = text.replace(&format!("{}/", root.display()), "");
@@ -466,30 +666,23 @@ fn without_machine_paths(error: &str, cache: &Path) -> String {
     text
 }
 
-/// Files removed when it is dropped, on every way out of a build.
-struct RemoveOnDrop(Vec<PathBuf>);
+/// A folder removed with all it holds when it is dropped, on every way out of a build.
+struct RemoveOnDrop(PathBuf);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        for file in &self.0 {
-            let _ = std::fs::remove_file(file);
-            // And the dependency list cargo wrote beside it (`libx-hash.rlib`: `x-hash.d`).
-            if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
-                let stem = stem.strip_prefix("lib").unwrap_or(stem);
-                let _ = std::fs::remove_file(file.with_file_name(format!("{stem}.d")));
-            }
-        }
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
 /// How long fetching the lab's crates may take (downloads, on a slow network).
-const FETCH_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+const FETCH_LIMIT: Duration = Duration::from_secs(600);
 
 /// Downloads what the staged crate needs, with the instructor's own cargo settings and network
 /// (a mirror, a proxy), before the build: the build itself runs offline, with an environment
 /// and a cargo home that hold none of those settings ([`grader_engine::sandbox::build::confine`]).
 /// Nothing of the submission is compiled or run here: the manifest is the lab's.
-fn fetch(cargo: &str, manifest: &Path, stage: &Path) -> Result<(), StageError> {
+fn fetch(cargo: &Path, manifest: &Path, stage: &Path) -> Result<(), StageError> {
     let mut command = Command::new(cargo);
     command
         .arg("fetch")
@@ -497,7 +690,7 @@ fn fetch(cargo: &str, manifest: &Path, stage: &Path) -> Result<(), StageError> {
         .arg(manifest)
         .current_dir(stage);
     let output = output_within(command, FETCH_LIMIT).map_err(|source| StageError::Cargo {
-        program: cargo.to_string(),
+        program: cargo.display().to_string(),
         source,
     })?;
     match output {
@@ -505,7 +698,7 @@ fn fetch(cargo: &str, manifest: &Path, stage: &Path) -> Result<(), StageError> {
         Some(out) => Err(StageError::Harness(format!(
             "cargo could not fetch the lab's crates (is the network or the registry mirror \
              reachable?): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+            out.stderr.trim()
         ))),
         None => Err(StageError::Harness(format!(
             "cargo did not fetch the lab's crates within {} minutes: check the network",
@@ -531,45 +724,112 @@ pub fn take_sources(
     Ok(source_dir)
 }
 
-/// Builds the sources [`take_sources`] copied to `source_dir` as `lab` in the build area under
-/// `cache`, leaving the harness binary in `run_dir`.
-pub fn build(
-    krate: &LabCrate,
-    lab: &LabInfo,
-    cache: &Path,
-    run_dir: &Path,
-    source_dir: &Path,
-) -> Result<Build, StageError> {
+/// Whether `name` (a file or folder in a target folder's `deps`, `.fingerprint` or
+/// `incremental`, or at its top) was compiled from the staged crate itself (`lib_name` and
+/// its harness `grade`, package `package`), not from a dependency: `<name>-<16 hex digits>…`,
+/// `lib<name>-…`, `lib<name>.rlib`.
+fn of_the_staged_crate(name: &str, package: &str, lib_name: &str) -> bool {
+    let hashed = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|rest| {
+                rest.len() >= 16
+                    && rest[..16].bytes().all(|b| b.is_ascii_hexdigit())
+                    && rest[16..].chars().next().is_none_or(|c| c == '.')
+            })
+    };
+    let lib = format!("lib{lib_name}");
+    hashed(package)
+        || hashed(lib_name)
+        || hashed(&lib)
+        || hashed("grade")
+        || [".rlib", ".rmeta", ".d"]
+            .iter()
+            .any(|ext| name == format!("{lib}{ext}") || name == format!("{lib_name}{ext}"))
+}
+
+/// Removes from the profile folder `debug` (the class's shared one) everything compiled from
+/// a staged crate ([`of_the_staged_crate`]): what an earlier grader left there.
+fn remove_staged_units(debug: &Path, package: &str, lib_name: &str) {
+    for folder in ["", "deps", ".fingerprint", "incremental"] {
+        for entry in std::fs::read_dir(debug.join(folder))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = entry.file_name();
+            if of_the_staged_crate(&name.to_string_lossy(), package, lib_name) {
+                let path = entry.path();
+                let _ = if path.is_dir() && !path.is_symlink() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+            }
+        }
+    }
+}
+
+/// What the class's dependencies' build leaves for each submission's own build.
+struct Dependencies {
+    /// The lab crate's lockfile, as that build left it.
+    lockfile: Vec<u8>,
+    /// The cargo and rustc of every build.
+    toolchain: grader_engine::sandbox::build::Toolchain,
+    /// The cargo home shared by the class's builds (configuration, registry).
+    home: PathBuf,
+    /// The compiler wrapper (the CPU limit of the submission's compilers).
+    wrapper: PathBuf,
+    /// The target folder with the class's dependencies built.
+    target: PathBuf,
+}
+
+/// The staged crate's fixed files in `stage`: the lab's harness and the grader's manifest.
+fn write_fixed_files(krate: &LabCrate, lab: &LabInfo, stage: &Path) -> Result<(), StageError> {
     let io = |what, path: &Path| {
         let path = path.to_path_buf();
         move |source| StageError::Io { what, path, source }
     };
-    let source_dir = source_dir.to_path_buf();
-
-    let stage = cache.join("stage").join(lab.name);
-    std::fs::create_dir_all(&stage).map_err(io("cannot create", &stage))?;
-    // One build at a time per lab: the stage folder and the harness binary are shared.
-    let lock_path = cache.join("stage").join(format!("{}.lock", lab.name));
-    let lock = std::fs::File::create(&lock_path).map_err(io("cannot create", &lock_path))?;
-    lock.lock().map_err(io("cannot lock", &lock_path))?;
-
-    let staged_src = stage.join("src");
-    if staged_src.exists() {
-        std::fs::remove_dir_all(&staged_src).map_err(io("cannot clear", &staged_src))?;
-    }
-    // The copy is the grader's own, so this cannot be refused short of a full disk.
-    grader_engine::intake::copy_tree(
-        run_dir,
-        &source_dir,
-        &staged_src,
-        grader_engine::intake::SOURCES,
-    )
-    .map_err(|refusal| StageError::Harness(format!("staging the sources: {refusal}")))?;
     let tests = stage.join("tests");
     std::fs::create_dir_all(&tests).map_err(io("cannot create", &tests))?;
     std::fs::write(tests.join("grade.rs"), lab.harness).map_err(io("cannot write", &tests))?;
     let manifest = stage.join("Cargo.toml");
-    std::fs::write(&manifest, krate.staged_manifest(lab)).map_err(io("cannot write", &manifest))?;
+    std::fs::write(&manifest, krate.staged_manifest(lab)).map_err(io("cannot write", &manifest))
+}
+
+/// Builds the class's dependencies for `lab` (the grader's crate and the registry's, no code of
+/// a submission: the staged crate is a placeholder) in the shared target folder under `cache`,
+/// one grader at a time per lab (`cache/stage/<lab>.lock`); quick when they are built already.
+fn dependencies(
+    krate: &LabCrate,
+    lab: &LabInfo,
+    cache: &Path,
+    user: Option<grader_engine::sandbox::child::Identity>,
+) -> Result<Dependencies, StageError> {
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StageError::Io { what, path, source }
+    };
+    let stages = cache.join("stage");
+    let stage = stages.join(lab.name);
+    std::fs::create_dir_all(&stage).map_err(io("cannot create", &stage))?;
+    let lock_path = stages.join(format!("{}.lock", lab.name));
+    let lock = std::fs::File::create(&lock_path).map_err(io("cannot create", &lock_path))?;
+    lock.lock().map_err(io("cannot lock", &lock_path))?;
+
+    // No submission's sources here (an earlier grader staged them here): a placeholder.
+    let staged_src = stage.join("src");
+    if staged_src.exists() {
+        std::fs::remove_dir_all(&staged_src).map_err(io("cannot clear", &staged_src))?;
+    }
+    std::fs::create_dir_all(&staged_src).map_err(io("cannot create", &staged_src))?;
+    std::fs::write(
+        staged_src.join("lib.rs"),
+        "//! The grader's placeholder: only the lab's dependencies are built here.\n",
+    )
+    .map_err(io("cannot write", &staged_src))?;
+    write_fixed_files(krate, lab, &stage)?;
+    let manifest = stage.join("Cargo.toml");
     let lockfile = stage.join("Cargo.lock");
     let grader_lock = Path::new(GRADER_DIR).join("..").join("Cargo.lock");
     if !lockfile.exists() && grader_lock.is_file() {
@@ -577,9 +837,237 @@ pub fn build(
         std::fs::copy(&grader_lock, &lockfile).map_err(io("cannot copy", &grader_lock))?;
     }
 
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    fetch(&cargo, &manifest, &stage)?;
-    let mut command = Command::new(&cargo);
+    let toolchain = grader_engine::sandbox::build::Toolchain::for_builds(cache, &stage, user)
+        .map_err(|e| StageError::Sandbox(format!("cannot give the toolchain to builds: {e}")))?;
+    let plain_cargo = PathBuf::from(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    fetch(&plain_cargo, &manifest, &stage)?;
+    let home = grader_engine::sandbox::build::made_cargo_home(cache, user.is_some())
+        .map_err(|e| StageError::Sandbox(format!("cannot make the build's cargo home: {e}")))?;
+    let wrapper = cpu_limited_compiler(&stages, lab.name, &[&lab.lib_name(), "grade"])
+        .map_err(io("cannot write", &stages))?;
+    let target = cache.join("target");
+    let mut command = Command::new(&toolchain.cargo);
+    command
+        .args(["test", "--no-run", "--lib", "--message-format=json"])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .current_dir(&stage);
+    let place = grader_engine::sandbox::build::Place {
+        stage: &stage,
+        target: &target,
+        home: &home,
+        grader_dir: Path::new(GRADER_DIR),
+        also_readable: std::slice::from_ref(&wrapper),
+        toolchain: &toolchain,
+        dependencies: true,
+    };
+    grader_engine::sandbox::build::confine(&mut command, place)
+        .map_err(|e| StageError::Sandbox(e.to_string()))?;
+    command
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_INCREMENTAL", "0")
+        .env("RUSTC_WRAPPER", &wrapper)
+        .env_remove("RUSTFLAGS");
+    #[cfg(unix)]
+    limit_build(&mut command);
+    let mut first_error = None;
+    let watch = Watch {
+        limit: DEPENDENCIES_LIMIT,
+        tree_memory: DEPENDENCIES_TREE_MEMORY,
+        steps_aside: false,
+    };
+    let ran = {
+        // Compiling loads the CPU: never while a grading measures a speedup.
+        let _turn = grader_engine::check::machine_turn(false);
+        run_watched(command, watch, |line, _| {
+            if first_error.is_none() {
+                first_error = compiler_error(line);
+            }
+        })
+        .map_err(|source| StageError::Cargo {
+            program: toolchain.cargo.display().to_string(),
+            source,
+        })?
+    };
+    remove_staged_units(&target.join("debug"), lab.lab_crate, &lab.lib_name());
+    if !ran.status.is_some_and(|s| s.success()) {
+        let why = match (ran.status, first_error) {
+            (None, _) => format!(
+                "building the lab's dependencies did not finish within {} minutes{}",
+                DEPENDENCIES_LIMIT.as_secs() / 60,
+                if ran.over_memory {
+                    " or its memory"
+                } else {
+                    ""
+                }
+            ),
+            (Some(_), Some(error)) => error,
+            (Some(_), None) => ran.stderr.text(),
+        };
+        return Err(StageError::Harness(why.trim().to_string()));
+    }
+    let lockfile = std::fs::read(&lockfile).map_err(io("cannot read", &lockfile))?;
+    drop(lock);
+    Ok(Dependencies {
+        lockfile,
+        toolchain,
+        home,
+        wrapper,
+        target,
+    })
+}
+
+/// The rendered text of `line` when it is cargo's report of a compiler error (the line whole:
+/// one cut at [`LINE_BYTES`] does not parse). Only lines that may be one are parsed, so a flood
+/// of warnings costs a scan, not a parse each.
+fn compiler_error(line: &[u8]) -> Option<String> {
+    let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+    if !has(b"\"reason\":\"compiler-message\"") || !has(b"\"level\":\"error\"") {
+        return None;
+    }
+    let msg: serde_json::Value = serde_json::from_slice(line).ok()?;
+    (msg["message"]["level"] == "error")
+        .then(|| msg["message"]["rendered"].as_str().map(str::to_string))
+        .flatten()
+}
+
+/// The first error as shown: its first [`ERROR_HEAD_LINES`] lines and its last
+/// [`ERROR_TAIL_LINES`], each line within 1 KiB, saying how much was cut.
+fn shortened_error(error: &str) -> String {
+    let lines: Vec<&str> = error.lines().collect();
+    let line = |l: &&str| -> String {
+        match l.char_indices().nth(1024) {
+            Some((at, _)) => format!("{} … ({} bytes cut)", &l[..at], l.len() - at),
+            None => l.to_string(),
+        }
+    };
+    if lines.len() <= ERROR_HEAD_LINES + ERROR_TAIL_LINES {
+        return lines.iter().map(line).collect::<Vec<_>>().join("\n");
+    }
+    let cut = lines.len() - ERROR_HEAD_LINES - ERROR_TAIL_LINES;
+    let mut shown: Vec<String> = lines[..ERROR_HEAD_LINES].iter().map(line).collect();
+    shown.push(format!("… ({cut} lines cut)"));
+    shown.extend(lines[lines.len() - ERROR_TAIL_LINES..].iter().map(line));
+    shown.join("\n")
+}
+
+/// The first lines of a compiler error that are shown.
+const ERROR_HEAD_LINES: usize = 60;
+/// The last lines of a compiler error that are shown.
+const ERROR_TAIL_LINES: usize = 10;
+
+/// How many builds of this grader have started (names each one's folder).
+static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A folder of its own for one submission's build, `cache/builds/<lab>-<pid>-<n>`, after
+/// removing those of graders that are no longer running.
+fn own_build_folder(cache: &Path, lab: &str) -> std::io::Result<PathBuf> {
+    let builds = cache.join("builds");
+    std::fs::create_dir_all(&builds)?;
+    for entry in std::fs::read_dir(&builds)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .rsplit('-')
+            .nth(1)
+            .and_then(|p| p.parse::<libc::pid_t>().ok());
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        if pid.is_some_and(|p| p > 0 && unsafe { libc::kill(p, 0) } != 0) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = builds.join(format!("{lab}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir)?;
+    Ok(dir)
+}
+
+/// What the build of a submission's own crate gave.
+struct Compiled {
+    /// The harness binary, when it was built.
+    binary: Option<PathBuf>,
+    /// The compiler's first error, as rendered.
+    first_error: Option<String>,
+    /// The targets that were compiled (not found built already): the lab crate and its
+    /// harness when the class's dependencies were reused.
+    #[cfg_attr(not(test), allow(dead_code))]
+    compiled: Vec<String>,
+    /// How it ended.
+    ran: Ran,
+}
+
+/// Builds the submission's sources at `source_dir` as `lab` in a folder of its own (its stage,
+/// its target folder holding the class's dependencies by hard links), as
+/// `user`, without any lock a classmate waits on; copies the harness binary to `run_dir`;
+/// leaves nothing of it behind.
+fn build_own(
+    krate: &LabCrate,
+    lab: &LabInfo,
+    cache: &Path,
+    run_dir: &Path,
+    source_dir: &Path,
+    deps: &Dependencies,
+    user: Option<grader_engine::sandbox::child::Identity>,
+) -> Result<(Compiled, Option<PathBuf>), StageError> {
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StageError::Io { what, path, source }
+    };
+    let builds = cache.join("builds");
+    let dir = own_build_folder(cache, lab.name).map_err(io("cannot create", &builds))?;
+    let _remove = RemoveOnDrop(dir.clone());
+    let stage = dir.join("stage");
+    // The copy is the grader's own, so this cannot be refused short of a full disk.
+    grader_engine::intake::copy_tree(
+        run_dir,
+        source_dir,
+        &stage.join("src"),
+        grader_engine::intake::SOURCES,
+    )
+    .map_err(|refusal| StageError::Harness(format!("staging the sources: {refusal}")))?;
+    write_fixed_files(krate, lab, &stage)?;
+    std::fs::write(stage.join("Cargo.lock"), &deps.lockfile).map_err(io("cannot write", &stage))?;
+    let target = dir.join("target");
+    let (package, lib_name) = (lab.lab_crate, lab.lib_name());
+    let shared = deps.target.join("debug");
+    let mut made = vec![dir.clone(), target.clone()];
+    for part in ["deps", "build", ".fingerprint"] {
+        if !shared.join(part).is_dir() {
+            continue;
+        }
+        let keep = |p: &Path| {
+            p.components().count() > 1
+                || !of_the_staged_crate(&p.to_string_lossy(), package, &lib_name)
+        };
+        let to = target.join("debug").join(part);
+        made.extend(
+            grader_engine::sandbox::build::link_tree(
+                &shared.join(part),
+                &to,
+                grader_engine::sandbox::build::Share::Outputs,
+                &keep,
+            )
+            .map_err(io("cannot link the dependencies into", &to))?,
+        );
+    }
+    made.push(target.join("debug"));
+    // The build's TMPDIR (the linker's scratch files), its user's too.
+    let tmp = target.join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(io("cannot create", &tmp))?;
+    made.push(tmp);
+    #[cfg(unix)]
+    if let Some(id) = user {
+        // Its folders and copies become the build's user's; the dependencies' libraries,
+        // links to the class's, stay the grader's (readable, not writable).
+        for made in &made {
+            std::os::unix::fs::chown(made, Some(id.uid), Some(id.gid))
+                .map_err(io("cannot give", made))?;
+        }
+        grader_engine::sandbox::root::own(&stage, id).map_err(io("cannot give", &stage))?;
+    }
+
+    let manifest = stage.join("Cargo.toml");
+    let mut command = Command::new(&deps.toolchain.cargo);
     command
         .args([
             "test",
@@ -591,111 +1079,182 @@ pub fn build(
         .arg("--manifest-path")
         .arg(&manifest)
         .current_dir(&stage);
-    // What the compiler may read: the staged crate, the toolchain, the registry, the grader;
-    // and only the variables a build needs (so this comes before the build's own).
-    grader_engine::sandbox::build::confine(
-        &mut command,
-        &stage,
-        &cache.join("target"),
-        Path::new(GRADER_DIR),
-    )
-    .map_err(|e| StageError::Sandbox(e.to_string()))?;
-    command
-        .env("CARGO_TARGET_DIR", cache.join("target"))
-        // No incremental state: it would keep this submission's code in the shared target
-        // folder, where the next submission's build could read it.
-        .env("CARGO_INCREMENTAL", "0")
-        .env_remove("RUSTFLAGS");
-    let wrapper = cpu_limited_compiler(&stage, &[&lab.lib_name(), "grade"])
-        .map_err(io("cannot write", &stage))?;
-    command.env("RUSTC_WRAPPER", wrapper);
-    let Some(output) = output_within(command, BUILD_LIMIT).map_err(|source| StageError::Cargo {
-        program: cargo.clone(),
-        source,
-    })?
-    else {
-        return Ok(Build::CompileError(format!(
-            "error: building the code did not finish within {} minutes and was stopped: look \
-             for code that keeps the compiler working without end (types or constants that \
-             recurse, a huge array literal)",
-            BUILD_LIMIT.as_secs() / 60
-        )));
+    // First the limits and the change of user, then (below) the Landlock rules.
+    grader_engine::sandbox::limits::install_build(&mut command, user);
+    let place = grader_engine::sandbox::build::Place {
+        stage: &stage,
+        target: &target,
+        home: &deps.home,
+        grader_dir: Path::new(GRADER_DIR),
+        also_readable: std::slice::from_ref(&deps.wrapper),
+        toolchain: &deps.toolchain,
+        dependencies: false,
     };
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    grader_engine::sandbox::build::confine(&mut command, place)
+        .map_err(|e| StageError::Sandbox(e.to_string()))?;
+    command
+        .env("CARGO_TARGET_DIR", &target)
+        // No incremental state: nothing of the build is kept anyway.
+        .env("CARGO_INCREMENTAL", "0")
+        .env("RUSTC_WRAPPER", &deps.wrapper)
+        .env_remove("RUSTFLAGS");
     let mut first_error = None;
     let mut binary = None;
-    let mut own_artifacts = Vec::new();
-    for line in stdout.lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
+    let mut compiled = Vec::new();
+    let watch = Watch {
+        limit: build_wall(),
+        tree_memory: grader_engine::sandbox::limits::BUILD_MEMORY,
+        steps_aside: true,
+    };
+    let ran = run_watched(command, watch, |line, _| {
+        if first_error.is_none() {
+            if let Some(error) = compiler_error(line) {
+                first_error = Some(error);
+                return;
+            }
+        }
+        let is_artifact = line.starts_with(b"{\"reason\":\"compiler-artifact\"");
+        let Some(msg) = is_artifact
+            .then(|| serde_json::from_slice::<serde_json::Value>(line).ok())
+            .flatten()
+        else {
+            return;
         };
-        match msg["reason"].as_str() {
-            Some("compiler-message")
-                if msg["message"]["level"] == "error" && first_error.is_none() =>
-            {
-                first_error = msg["message"]["rendered"].as_str().map(str::to_string);
-            }
-            Some("compiler-artifact") => {
-                if msg["target"]["name"] == "grade" {
-                    binary = msg["executable"].as_str().map(PathBuf::from);
-                }
-                if msg["manifest_path"].as_str().map(Path::new) == Some(manifest.as_path()) {
-                    let files = msg["filenames"].as_array().into_iter().flatten();
-                    own_artifacts.extend(files.filter_map(|f| f.as_str()).map(PathBuf::from));
-                }
-            }
-            _ => {}
+        let name = msg["target"]["name"].as_str().unwrap_or_default();
+        if msg["fresh"] == false {
+            compiled.push(name.to_string());
         }
-    }
-    // What was compiled from this submission leaves the shared target folder (the harness
-    // binary is copied out first): the next submission's build may read that folder, and
-    // `include_bytes!` of this one's compiled code would carry it into its feedback.
-    let remove_own = RemoveOnDrop(own_artifacts);
-    if !output.status.success() || binary.is_none() {
-        if let Some(error) = first_error {
-            // An error in the submission points into its src/ or the harness that calls it;
-            // anywhere else (the grader's own sources) it is the grader's fault.
-            if error.contains("--> src/") || error.contains("--> tests/grade.rs") {
-                return Ok(Build::CompileError(without_machine_paths(
-                    error.trim_end(),
-                    cache,
-                )));
-            }
-            return Err(StageError::Harness(error.trim_end().to_string()));
+        if name == "grade" {
+            binary = msg["executable"].as_str().map(PathBuf::from);
         }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if stderr.contains("SIGXCPU") || stderr.contains("SIGKILL") {
-            // A compiler held to its limits (time or memory) and stopped.
-            return Ok(Build::CompileError(format!(
-                "error: the compiler was stopped: compiling this code took more than {} s of \
-                 CPU time or {} GiB of memory in one compiler, far more than the lab needs: \
-                 look for code that keeps the compiler working without end (a constant \
-                 computed by a loop that never ends, types or constants that recurse, a huge \
-                 array literal)",
-                build_cpu_secs(),
-                BUILD_PROCESS_MEMORY >> 30
-            )));
-        }
-        let cargo_error: Vec<&str> = stderr
-            .lines()
-            .skip_while(|l| !l.starts_with("error"))
-            .take(12)
-            .collect();
-        if !cargo_error.is_empty() && !stderr.contains("tests/grade.rs") {
-            // Cargo refused the crate itself (a dependency that does not exist, say).
-            return Ok(Build::CompileError(cargo_error.join("\n")));
-        }
-        return Err(StageError::Harness(stderr.trim().to_string()));
-    }
-    let built = binary.unwrap_or_default();
-    let copied = run_dir.join("grade-harness");
-    std::fs::copy(&built, &copied).map_err(io("cannot copy", &built))?;
-    drop(remove_own);
-    drop(lock);
-    Ok(Build::Built {
-        binary: copied,
-        source_dir,
     })
+    .map_err(|source| StageError::Cargo {
+        program: deps.toolchain.cargo.display().to_string(),
+        source,
+    })?;
+    let copied = match &binary {
+        Some(built) if ran.status.is_some_and(|s| s.success()) => {
+            let copied = run_dir.join("grade-harness");
+            std::fs::copy(built, &copied).map_err(io("cannot copy", built))?;
+            Some(copied)
+        }
+        _ => None,
+    };
+    Ok((
+        Compiled {
+            binary,
+            first_error,
+            compiled,
+            ran,
+        },
+        copied,
+    ))
+}
+
+/// Builds the sources [`take_sources`] copied to `source_dir` as `lab`, leaving the harness
+/// binary in `run_dir`: the class's dependencies first, built once in the shared build area
+/// under `cache` ([`dependencies`]), then the submission's own crate on its own
+/// ([`build_own`]), held to a worker's memory and identity and to
+/// [`grader_engine::sandbox::limits::BUILD_WALL`], without holding any classmate.
+pub fn build(
+    krate: &LabCrate,
+    lab: &LabInfo,
+    cache: &Path,
+    run_dir: &Path,
+    source_dir: &Path,
+) -> Result<Build, StageError> {
+    let user = grader_engine::sandbox::limits::build_identity().filter(|_| reachable(cache));
+    let deps = dependencies(krate, lab, cache, user)?;
+    let (compiled, copied) = build_own(krate, lab, cache, run_dir, source_dir, &deps, user)?;
+    judge_build(compiled, copied, cache, source_dir)
+}
+
+/// Whether the builds' unprivileged user can reach folders in `cache` (every folder above it
+/// open to others); where it cannot (a cache in `/root`), builds run as the grader, still
+/// confined by Landlock.
+fn reachable(cache: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        cache
+            .ancestors()
+            .all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+    }
+    #[cfg(not(unix))]
+    true
+}
+
+/// What a build that ended means: the harness to run, the submission's compile error, or the
+/// grader's own failure.
+fn judge_build(
+    compiled: Compiled,
+    copied: Option<PathBuf>,
+    cache: &Path,
+    source_dir: &Path,
+) -> Result<Build, StageError> {
+    let Compiled {
+        binary,
+        first_error,
+        ran,
+        ..
+    } = compiled;
+    if ran.over_memory {
+        return Ok(Build::CompileError(format!(
+            "error: the compiler was stopped: compiling this code used more than {} GiB of \
+             memory, far more than the lab needs: look for code that makes the compiler build \
+             something huge (a huge array literal, types or constants that recurse)",
+            grader_engine::sandbox::limits::BUILD_MEMORY >> 30
+        )));
+    }
+    let Some(status) = ran.status else {
+        return Ok(Build::CompileError(format!(
+            "error: building the code did not finish within {} minutes and was stopped: look \
+             for code that keeps the compiler working without end (a constant computed by a \
+             loop that never ends, types or constants that recurse, a huge array literal) or \
+             waiting (a file it reads that never ends)",
+            build_wall().as_secs().div_ceil(60)
+        )));
+    };
+    if let (Some(binary), true) = (copied, status.success() && binary.is_some()) {
+        return Ok(Build::Built {
+            binary,
+            source_dir: source_dir.to_path_buf(),
+        });
+    }
+    if let Some(error) = first_error {
+        let error = without_machine_paths(error.trim_end(), cache);
+        // An error in the submission points into its src/ or the harness that calls it;
+        // anywhere else (the grader's own sources) it is the grader's fault.
+        if error.contains("--> src/") || error.contains("--> tests/grade.rs") {
+            return Ok(Build::CompileError(shortened_error(&error)));
+        }
+        return Err(StageError::Harness(shortened_error(&error)));
+    }
+    let stderr = ran.stderr.text();
+    if stderr.contains("SIGXCPU") || stderr.contains("SIGKILL") {
+        // A compiler held to its limits (time or memory) and stopped.
+        return Ok(Build::CompileError(format!(
+            "error: the compiler was stopped: compiling this code took more than {} s of CPU \
+             time or {} GiB of memory in one compiler, far more than the lab needs: look for \
+             code that keeps the compiler working without end (a constant computed by a loop \
+             that never ends, types or constants that recurse, a huge array literal)",
+            build_cpu_secs(),
+            grader_engine::sandbox::limits::BUILD_MEMORY >> 30
+        )));
+    }
+    let cargo_error: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("error"))
+        .take(12)
+        .collect();
+    if !cargo_error.is_empty() && !stderr.contains("tests/grade.rs") {
+        // Cargo refused the crate itself (a dependency that does not exist, say).
+        return Ok(Build::CompileError(without_machine_paths(
+            &cargo_error.join("\n"),
+            cache,
+        )));
+    }
+    Err(StageError::Harness(stderr.trim().to_string()))
 }
 
 #[cfg(test)]
@@ -748,7 +1307,8 @@ mod build_limit_tests {
     #[test]
     fn every_process_of_a_build_is_held_to_its_limits_whatever_the_shell_allowed() {
         let dir = tempfile::tempdir().unwrap();
-        let wrapper = super::cpu_limited_compiler(dir.path(), &["matmul_lab", "grade"]).unwrap();
+        let wrapper =
+            super::cpu_limited_compiler(dir.path(), "matmul", &["matmul_lab", "grade"]).unwrap();
         // As cargo calls it: the wrapper, the compiler, its arguments. dash and bash both
         // print data (KiB) and CPU time (s) limits this way.
         let probe = |crate_name: &str| {
@@ -758,9 +1318,9 @@ mod build_limit_tests {
             let out = output_within(probe, Duration::from_secs(30))
                 .unwrap()
                 .unwrap();
-            String::from_utf8_lossy(&out.stdout).into_owned()
+            out.stdout
         };
-        let data = (super::BUILD_PROCESS_MEMORY >> 10).to_string();
+        let data = (super::DEPENDENCIES_PROCESS_MEMORY >> 10).to_string();
         let cpu = super::build_cpu_secs().to_string();
         for held in ["matmul_lab", "grade"] {
             let text = probe(held);
@@ -785,7 +1345,133 @@ mod build_limit_tests {
             .unwrap()
             .unwrap();
         assert!(out.status.success());
-        assert_eq!(out.stdout, b"out\n");
-        assert_eq!(out.stderr, b"err\n");
+        assert_eq!(out.stdout, "out");
+        assert_eq!(out.stderr, "err");
+    }
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::{each_line, of_the_staged_crate, output_within, shortened_error, LINE_BYTES};
+    use std::process::Command;
+    use std::time::Duration;
+
+    #[test]
+    fn a_flood_of_output_is_read_with_a_bound_keeping_its_first_and_last_lines() {
+        // 64 MiB on one line, then 200 000 lines, then the last line.
+        let mut flood = Command::new("sh");
+        flood.args([
+            "-c",
+            "echo first; head -c 67108864 /dev/zero | tr '\\0' x; echo; \
+             seq 1 200000; echo last >&2; seq 1 200000 >&2; echo the-end >&2",
+        ]);
+        let out = output_within(flood, Duration::from_secs(60))
+            .unwrap()
+            .expect("it ends");
+        assert!(out.stdout.starts_with("first\n"), "{}", &out.stdout[..100]);
+        assert!(out.stdout.contains("bytes cut"), "the long line is cut");
+        assert!(out.stdout.ends_with("200000"), "the last lines are kept");
+        assert!(out.stdout.contains("lines, "), "what was cut is said");
+        assert!(
+            out.stdout.len() < 80 << 10,
+            "{} bytes kept",
+            out.stdout.len()
+        );
+        assert!(out.stderr.starts_with("last\n1\n2\n"));
+        assert!(out.stderr.ends_with("the-end"));
+        assert!(out.stderr.len() < 80 << 10);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_is_given_cut_with_its_length() {
+        let text = format!("short\n{}\nafter", "y".repeat(LINE_BYTES + 10));
+        let mut lines = Vec::new();
+        each_line(text.as_bytes(), |line, dropped| {
+            lines.push((line.len(), dropped))
+        });
+        assert_eq!(lines, [(5, 0), (LINE_BYTES, 10), (5, 0)]);
+    }
+
+    #[test]
+    fn only_the_staged_crates_own_units_are_told_apart_from_its_dependencies() {
+        let own = |n: &str| of_the_staged_crate(n, "matmul-lab", "matmul_lab");
+        for name in [
+            "matmul-lab-1f137b2fa5315173",
+            "matmul_lab-1f137b2fa5315173.d",
+            "libmatmul_lab-1f137b2fa5315173.rlib",
+            "grade-0123456789abcdef",
+            "libmatmul_lab.rlib",
+        ] {
+            assert!(own(name), "{name}");
+        }
+        for name in [
+            "matmul-lab-extra-1f137b2fa5315173",
+            "grader-7388c6065051aa0c",
+            "libgrader-7388c6065051aa0c.rlib",
+            "grade-helper-0123456789abcdef",
+        ] {
+            assert!(!own(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_long_compiler_error_keeps_its_first_and_last_lines() {
+        let error: Vec<String> = (0..500).map(|i| format!("line {i}")).collect();
+        let shown = shortened_error(&error.join("\n"));
+        assert!(shown.starts_with("line 0\n"));
+        assert!(shown.ends_with("line 499"));
+        assert!(shown.contains("(430 lines cut)"), "{shown}");
+        let wide = shortened_error(&"z".repeat(5000));
+        assert!(wide.len() < 1100 && wide.contains("bytes cut"), "{wide}");
+    }
+}
+
+#[cfg(test)]
+mod own_build_tests {
+    use std::path::Path;
+
+    /// The matmul solution built twice as official grading builds it, in the workspace's
+    /// grader cache (the one the end-to-end tests use): the second submission's build compiles
+    /// the lab crate and its harness only, reusing the class's dependencies, and leaves nothing
+    /// behind in the cache.
+    #[test]
+    fn a_submission_build_compiles_its_own_crate_only_and_leaves_nothing() {
+        if std::env::var("GPU_LABS_FULL").map_or(true, |v| v != "1") {
+            eprintln!("full suite only (GPU_LABS_FULL=1): builds the matmul lab");
+            return;
+        }
+        let root = Path::new(super::GRADER_DIR)
+            .parent()
+            .expect("the workspace");
+        let cache = root.join("target").join("grader-cache");
+        let lab = crate::labs::find("matmul").expect("matmul");
+        let krate = super::read_lab_crate(&root.join("solutions/matmul")).expect("lab crate");
+        let user =
+            grader_engine::sandbox::limits::build_identity().filter(|_| super::reachable(&cache));
+        let deps = super::dependencies(&krate, lab, &cache, user).expect("dependencies");
+        for _ in 0..2 {
+            let run = tempfile::tempdir().expect("run dir");
+            let sources = super::take_sources(&krate, run.path()).expect("sources");
+            let (compiled, copied) =
+                super::build_own(&krate, lab, &cache, run.path(), &sources, &deps, user)
+                    .expect("built");
+            eprintln!(
+                "own crate built in {:.1} s, compiled {:?}",
+                compiled.ran.running.as_secs_f64(),
+                compiled.compiled
+            );
+            assert_eq!(compiled.compiled, ["matmul_lab", "grade"]);
+            assert!(copied.is_some_and(|b| b.is_file()));
+            let left: Vec<_> = std::fs::read_dir(cache.join("builds"))
+                .expect("builds")
+                .flatten()
+                .map(|e| e.file_name())
+                .filter(|n| {
+                    n.to_string_lossy()
+                        .starts_with(&format!("matmul-{}-", std::process::id()))
+                })
+                .collect();
+            assert!(left.is_empty(), "{left:?}");
+        }
     }
 }

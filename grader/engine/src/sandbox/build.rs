@@ -5,6 +5,13 @@
 //! into the student's feedback. So the build reads only the system's folders, the toolchain,
 //! the registry, the grader's own crate and the staged crate, writes only the staged crate,
 //! the build folder and the registry, and sees only the environment a build needs.
+//!
+//! A submission's own crate is built apart from its classmates' ([`Place`]): its own stage and
+//! target folder (the class's dependencies given by hard links, [`link_tree`]), the class's
+//! cargo home read only, as the workers' unprivileged identity when the grader runs as root. What that identity
+//! could not reach of root's (a toolchain and a registry in `/root`) is given the same way,
+//! once ([`Toolchain::for_builds`], [`made_cargo_home`]): nothing of root's is made more open
+//! than it was.
 
 use super::SandboxError;
 use std::path::{Path, PathBuf};
@@ -89,10 +96,12 @@ fn real_homes() -> (Option<PathBuf>, Option<PathBuf>) {
 }
 
 /// The cargo home a submission's build runs with, made under `root` (the grader's cache): the
-/// instructor's downloaded crates (its `registry` and `git` are links to theirs), and a
-/// `config.toml` with nothing of theirs but where crates come from (`[source]`: a mirror), so
-/// no token, proxy password or other setting of the instructor's reaches a build.
-pub fn made_cargo_home(root: &Path) -> std::io::Result<PathBuf> {
+/// instructor's downloaded crates, and a `config.toml` with nothing of theirs but where crates
+/// come from (`[source]`: a mirror), so no token, proxy password or other setting of the
+/// instructor's reaches a build. Its `registry` and `git` are links to the instructor's, or,
+/// with `linked` (builds that run as another user, who could not enter a cargo home in
+/// `/root`), folders of hard links to their files, brought up to date on each call.
+pub fn made_cargo_home(root: &Path, linked: bool) -> std::io::Result<PathBuf> {
     let home = root.join("build-home");
     let cargo = home.join(".cargo");
     std::fs::create_dir_all(&cargo)?;
@@ -104,7 +113,18 @@ pub fn made_cargo_home(root: &Path) -> std::io::Result<PathBuf> {
     if let Some(real) = &real {
         for name in ["registry", "git"] {
             let _ = std::fs::create_dir_all(real.join(name));
-            crate::emulate::ensure_link(&cargo.join(name), &real.join(name))?;
+            let ours = cargo.join(name);
+            if linked {
+                if std::fs::symlink_metadata(&ours).is_ok_and(|m| m.file_type().is_symlink()) {
+                    std::fs::remove_file(&ours)?;
+                }
+                link_tree(&real.join(name), &ours, Share::Everything, &|_| true)?;
+            } else {
+                if std::fs::symlink_metadata(&ours).is_ok_and(|m| m.is_dir()) {
+                    std::fs::remove_dir_all(&ours)?;
+                }
+                crate::emulate::ensure_link(&ours, &real.join(name))?;
+            }
         }
         let theirs = std::fs::read_to_string(real.join("config.toml"))
             .or_else(|_| std::fs::read_to_string(real.join("config")))
@@ -123,16 +143,203 @@ pub fn made_cargo_home(root: &Path) -> std::io::Result<PathBuf> {
     Ok(home)
 }
 
+/// Which files [`link_tree`] links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// Every file (a toolchain, a registry: nothing rewrites them).
+    Everything,
+    /// Only what a compiler writes anew when it writes it again, never in place (libraries,
+    /// programs); the rest (cargo's fingerprints, dependency lists, build scripts' outputs,
+    /// which cargo rewrites in place) is copied, so a build can never change the class's.
+    Outputs,
+}
+
+/// Whether [`Share::Outputs`] links `path` (of `meta`) rather than copying it.
+fn is_output(path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    matches!(ext, "rlib" | "rmeta" | "so" | "a" | "dylib") || meta.permissions().mode() & 0o111 != 0
+}
+
+/// Makes `to` hold every file under `from` that `keep` keeps (given its path relative to
+/// `from`) as a hard link (a copy across file systems, or where `share` says), as `cp -al`
+/// would: folders made, symbolic links made again, a file already linked left alone, any other
+/// replaced. Returns the folders it made and the files it copied, which the caller may give to
+/// the build's user: linked files stay whose they were, so a build given them can read them
+/// but not change the originals.
+pub fn link_tree(
+    from: &Path,
+    to: &Path,
+    share: Share,
+    keep: &dyn Fn(&Path) -> bool,
+) -> std::io::Result<Vec<PathBuf>> {
+    use std::os::unix::fs::MetadataExt;
+    let mut made = Vec::new();
+    let mut folders = vec![PathBuf::new()];
+    while let Some(relative) = folders.pop() {
+        let there = to.join(&relative);
+        if std::fs::symlink_metadata(&there).is_err() {
+            std::fs::create_dir_all(&there)?;
+            made.push(there.clone());
+        }
+        for entry in std::fs::read_dir(from.join(&relative))? {
+            let entry = entry?;
+            let name = relative.join(entry.file_name());
+            if !keep(&name) {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(entry.path())?;
+            let dest = to.join(&name);
+            let existing = std::fs::symlink_metadata(&dest).ok();
+            if meta.is_dir() {
+                folders.push(name);
+            } else if meta.file_type().is_symlink() {
+                if existing.is_none() {
+                    std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
+                }
+            } else if meta.is_file() {
+                if existing
+                    .as_ref()
+                    .is_some_and(|e| e.ino() == meta.ino() && e.dev() == meta.dev())
+                {
+                    continue;
+                }
+                if existing.is_some() {
+                    std::fs::remove_file(&dest)?;
+                }
+                let linked = (share == Share::Everything || is_output(&name, &meta))
+                    && std::fs::hard_link(entry.path(), &dest).is_ok();
+                if !linked {
+                    std::fs::copy(entry.path(), &dest)?;
+                    // As old as the original: cargo compares these times to tell what is
+                    // built already.
+                    let times = std::fs::FileTimes::new()
+                        .set_modified(meta.modified()?)
+                        .set_accessed(meta.accessed()?);
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&dest)?
+                        .set_times(times)?;
+                    made.push(dest);
+                }
+            }
+        }
+    }
+    Ok(made)
+}
+
+/// The `cargo` and `rustc` every build of submissions runs, and the toolchain folder they are
+/// in when it had to be given to the builds' user.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// Cargo.
+    pub cargo: PathBuf,
+    /// The compiler (`RUSTC` of the builds).
+    pub rustc: Option<PathBuf>,
+    /// The toolchain's folder, when it is a copy made for the builds (to be readable).
+    pub folder: Option<PathBuf>,
+}
+
+impl Toolchain {
+    /// The toolchain of builds run as `user`: the grader's own cargo (`$CARGO`, else the one on
+    /// PATH) when the build runs as the grader or can reach it; else the grader's toolchain
+    /// (`rustc --print sysroot`, asked in `cwd`, where the builds run) given by hard links under
+    /// `cache/toolchain/` (its programs and libraries, not its documentation), made once.
+    pub fn for_builds(
+        cache: &Path,
+        cwd: &Path,
+        user: Option<super::child::Identity>,
+    ) -> std::io::Result<Toolchain> {
+        let cargo = std::env::var_os("CARGO")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("cargo"));
+        let plain = Toolchain {
+            cargo: cargo.clone(),
+            rustc: None,
+            folder: None,
+        };
+        if user.is_none() {
+            return Ok(plain);
+        }
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let out = Command::new(&rustc)
+            .args(["--print", "sysroot"])
+            .current_dir(cwd)
+            .output()?;
+        let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if !out.status.success() || !sysroot.join("bin").join("cargo").is_file() {
+            return Err(std::io::Error::other(format!(
+                "cannot find the toolchain's cargo (rustc --print sysroot gave {})",
+                sysroot.display()
+            )));
+        }
+        if super::root::reachable(&sysroot.join("bin").join("rustc")) {
+            return Ok(Toolchain {
+                cargo: sysroot.join("bin").join("cargo"),
+                rustc: Some(sysroot.join("bin").join("rustc")),
+                folder: Some(sysroot),
+            });
+        }
+        let version = Command::new(sysroot.join("bin").join("rustc"))
+            .arg("-vV")
+            .output()?;
+        let name = format!(
+            "{}-{:016x}",
+            sysroot
+                .file_name()
+                .map_or("toolchain".into(), |n| n.to_string_lossy()),
+            fnv(&[sysroot.as_os_str().as_encoded_bytes(), &version.stdout].concat())
+        );
+        let folder = cache.join("toolchain").join(name);
+        if !folder.join("bin").join("rustc").is_file() {
+            // Made aside and renamed: another grader may be making the same one.
+            let aside = cache
+                .join("toolchain")
+                .join(format!(".making-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&aside);
+            for part in ["bin", "lib", "libexec", "etc"] {
+                if sysroot.join(part).is_dir() {
+                    link_tree(
+                        &sysroot.join(part),
+                        &aside.join(part),
+                        Share::Everything,
+                        &|_| true,
+                    )?;
+                }
+            }
+            if std::fs::rename(&aside, &folder).is_err() {
+                let _ = std::fs::remove_dir_all(&aside);
+            }
+        }
+        Ok(Toolchain {
+            cargo: folder.join("bin").join("cargo"),
+            rustc: Some(folder.join("bin").join("rustc")),
+            folder: Some(folder),
+        })
+    }
+}
+
+/// FNV-1a of `bytes`: a stable name for a toolchain's copy.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
 /// The environment of a submission's build: the workers' (no token, key or proxy), with a home
 /// and cargo home of its own ([`made_cargo_home`]), the instructor's rustup home (where the
-/// toolchain is), and no network: the lab's crates were fetched before, by the grader.
-pub fn build_environment(cmd: &mut Command, home: &Path) {
+/// toolchain is) or the `toolchain` given to the builds, and no network: the lab's crates were
+/// fetched before, by the grader.
+pub fn build_environment(cmd: &mut Command, home: &Path, toolchain: &Toolchain) {
     super::clean_environment(cmd);
     let (_, rustup) = real_homes();
     for name in ["RUSTUP_TOOLCHAIN", "CARGO", "RUSTC"] {
         if let Some(value) = std::env::var_os(name) {
             cmd.env(name, value);
         }
+    }
+    if let Some(rustc) = &toolchain.rustc {
+        cmd.env("CARGO", &toolchain.cargo).env("RUSTC", rustc);
     }
     if let Some(rustup) = rustup.filter(|r| r.is_dir()) {
         cmd.env("RUSTUP_HOME", rustup);
@@ -142,28 +349,57 @@ pub fn build_environment(cmd: &mut Command, home: &Path) {
         .env("CARGO_NET_OFFLINE", "true");
 }
 
-/// Confines the build `cmd` will start: it may read the system's folders, the toolchain, the
-/// grader's crate (`grader_dir`, and what it embeds from its repository) and `stage`, and
-/// write `stage`, `target` and the registry. Nothing happens when the sandbox is off or this
-/// kernel has no Landlock (the report says so).
-pub fn confine(
-    cmd: &mut Command,
-    stage: &Path,
-    target: &Path,
-    grader_dir: &Path,
-) -> Result<(), SandboxError> {
-    let home = made_cargo_home(target.parent().unwrap_or(target))
-        .map_err(|e| SandboxError(format!("cannot make the build's cargo home: {e}")))?;
-    build_environment(cmd, &home);
+/// Where one build runs and what it may touch besides the system and the toolchain.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// The staged crate (read and written).
+    pub stage: &'a Path,
+    /// Its target folder (read and written; its `tmp` is the build's TMPDIR).
+    pub target: &'a Path,
+    /// Its home, holding its cargo home (read; written by the dependencies' build only).
+    /// Every build of the class has the same: cargo tells the registry's crates apart by
+    /// where they are, so another path would rebuild them all.
+    pub home: &'a Path,
+    /// The grader's crate, which the harness depends on (read).
+    pub grader_dir: &'a Path,
+    /// Files besides (read): the compiler wrapper.
+    pub also_readable: &'a [PathBuf],
+    /// The cargo and rustc it runs.
+    pub toolchain: &'a Toolchain,
+    /// Whether it builds only the class's dependencies (the grader's code and the registry's,
+    /// no submission's): it may then also write its home and the instructor's registry.
+    pub dependencies: bool,
+}
+
+/// Confines the build `cmd` will start at `place`: it may read the system's folders, the
+/// toolchain, the registry, the grader's crate (and what it embeds from its repository) and
+/// the stage, and write the stage and the target folder (and, building the dependencies, its
+/// home and the registry; cargo goes on without its locks there). Nothing happens when the
+/// sandbox is off or this kernel has no Landlock (the report says so).
+pub fn confine(cmd: &mut Command, place: Place<'_>) -> Result<(), SandboxError> {
+    build_environment(cmd, place.home, place.toolchain);
     let protections = super::available();
     if !protections.filesystem {
         return Ok(());
     }
-    let (mut readable, mut writable) = toolchain_folders();
-    readable.push(home.clone());
+    let (mut readable, registry_writable) = toolchain_folders();
+    let mut writable = Vec::new();
+    if place.dependencies {
+        writable.extend(registry_writable);
+        writable.push(place.home.to_path_buf());
+    } else {
+        readable.push(place.home.to_path_buf());
+    }
+    readable.extend(place.toolchain.folder.clone());
+    readable.extend(place.also_readable.iter().cloned());
+    let cargo_home = place.home.join(".cargo");
+    for name in ["registry", "git"] {
+        // What the home's links lead to: Landlock rules follow a path to its end.
+        readable.extend(std::fs::canonicalize(cargo_home.join(name)));
+    }
     readable.extend(super::SYSTEM_READABLE.iter().map(PathBuf::from));
-    readable.push(grader_dir.to_path_buf());
-    if let Some(root) = grader_dir.parent() {
+    readable.push(place.grader_dir.to_path_buf());
+    if let Some(root) = place.grader_dir.parent() {
         // What the grader's crate embeds: the rubrics, the labs' manifests and harnesses; not
         // the solutions' sources.
         readable.extend(["Cargo.toml", "Cargo.lock", "assignments"].map(|p| root.join(p)));
@@ -175,15 +411,15 @@ pub fn confine(
         }
     }
     // Cargo reads the configuration of every folder above the one it builds in.
-    for folder in stage.ancestors() {
+    for folder in place.stage.ancestors() {
         readable.push(folder.join(".cargo").join("config.toml"));
         readable.push(folder.join(".cargo").join("config"));
     }
-    let _ = std::fs::create_dir_all(target);
-    let tmp = target.join("tmp");
+    let _ = std::fs::create_dir_all(place.target);
+    let tmp = place.target.join("tmp");
     let _ = std::fs::create_dir_all(&tmp);
     cmd.env("TMPDIR", &tmp);
-    writable.extend([stage.to_path_buf(), target.to_path_buf()]);
+    writable.extend([place.stage.to_path_buf(), place.target.to_path_buf()]);
     writable.extend(super::SYSTEM_WRITABLE.iter().map(PathBuf::from));
     readable.retain(|p| p.exists());
     writable.retain(|p| p.exists());

@@ -94,17 +94,27 @@ pub fn namespaces() -> (bool, bool) {
     }
     #[cfg(target_os = "linux")]
     if as_root() {
-        let user = RootMap::usable() && can_unshare(NEW_USER, true);
-        return (user, user && can_unshare(NEW_USER | NEW_NET, true));
+        let user = RootMap::usable() && can_unshare(NEW_USER | NEW_IPC, true);
+        return (
+            user,
+            user && can_unshare(NEW_USER | NEW_IPC | NEW_NET, true),
+        );
     }
-    let user = kernel_at_least(5, 14) && can_unshare(NEW_USER, false);
-    (user, user && can_unshare(NEW_USER | NEW_NET, false))
+    let user = kernel_at_least(5, 14) && can_unshare(NEW_USER | NEW_IPC, false);
+    (
+        user,
+        user && can_unshare(NEW_USER | NEW_IPC | NEW_NET, false),
+    )
 }
 
 #[cfg(target_os = "linux")]
 const NEW_USER: libc::c_int = libc::CLONE_NEWUSER;
 #[cfg(target_os = "linux")]
 const NEW_NET: libc::c_int = libc::CLONE_NEWNET;
+#[cfg(target_os = "linux")]
+const NEW_IPC: libc::c_int = libc::CLONE_NEWIPC;
+#[cfg(not(target_os = "linux"))]
+const NEW_IPC: libc::c_int = 0;
 #[cfg(not(target_os = "linux"))]
 const NEW_USER: libc::c_int = 0;
 #[cfg(not(target_os = "linux"))]
@@ -333,7 +343,9 @@ pub fn install(cmd: &mut Command, limits: Limits, prepared: super::child::Prepar
     let p = limits.protections;
     let mut flags = 0;
     if p.processes || p.own_network {
-        flags |= NEW_USER;
+        // With a user namespace comes an IPC namespace of its own: System V objects and POSIX
+        // message queues made in it are no one else's and go when the worker's tree ends.
+        flags |= NEW_USER | NEW_IPC;
     }
     if p.own_network {
         flags |= NEW_NET;
@@ -415,6 +427,60 @@ pub fn limit(resource: Resource, value: u64) -> Result<(), SandboxError> {
         )))
     }
 }
+
+/// The longest the compiler may work on a submission's own crate (its dependencies are built
+/// before, once for the class, and not counted): far above what a lab crate takes, far below
+/// what would hold a batch. Time the build is held stopped while a classmate's speed is
+/// measured does not count.
+pub const BUILD_WALL: std::time::Duration = std::time::Duration::from_secs(4 * 60);
+
+/// The memory a submission's build may use, all its processes together (cargo and every
+/// compiler, read from `/proc`) and each on its own (`RLIMIT_DATA`): a worker's.
+pub const BUILD_MEMORY: u64 = MEMORY;
+
+/// Who the build of a submission's own crate runs as: the workers' unprivileged identity when
+/// the grader runs as root (never root: the compiler reads what `include_bytes!` names with
+/// its rights), unless the sandbox is switched off (`GPU_LABS_SANDBOX=off`) or this machine
+/// cannot give that uid (a container whose uid map lacks it). `None`: as the grader.
+pub fn build_identity() -> Option<super::child::Identity> {
+    let off = std::env::var(super::SWITCH).is_ok_and(|v| v == "off");
+    #[cfg(target_os = "linux")]
+    let usable = RootMap::usable();
+    #[cfg(not(target_os = "linux"))]
+    let usable = false;
+    (as_root() && !off && usable).then(worker_identity)
+}
+
+/// Sets up the build of a submission's own crate that `cmd` starts, between fork and exec:
+/// its own process group (stopped, measured and ended whole: see `super::tree`), each process
+/// held to [`BUILD_MEMORY`] of data and [`FILE_SIZE`] per file, no core dumps, then (when
+/// `identity` is given) no groups, the worker's uid and gid and no capabilities. Call it before
+/// the build's Landlock rules are added (`super::build::confine`), so the change of user comes
+/// first.
+#[cfg(unix)]
+pub fn install_build(cmd: &mut Command, identity: Option<super::child::Identity>) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    let mut prepared = super::child::Prepared::default();
+    prepared.identity = identity;
+    // SAFETY: the closure runs in the forked child before exec and makes only getrlimit,
+    // setrlimit, prctl, setgroups, setresgid, setresuid and capset calls; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            set_limit(libc::RLIMIT_DATA, BUILD_MEMORY)?;
+            set_limit(libc::RLIMIT_FSIZE, FILE_SIZE)?;
+            set_limit(libc::RLIMIT_CORE, 0)?;
+            #[cfg(target_os = "linux")]
+            prepared.drop_root()?;
+            #[cfg(not(target_os = "linux"))]
+            let _ = &prepared;
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+pub fn install_build(_: &mut Command, _: Option<super::child::Identity>) {}
 
 #[cfg(test)]
 mod tests {
@@ -527,5 +593,23 @@ mod tests {
             "worker start: {held:.2} ms sandboxed (all of it applied between fork and exec), \
              {plain:.2} ms plain; preparing the sandbox: {prepare:.2} ms"
         );
+    }
+
+    #[test]
+    fn a_build_runs_as_the_worker_identity_held_to_a_workers_memory() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "id -u; ulimit -d; ulimit -H -d"]);
+        let identity = build_identity();
+        install_build(&mut cmd, identity);
+        let out = cmd.output().expect("sh runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        let kib = (BUILD_MEMORY >> 10).to_string();
+        assert_eq!(lines.get(1..), Some(&[kib.as_str(), &kib][..]), "{text}");
+        if as_root() && std::env::var(super::super::SWITCH).map_or(true, |v| v != "off") {
+            let id = identity.expect("a grader run as root builds as the worker");
+            assert_eq!(lines.first(), Some(&id.uid.to_string().as_str()), "{text}");
+            assert_ne!(lines.first(), Some(&"0"), "never root: {text}");
+        }
     }
 }
