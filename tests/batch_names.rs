@@ -82,8 +82,9 @@ fn batch(class: &Path) -> Output {
             "off",
             "--seed",
             "5",
+            // One build at a time: builds have a wall limit, and this machine may be busy.
             "--jobs",
-            "2",
+            "1",
         ])
         .current_dir(class)
         .env(
@@ -300,6 +301,10 @@ fn every_odd_name_has_its_row_and_every_report_is_inert() {
         let feedback = std::fs::read_to_string(dir.join("feedback.md")).expect("feedback.md");
         assert_inert("feedback.md", &feedback);
         for line in shown_as_text(&feedback) {
+            // The grader's own link: the speed chart beside the feedback.
+            if line.starts_with("![") && line.ends_with("](chart.svg)") {
+                continue;
+            }
             assert!(
                 !line.contains('<') && !line.contains("](") && !line.contains("://"),
                 "{name:?}: markup outside code: {line}\n{feedback}"
