@@ -1215,6 +1215,14 @@ fn judge_build(
             build_wall().as_secs().div_ceil(60)
         )));
     };
+    #[cfg(unix)]
+    if std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGXFSZ) {
+        // Cargo keeps the compiler's messages in a file, held to a worker's file size.
+        return Ok(Build::CompileError(format!(
+            "error: the build was stopped: the compiler's messages about this code came to              more than {} GiB, far more than the lab's code gives: look for a warning              repeated many times or one with a huge text (a long note, a long string in an              attribute)",
+            grader_engine::sandbox::limits::FILE_SIZE >> 30
+        )));
+    }
     if let (Some(binary), true) = (copied, status.success() && binary.is_some()) {
         return Ok(Build::Built {
             binary,
