@@ -394,6 +394,19 @@ struct Watch {
     /// [`grader_engine::check::machine_turn`]) and steps aside, stopped, whenever a speed
     /// measurement wants the machine: a submission's build must not hold its classmates.
     steps_aside: bool,
+    /// The package this build compiles, when it must compile nothing else: cargo starting to
+    /// compile another (`Compiling <name> …` on its stderr: a dependency out of date) stops it
+    /// at once, and the caller builds the dependencies again first.
+    only: Option<&'static str>,
+}
+
+/// Whether `line` of cargo's stderr says it starts compiling a package other than `only`.
+fn compiles_another(line: &[u8], only: &str) -> bool {
+    let line = String::from_utf8_lossy(line);
+    line.trim_start()
+        .strip_prefix("Compiling ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|package| package != only)
 }
 
 /// How a build ended.
@@ -403,6 +416,8 @@ struct Ran {
     status: Option<std::process::ExitStatus>,
     /// Whether it was stopped for its memory.
     over_memory: bool,
+    /// Whether it was stopped because it began to compile a dependency (see [`Watch::only`]).
+    stale_dependencies: bool,
     /// What was kept of its stderr.
     stderr: Kept,
     /// How long it ran (time held stopped not counted).
@@ -530,6 +545,8 @@ fn run_watched(
     grader_engine::sandbox::tree::register(pgid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    let stale = std::sync::atomic::AtomicBool::new(false);
+    let stale = &stale;
     std::thread::scope(|scope| {
         let out = scope.spawn(move || {
             if let Some(pipe) = stdout {
@@ -539,7 +556,12 @@ fn run_watched(
         let err = scope.spawn(move || {
             let mut kept = Kept::default();
             if let Some(pipe) = stderr {
-                each_line(pipe, |line, dropped| kept.push(line, dropped));
+                each_line(pipe, |line, dropped| {
+                    if watch.only.is_some_and(|only| compiles_another(line, only)) {
+                        stale.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    kept.push(line, dropped)
+                });
             }
             kept
         });
@@ -566,7 +588,8 @@ fn run_watched(
                         .sum::<u64>()
                         > watch.tree_memory;
             }
-            if running >= watch.limit || over_memory {
+            let stale_now = stale.load(std::sync::atomic::Ordering::SeqCst);
+            if running >= watch.limit || over_memory || stale_now {
                 #[cfg(unix)]
                 grader_engine::sandbox::tree::signal(pgid, libc::SIGKILL);
                 let _ = child.kill();
@@ -597,9 +620,11 @@ fn run_watched(
         let _ = out.join();
         let stderr = err.join().unwrap_or_default();
         drop(turn);
+        let stale_dependencies = stale.load(std::sync::atomic::Ordering::SeqCst);
         Ok(Ran {
-            status: waited?,
+            status: if stale_dependencies { None } else { waited? },
             over_memory,
+            stale_dependencies,
             stderr,
             running,
         })
@@ -616,6 +641,7 @@ fn output_within(mut command: Command, limit: Duration) -> std::io::Result<Optio
         limit,
         tree_memory: DEPENDENCIES_TREE_MEMORY,
         steps_aside: false,
+        only: None,
     };
     let ran = run_watched(command, watch, |line, dropped| stdout.push(line, dropped))?;
     Ok(ran.status.map(|status| Captured {
@@ -875,6 +901,7 @@ fn dependencies(
         limit: DEPENDENCIES_LIMIT,
         tree_memory: DEPENDENCIES_TREE_MEMORY,
         steps_aside: false,
+        only: None,
     };
     let ran = {
         // Compiling loads the CPU: never while a grading measures a speedup.
@@ -1105,6 +1132,7 @@ fn build_own(
         limit: build_wall(),
         tree_memory: grader_engine::sandbox::limits::BUILD_MEMORY,
         steps_aside: true,
+        only: Some(lab.lab_crate),
     };
     let ran = run_watched(command, watch, |line, _| {
         if first_error.is_none() {
@@ -1164,9 +1192,20 @@ pub fn build(
     source_dir: &Path,
 ) -> Result<Build, StageError> {
     let user = grader_engine::sandbox::limits::build_identity().filter(|_| reachable(cache));
-    let deps = dependencies(krate, lab, cache, user)?;
-    let (compiled, copied) = build_own(krate, lab, cache, run_dir, source_dir, &deps, user)?;
-    judge_build(compiled, copied, cache, source_dir)
+    // The dependencies are out of date only when the grader's sources changed since they were
+    // built (a grader being worked on): built again, then the submission's build again.
+    for _ in 0..3 {
+        let deps = dependencies(krate, lab, cache, user)?;
+        let (compiled, copied) = build_own(krate, lab, cache, run_dir, source_dir, &deps, user)?;
+        if !compiled.ran.stale_dependencies {
+            return judge_build(compiled, copied, cache, source_dir);
+        }
+    }
+    Err(StageError::Harness(
+        "the lab's dependencies kept changing while the submission was built (the grader's \
+         sources being edited?): grade it again"
+            .to_string(),
+    ))
 }
 
 /// Whether the builds' unprivileged user can reach folders in `cache` (every folder above it
@@ -1388,6 +1427,33 @@ mod bounded_tests {
         assert!(out.stderr.starts_with("last\n1\n2\n"));
         assert!(out.stderr.ends_with("the-end"));
         assert!(out.stderr.len() < 80 << 10);
+    }
+
+    #[test]
+    fn a_submission_build_that_starts_compiling_a_dependency_is_stopped_at_once() {
+        use std::os::unix::process::CommandExt;
+        let mut cargo = Command::new("sh");
+        // In a group of its own, as every build is.
+        cargo.process_group(0).args([
+            "-c",
+            "echo '   Compiling matmul-lab v0.1.0 (/stage)' >&2; sleep 1; \
+             echo '   Compiling grader v0.1.0 (/work/grader)' >&2; sleep 30",
+        ]);
+        let watch = super::Watch {
+            limit: Duration::from_secs(60),
+            tree_memory: 1 << 30,
+            steps_aside: false,
+            only: Some("matmul-lab"),
+        };
+        let started = std::time::Instant::now();
+        let ran = super::run_watched(cargo, watch, |_, _| {}).unwrap();
+        assert!(ran.stale_dependencies && ran.status.is_none());
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!super::compiles_another(
+            b"   Compiling matmul-lab v0.1.0 (/x)",
+            "matmul-lab"
+        ));
+        assert!(!super::compiles_another(b"warning: unused", "matmul-lab"));
     }
 
     #[test]
