@@ -9,6 +9,8 @@
 //! - A build that reads a root-only file with `include_bytes!`: refused with a clear message
 //!   (the build runs as the workers' unprivileged identity, and Landlock), the file's content
 //!   in no output.
+//! - A build that needs more memory than a worker has (a 6 GiB static): refused at once, in
+//!   plain words.
 
 use gpu_labs_e2e::{copy_crate, grader_bin, solution, workspace};
 use std::path::{Path, PathBuf};
@@ -314,5 +316,35 @@ fn a_build_cannot_read_a_root_only_file() {
     // The honest control: the same crate without the read compiles and keeps full marks.
     let g = gpu_labs_e2e::grade(&solution(), &["--gpu", "off"]);
     assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert!(g.lost().is_empty(), "{:?}\n{}", g.lost(), g.stdout);
+}
+
+#[test]
+fn a_build_needing_more_than_a_workers_memory_is_refused_at_once() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("temp dir");
+    solution_with(
+        dir.path(),
+        "pub static BIG: [u8; 6 << 30] = [1; 6 << 30];",
+        "    assert_eq!(BIG[7], 1);",
+    );
+    let started = Instant::now();
+    let g = gpu_labs_e2e::grade(dir.path(), &["--gpu", "off"]);
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    let said = g.output("naive_correct");
+    assert!(
+        said.contains("more memory than available") || said.contains("GiB of memory"),
+        "{said}"
+    );
+    assert_eq!(g.score("naive_correct"), 0.0);
+    eprintln!(
+        "a 6 GiB static refused in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if !gpu_labs_e2e::full_suite() {
+        eprintln!("the honest control (the solution's full marks) runs in the full suite");
+        return;
+    }
+    let g = gpu_labs_e2e::grade(&solution(), &["--gpu", "off"]);
     assert!(g.lost().is_empty(), "{:?}\n{}", g.lost(), g.stdout);
 }

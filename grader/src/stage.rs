@@ -1,7 +1,11 @@
 //! Official builds: a lab crate anywhere on disk is copied into the grader's build area with
 //! the grader's own harness and the grader's own version as its dependency — whatever the
-//! crate's `tests/` or `Cargo.toml` say — and built against one shared target directory, so
-//! the second submission does not rebuild the dependencies.
+//! crate's `tests/` or `Cargo.toml` say. The class's dependencies (the grader's crate, the
+//! registry's: no code of a submission) are built once, one grader at a time per lab, in one
+//! shared target directory; each submission's own crate is then built in a folder of its own
+//! that holds those dependencies by hard links ([`build`]), with no lock a classmate waits
+//! on, as the workers' unprivileged identity, held to a worker's memory and a wall limit, its
+//! output read with a bound; the folder is removed after, so nothing of it stays in the cache.
 
 use crate::labs::{self, LabInfo};
 use std::path::{Path, PathBuf};
@@ -64,7 +68,7 @@ pub struct LabCrate {
 /// The result of building a submission.
 #[derive(Debug)]
 pub enum Build {
-    /// It built: the test binary to run as worker, copied out of the shared target directory.
+    /// It built: the test binary to run as worker, copied out of its build's own folder.
     Built {
         /// The harness binary (worker mode with `--grader-worker`).
         binary: PathBuf,
@@ -1278,7 +1282,10 @@ fn judge_build(
         return Err(StageError::Harness(shortened_error(&error)));
     }
     let stderr = ran.stderr.text();
-    if stderr.contains("SIGXCPU") || stderr.contains("SIGKILL") {
+    if stderr.contains("SIGXCPU")
+        || stderr.contains("SIGKILL")
+        || stderr.contains("memory allocation of")
+    {
         // A compiler held to its limits (time or memory) and stopped.
         return Ok(Build::CompileError(format!(
             "error: the compiler was stopped: compiling this code took more than {} s of CPU \
