@@ -8,10 +8,10 @@
 //!
 //! A submission's own crate is built apart from its classmates' ([`Place`]): its own stage and
 //! target folder (the class's dependencies given by hard links, [`link_tree`]), the class's
-//! cargo home read only, as the workers' unprivileged identity when the grader runs as root. What that identity
-//! could not reach of root's (a toolchain and a registry in `/root`) is given the same way,
-//! once ([`Toolchain::for_builds`], [`made_cargo_home`]): nothing of root's is made more open
-//! than it was.
+//! cargo home read only, as the workers' unprivileged identity when the grader runs as root.
+//! What that identity could not reach of root's (a toolchain and a registry in `/root`) is
+//! given the same way, once ([`Toolchain::for_builds`], [`made_cargo_home`]): nothing of
+//! root's is made more open than it was.
 
 use super::SandboxError;
 use std::path::{Path, PathBuf};
@@ -198,10 +198,14 @@ pub fn link_tree(
                     std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
                 }
             } else if meta.is_file() {
-                if existing
-                    .as_ref()
-                    .is_some_and(|e| e.ino() == meta.ino() && e.dev() == meta.dev())
-                {
+                let same = existing.as_ref().is_some_and(|e| {
+                    (e.ino() == meta.ino() && e.dev() == meta.dev())
+                        // A copy made before (across file systems), not changed since.
+                        || (share == Share::Everything
+                            && e.len() == meta.len()
+                            && e.modified().ok() == meta.modified().ok())
+                });
+                if same {
                     continue;
                 }
                 if existing.is_some() {
@@ -482,4 +486,58 @@ pub fn outside_read(error: &str) -> Option<String> {
          in a sandbox that reads only the crate's own files, so `include_str!`, \
          `include_bytes!` and `#[path]` may name files inside `src/` only"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_target_folder_is_given_by_links_to_its_libraries_and_copies_of_what_cargo_rewrites() {
+        let from = tempfile::tempdir().expect("from");
+        let deps = from.path().join("deps");
+        std::fs::create_dir_all(deps.join("sub")).expect("mkdir");
+        std::fs::write(deps.join("libx-0123.rlib"), "lib").expect("rlib");
+        std::fs::write(deps.join("x-0123.d"), "dep-info").expect("d");
+        std::fs::write(deps.join("sub/output"), "cargo:rerun").expect("output");
+        std::fs::write(deps.join("skipped"), "no").expect("skipped");
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        std::fs::File::options()
+            .write(true)
+            .open(deps.join("x-0123.d"))
+            .and_then(|f| f.set_modified(old))
+            .expect("an old time");
+        let to = tempfile::tempdir().expect("to");
+        let made = link_tree(from.path(), to.path(), Share::Outputs, &|p| {
+            !p.ends_with("skipped")
+        })
+        .expect("linked");
+        let ino = |p: &Path| std::fs::metadata(p).expect("there").ino();
+        let (a, b) = (from.path().join("deps"), to.path().join("deps"));
+        assert_eq!(
+            ino(&a.join("libx-0123.rlib")),
+            ino(&b.join("libx-0123.rlib"))
+        );
+        assert_ne!(ino(&a.join("x-0123.d")), ino(&b.join("x-0123.d")));
+        assert_eq!(
+            std::fs::read(b.join("sub/output")).expect("copy"),
+            b"cargo:rerun"
+        );
+        let modified = |p: &Path| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .expect("time")
+        };
+        assert_eq!(modified(&b.join("x-0123.d")), old, "a copy keeps its time");
+        assert!(!b.join("skipped").exists());
+        // What the caller gives to the build's user: folders and copies, never a link.
+        assert!(made.contains(&b.join("x-0123.d")) && made.contains(&b.join("sub")));
+        assert!(!made.contains(&b.join("libx-0123.rlib")));
+        // Again, everything kept: copies made before and not changed since are left alone.
+        let again = link_tree(from.path(), to.path(), Share::Everything, &|_| true).expect("again");
+        assert!(again.is_empty(), "{again:?}");
+        assert_eq!(ino(&a.join("skipped")), ino(&b.join("skipped")));
+        assert_ne!(ino(&a.join("x-0123.d")), ino(&b.join("x-0123.d")));
+    }
 }
