@@ -779,16 +779,19 @@ fn of_the_staged_crate(name: &str, package: &str, lib_name: &str) -> bool {
 }
 
 /// Removes from the profile folder `debug` (the class's shared one) everything compiled from
-/// a staged crate ([`of_the_staged_crate`]): what an earlier grader left there.
-fn remove_staged_units(debug: &Path, package: &str, lib_name: &str) {
+/// a staged crate ([`of_the_staged_crate`]) but the placeholder's units (their names hold one
+/// of `placeholder`'s hashes): what an earlier grader left there.
+fn remove_staged_units(debug: &Path, package: &str, lib_name: &str, placeholder: &[String]) {
     for folder in ["", "deps", ".fingerprint", "incremental"] {
         for entry in std::fs::read_dir(debug.join(folder))
             .into_iter()
             .flatten()
             .flatten()
         {
-            let name = entry.file_name();
-            if of_the_staged_crate(&name.to_string_lossy(), package, lib_name) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if of_the_staged_crate(&name, package, lib_name)
+                && !placeholder.iter().any(|hash| name.contains(hash.as_str()))
+            {
                 let path = entry.path();
                 let _ = if path.is_dir() && !path.is_symlink() {
                     std::fs::remove_dir_all(&path)
@@ -901,6 +904,7 @@ fn dependencies(
     #[cfg(unix)]
     limit_build(&mut command);
     let mut first_error = None;
+    let mut placeholder = Vec::new();
     let watch = Watch {
         limit: DEPENDENCIES_LIMIT,
         tree_memory: DEPENDENCIES_TREE_MEMORY,
@@ -914,13 +918,20 @@ fn dependencies(
             if first_error.is_none() {
                 first_error = compiler_error(line);
             }
+            placeholder.extend(placeholder_hashes(line, &manifest));
         })
         .map_err(|source| StageError::Cargo {
             program: toolchain.cargo.display().to_string(),
             source,
         })?
     };
-    remove_staged_units(&target.join("debug"), lab.lab_crate, &lab.lib_name());
+    // Kept: the placeholder's units, so that the next build has nothing to do.
+    remove_staged_units(
+        &target.join("debug"),
+        lab.lab_crate,
+        &lab.lib_name(),
+        &placeholder,
+    );
     if !ran.status.is_some_and(|s| s.success()) {
         let why = match (ran.status, first_error) {
             (None, _) => format!(
@@ -946,6 +957,33 @@ fn dependencies(
         wrapper,
         target,
     })
+}
+
+/// The hashes in the file names of an artifact of the staged crate at `manifest`
+/// (`…/deps/matmul_lab-<16 hex digits>`), when `line` is cargo's report of one.
+fn placeholder_hashes(line: &[u8], manifest: &Path) -> Vec<String> {
+    if !line.starts_with(b"{\"reason\":\"compiler-artifact\"") {
+        return Vec::new();
+    }
+    let Ok(msg) = serde_json::from_slice::<serde_json::Value>(line) else {
+        return Vec::new();
+    };
+    if msg["manifest_path"].as_str().map(Path::new) != Some(manifest) {
+        return Vec::new();
+    }
+    let files = msg["filenames"].as_array().into_iter().flatten();
+    files
+        .filter_map(|f| f.as_str())
+        .filter_map(|f| {
+            Path::new(f)
+                .file_stem()?
+                .to_str()?
+                .rsplit('-')
+                .next()
+                .map(String::from)
+        })
+        .filter(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect()
 }
 
 /// The rendered text of `line` when it is cargo's report of a compiler error (the line whole:
@@ -1062,6 +1100,10 @@ fn build_own(
     let (package, lib_name) = (lab.lab_crate, lab.lib_name());
     let shared = deps.target.join("debug");
     let mut made = vec![dir.clone(), target.clone()];
+    // Not while the dependencies are being built again (a shared hold of the lab's lock).
+    let lock_path = cache.join("stage").join(format!("{}.lock", lab.name));
+    let lock = std::fs::File::create(&lock_path).map_err(io("cannot create", &lock_path))?;
+    lock.lock_shared().map_err(io("cannot lock", &lock_path))?;
     for part in ["deps", "build", ".fingerprint"] {
         if !shared.join(part).is_dir() {
             continue;
@@ -1081,6 +1123,7 @@ fn build_own(
             .map_err(io("cannot link the dependencies into", &to))?,
         );
     }
+    drop(lock);
     made.push(target.join("debug"));
     // The build's TMPDIR (the linker's scratch files), its user's too.
     let tmp = target.join("tmp");
