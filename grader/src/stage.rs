@@ -253,9 +253,13 @@ impl LabCrate {
         }
         doc.insert("package".into(), package.into());
         doc.insert("dependencies".into(), lab_dependencies(lab).into());
+        // The harness's `grader` is the labs' crate, worker halves only (no `judge`
+        // feature): the binary that runs the submission holds its lab's worker half and
+        // `grader-worker`, and no supervisor, judge, rubric or sandbox set-up.
         let mut grader = toml::Table::new();
-        grader.insert("path".into(), GRADER_DIR.into());
-        // The harness needs none of the CLI's flows (batch, release, packaging).
+        grader.insert("package".into(), "grader-labs".into());
+        let labs = Path::new(GRADER_DIR).join("labs");
+        grader.insert("path".into(), labs.to_string_lossy().into_owned().into());
         grader.insert("default-features".into(), false.into());
         // Its own lab only (the feature of the lab's name).
         grader.insert("features".into(), toml::Value::Array(vec![lab.name.into()]));

@@ -29,7 +29,6 @@ forbidden-details = { $file }:{ $line }: `{ $name }` is used by `{ $function }` 
 missing-reason = `{ $function }` must use `{ $missing }`
 missing-details = No `{ $missing }` in your sources: `{ $function }` is graded as the version that uses it ({ $required }).
 gpu-unavailable = could not use the GPU on this machine ({ $why })
-sandbox-failed = could not sandbox your code on this machine ({ $why }), so it did not run it
 died-reason = `{ $function }` { $death }
 died-details = `{ $function }` { $death }.
 last-output = Last output:

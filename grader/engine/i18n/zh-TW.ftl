@@ -29,7 +29,6 @@ forbidden-details = { $file }:{ $line }：`{ $function }`（或它呼叫的程�
 missing-reason = `{ $function }` 必須使用 `{ $missing }`
 missing-details = 你的原始碼裡沒有 `{ $missing }`：`{ $function }` 要以使用它的版本評分（{ $required }）。
 gpu-unavailable = 無法在這台電腦上使用 GPU（{ $why }）
-sandbox-failed = 無法在這台電腦上把你的程式放進沙箱（{ $why }），所以沒有執行它
 died-reason = `{ $function }` { $death }
 died-details = `{ $function }` { $death }。
 last-output = 最後的輸出：

@@ -23,9 +23,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The variable the emulator posing as a real GPU sets in a worker (tests of the real-GPU
-/// path): there, as on hardware, counts are read only through the tracer.
-pub const POSING: &str = "GPU_LABS_EMULATOR_POSING";
+pub use grader_worker::gpu::POSING;
 
 /// The variable naming the real-machine conditions the emulator is asked to show (a
 /// comma-separated list): `no-nvrtc`, `no-cublas` (those libraries are left out of a worker's
@@ -40,18 +38,7 @@ pub fn condition_asked(name: &str) -> bool {
     std::env::var(CONDITIONS).is_ok_and(|list| list.split(',').any(|c| c.trim() == name))
 }
 
-/// The library names cudarc tries (see `cudarc::get_lib_name_candidates`), all linked to the
-/// emulator so that whichever name is found first, one shared object (one state) serves all.
-pub const LIB_NAMES: &[&str] = &[
-    "libcuda.so",
-    "libcuda.so.1",
-    "libnvrtc.so",
-    "libnvrtc.so.12",
-    "libnvrtc.so.13",
-    "libcublas.so",
-    "libcublas.so.12",
-    "libcublas.so.13",
-];
+pub use grader_worker::gpu::LIB_NAMES;
 
 /// File name of the built emulator.
 pub const CDYLIB: &str = "libgpu_labs_cuda_emulator.so";

@@ -8,7 +8,7 @@
 //! supervisor's own clock ([`stopwatch`]) → the shared checks judge what came back
 //! ([`check`]) → an [`report::ItemResult`], announced as an [`event::Event`].
 
-pub mod backend;
+pub use grader_worker::{backend, inputs, protocol};
 pub mod capture;
 pub mod check;
 pub mod context;
@@ -17,10 +17,8 @@ pub mod event;
 pub mod fingerprint;
 pub mod gpu;
 pub mod i18n;
-pub mod inputs;
 pub mod intake;
 pub mod lab;
-pub mod protocol;
 pub mod report;
 pub mod rubric;
 pub mod sandbox;
@@ -28,3 +26,5 @@ pub mod source_scan;
 pub mod stopwatch;
 pub mod supervisor;
 pub mod worker;
+
+pub use grader_worker::tr;

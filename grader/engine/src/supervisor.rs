@@ -224,10 +224,10 @@ impl Session {
             spec.writable.push(kernel_cache.clone());
         }
         // The sandbox is made here and applied by the worker's child before its program
-        // starts; the worker applies it once more itself, a check that costs little.
+        // starts, before the first instruction of the worker: nothing in the worker's own
+        // binary sets it up (in official grading that binary holds no sandbox code at all).
         let prepared = crate::sandbox::child::Prepared::new(&spec)
             .map_err(|e| SupervisorError::Sandbox(e.to_string()))?;
-        order.sandbox = Some(spec);
 
         let mut cmd = Command::new(&program);
         // Only the variables a worker needs: nothing of the instructor's reaches student code.

@@ -127,7 +127,7 @@ pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
             }
         };
     }
-    match supervise(lab.info().name, args) {
+    match supervise(lab.lab_name(), args) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");

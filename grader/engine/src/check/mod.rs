@@ -57,7 +57,6 @@ impl GradeContext {
             report_path: PathBuf::new(),
             stopwatch: None,
             yardstick: false,
-            sandbox: None,
         };
         order.backend = if item.spec.gpu_track() {
             self.backend
@@ -293,8 +292,7 @@ pub(crate) fn judge_run(
             outcome: Outcome::Panicked(p),
             ..
         } => Ok(Err(panic_result(item, &p))),
-        // A worker's word about the grading itself (the GPU could not be set up, the sandbox
-        // could not be applied) is a claim from the process that runs the submission, which
+        // A worker's word about the grading itself (the GPU could not be set up) is a claim from the process that runs the submission, which
         // the submission can make too: it fails the item and never changes the maximum. What
         // is graded, and on which backend, the supervisor decided before the worker started.
         WorkerRun::Reported {
@@ -303,13 +301,6 @@ pub(crate) fn judge_run(
         } => Ok(Err(gpu::untrusted_claim(
             item,
             &t!("gpu-unavailable", why = why),
-        ))),
-        WorkerRun::Reported {
-            outcome: Outcome::SandboxFailed(why),
-            ..
-        } => Ok(Err(gpu::untrusted_claim(
-            item,
-            &t!("sandbox-failed", why = why),
         ))),
         // A kernel that raced (checked runs) fails whatever its numbers.
         WorkerRun::Reported { notes, .. } if gpu::race_in(&notes).is_some() => Ok(Err(
@@ -539,7 +530,6 @@ pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
         Outcome::DeviceChoice { .. } => "a device choice",
         Outcome::Benchmark { .. } => "benchmark times",
         Outcome::GpuUnavailable(_) => "a GPU set-up failure",
-        Outcome::SandboxFailed(_) => "a sandbox failure",
         Outcome::Failed(_) => "an error",
         Outcome::Lab(_) => "a lab's own outcome",
     };
@@ -591,7 +581,7 @@ mod tests {
         };
         for claim in [
             Outcome::GpuUnavailable("no device".into()),
-            Outcome::SandboxFailed("landlock".into()),
+            Outcome::GpuUnavailable("the grader could not sandbox your code".into()),
         ] {
             let run = WorkerRun::Reported {
                 outcome: claim.clone(),

@@ -3,39 +3,18 @@
 //! the samples' spread reaches across a tier edge, more samples are taken before deciding, so
 //! the same submission graded again gets the same score.
 
-use crate::rubric::{SkipPolicy, Tier};
-use serde::{Deserialize, Serialize};
+use crate::rubric::Tier;
 
-/// A speed item's keys, for any lab whose speed items time a matrix product: the shape timed,
-/// how many paired samples, the tiers, and (for GPU speed) what it scores with no real GPU.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Speed {
-    /// The shape `[m, k, n]` timed.
-    pub size: [usize; 3],
-    /// Timed samples of each side in the first round (at least 5).
-    #[serde(default = "default_samples")]
-    pub samples: usize,
-    /// The most samples taken when the speedup sits near a tier edge.
-    #[serde(default = "default_max_samples")]
-    pub max_samples: usize,
-    /// The points earned at each speedup; the highest tier reached counts.
-    pub tiers: Vec<Tier>,
-    /// What the item scores where no real GPU can measure it (GPU speed items).
-    #[serde(default)]
-    pub policy: SkipPolicy,
-}
+pub use grader_worker::task::Speed;
 
-fn default_samples() -> usize {
-    5
-}
-fn default_max_samples() -> usize {
-    25
-}
-
-impl Speed {
+/// Rubric checks of a speed item's keys ([`Speed`] is plain data of the worker's crate).
+pub trait SpeedKeys {
     /// Checks the keys for an item worth `points`: the key at fault and why.
-    pub fn check(&self, points: f64) -> Result<(), crate::rubric::KeyError> {
+    fn check(&self, points: f64) -> Result<(), crate::rubric::KeyError>;
+}
+
+impl SpeedKeys for Speed {
+    fn check(&self, points: f64) -> Result<(), crate::rubric::KeyError> {
         use crate::rubric::KeyError;
         if !self.size.iter().all(|&d| d > 0 && d <= 4096) {
             return Err(KeyError::new(

@@ -2,10 +2,8 @@
 //! backend on this machine, and what a worker needs to use it. Worker-side helpers for the
 //! grader's own device work live in [`busy`] and [`counters`].
 
-pub mod busy;
-pub mod counters;
+pub use grader_worker::gpu::{busy, counters, student};
 pub mod libraries;
-pub mod student;
 pub mod trace;
 pub mod trial;
 
@@ -353,8 +351,8 @@ mod tests {
         std::fs::write(emulator.path().join(crate::emulate::CDYLIB), "").expect("write");
         std::fs::write(real.path().join("libcublas.so.12.4.5"), "").expect("write");
         std::fs::write(other.path().join("libstdc++.so.6"), "").expect("write");
-        let path = std::env::join_paths([emulator.path(), other.path(), real.path()])
-            .expect("a path");
+        let path =
+            std::env::join_paths([emulator.path(), other.path(), real.path()]).expect("a path");
         let kept = super::without_cuda_libraries(&path);
         let kept: Vec<_> = std::env::split_paths(&kept).collect();
         assert_eq!(kept, vec![other.path().to_path_buf()]);

@@ -95,16 +95,7 @@ pub const COMMON_KEYS: &[&str] = &[
     "require",
 ];
 
-/// What a GPU speedup item scores where no real GPU can measure it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SkipPolicy {
-    /// Removed from the maximum: the score is out of the other items.
-    #[default]
-    Skip,
-    /// Scored 0 out of its points.
-    Zero,
-}
+pub use grader_worker::task::{SkipPolicy, Tier};
 
 /// One `[[item]]`: the keys every item has, and its kind's own keys as its lab read them.
 #[derive(Debug, Clone)]
@@ -127,16 +118,6 @@ pub struct Item {
     pub require: Vec<String>,
     /// The kind's own keys, read and checked by the lab.
     pub spec: ItemSpec,
-}
-
-/// A speedup tier: reach `speedup`× the baseline and earn `points`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Tier {
-    /// The speedup over the baseline needed.
-    pub speedup: f64,
-    /// The points earned at this tier.
-    pub points: f64,
 }
 
 impl Item {

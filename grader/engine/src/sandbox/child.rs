@@ -51,6 +51,12 @@ impl Prepared {
     /// Prepares `spec` for a worker: its ruleset and filter as far as `spec.protections`
     /// says, and an unprivileged identity when the grader runs as root.
     pub fn new(spec: &Spec) -> Result<Prepared, SandboxError> {
+        if std::env::var(super::SWITCH).is_ok_and(|v| v == "broken") {
+            return Err(SandboxError(format!(
+                "{}=broken (a test hook)",
+                super::SWITCH
+            )));
+        }
         let wanted = spec.protections;
         let identity = (wanted.any() && as_root()).then(worker_identity);
         #[cfg(target_os = "linux")]

@@ -6,14 +6,17 @@
 
 use super::t;
 use cudarc::driver::{CudaSlice, CudaStream};
+#[cfg(feature = "judge")]
 use grader_engine::check::speedup::check_tiers;
-use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
-use grader_engine::gpu::counters;
-use grader_engine::gpu::student::{describe, open_stream, GpuResult};
-use grader_engine::protocol::{DeviceWork, GpuTimerSample, Outcome, WorkOrder};
-use grader_engine::rubric::{KeyError, SkipPolicy, Tier};
-use grader_engine::stopwatch::{Checkpoint, Checkpoints};
-use grader_engine::worker::guarded;
+#[cfg(feature = "judge")]
+use grader_engine::rubric::KeyError;
+use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_worker::gpu::counters;
+use grader_worker::gpu::student::{describe, open_stream, GpuResult};
+use grader_worker::protocol::{DeviceWork, GpuTimerSample, Outcome, WorkOrder};
+use grader_worker::serve::guarded;
+use grader_worker::stopwatch::{Checkpoint, Checkpoints};
+use grader_worker::task::{SkipPolicy, Tier};
 use ndarray::Array3;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -81,16 +84,21 @@ fn default_samples() -> usize {
     5
 }
 
+#[cfg(feature = "judge")]
 /// The keys of each batched kind, as `assignment.toml` writes them.
 pub const BATCHES_KEYS: &[&str] = &["cases", "tolerance", "hint"];
+#[cfg(feature = "judge")]
 /// `gpu-batched-timer` keys.
 pub const TIMER_KEYS: &[&str] = &["size"];
+#[cfg(feature = "judge")]
 /// `gpu-batched-speedup` keys.
 pub const SPEED_KEYS: &[&str] = &["size", "samples", "tiers", "policy"];
 
+#[cfg(feature = "judge")]
 /// The most elements one matrix stack of a case may hold (A, B or C): 64 MiB of f32.
 const MAX_STACK: usize = 1 << 24;
 
+#[cfg(feature = "judge")]
 /// Whether a `[batch, m, k, n]` shape is one the grader takes: every size ≥ 1, the batch
 /// within a CUDA grid's z dimension, each matrix within the 2-D items' limit, each stack of
 /// matrices within [`MAX_STACK`].
@@ -103,9 +111,11 @@ fn shape_ok([batch, m, k, n]: [usize; 4]) -> bool {
         && fits(m, n)
 }
 
+#[cfg(feature = "judge")]
 const SHAPE_RULE: &str = "give [batch, m, k, n], each ≥ 1, batch ≤ 65535, m, k, n ≤ 4096, \
                           and at most 16777216 numbers in each of A, B and C";
 
+#[cfg(feature = "judge")]
 impl Batches {
     /// Checks the keys serde cannot: cases given and in range, a sane tolerance.
     pub fn check(&self) -> Result<(), KeyError> {
@@ -139,6 +149,7 @@ impl Batches {
     }
 }
 
+#[cfg(feature = "judge")]
 impl BatchedTimer {
     /// Checks the starting shape.
     pub fn check(&self) -> Result<(), KeyError> {
@@ -150,6 +161,7 @@ impl BatchedTimer {
     }
 }
 
+#[cfg(feature = "judge")]
 impl BatchedSpeed {
     /// Checks the keys for an item worth `points`.
     pub fn check(&self, points: f64) -> Result<(), KeyError> {
@@ -172,7 +184,7 @@ pub fn operands(
     [batch, m, k, n]: [usize; 4],
 ) -> (Array3<f32>, Array3<f32>) {
     let stack = |which: &str, rows: usize, cols: usize| {
-        let flat = grader_engine::inputs::matrix(seed, item, case, which, batch * rows, cols);
+        let flat = grader_worker::inputs::matrix(seed, item, case, which, batch * rows, cols);
         Array3::from_shape_vec((batch, rows, cols), flat.into_raw_vec_and_offset().0)
             .unwrap_or_else(|_| unreachable!("batch·rows·cols values"))
     };

@@ -12,10 +12,10 @@ use grader_engine::check::gpu::emulator_reported;
 use grader_engine::check::gpu::{error_result, timer_result};
 use grader_engine::check::matmul::{self, Mismatch};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
-use grader_engine::protocol::{DeviceWork, Outcome};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
+use grader_worker::protocol::{DeviceWork, Outcome};
 use ndarray::{Array2, Array3, Axis};
 
 /// What the worker sent, read as the batched items' [`Sent`].
@@ -87,7 +87,7 @@ pub fn compare(
     let freivalds = quick && batch * m * k * n > FULL_CHECK_MAX;
     let x = freivalds.then(|| {
         grader_engine::check::matmul::verification_vector(
-            grader_engine::protocol::fresh_nonce(),
+            grader_worker::protocol::fresh_nonce(),
             "batched",
             0,
             n,
@@ -334,7 +334,7 @@ type Runs = (Vec<Stack>, Vec<u64>);
 fn timed_runs(
     ctx: &GradeContext,
     item: &Item,
-    order: &grader_engine::protocol::WorkOrder,
+    order: &grader_worker::protocol::WorkOrder,
     samples: usize,
 ) -> Result<Result<Runs, ItemResult>, SupervisorError> {
     match timed::bracketed(ctx, item, order)? {

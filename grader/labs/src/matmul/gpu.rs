@@ -3,20 +3,20 @@
 
 use super::t;
 use cudarc::driver::{CudaSlice, CudaStream};
-use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
-use grader_engine::gpu::counters;
-use grader_engine::inputs;
-use grader_engine::protocol::{
+use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_worker::gpu::counters;
+use grader_worker::inputs;
+use grader_worker::protocol::{
     DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, WorkOrder,
 };
-use grader_engine::stopwatch::{Checkpoint, Checkpoints, Command};
-use grader_engine::worker::guarded;
+use grader_worker::serve::guarded;
+use grader_worker::stopwatch::{Checkpoint, Checkpoints, Command};
 use ndarray::Array2;
 use std::sync::Arc;
 use std::time::Duration;
 
-use grader_engine::gpu::student::open_stream;
-pub use grader_engine::gpu::student::{describe, GpuResult};
+use grader_worker::gpu::student::open_stream;
+pub use grader_worker::gpu::student::{describe, GpuResult};
 
 /// A student's GPU matrix product on a stream.
 pub type GpuProductFn = fn(&Arc<CudaStream>, &Array2<f32>, &Array2<f32>) -> GpuResult<Array2<f32>>;

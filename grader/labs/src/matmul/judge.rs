@@ -9,11 +9,11 @@ use grader_engine::check::{
     gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
     GradeContext, Sampled,
 };
-use grader_engine::inputs;
-use grader_engine::protocol::Outcome;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
+use grader_worker::inputs;
+use grader_worker::protocol::Outcome;
 
 /// A readable description of a product case.
 fn describe_case(index: usize, total: usize, [m, k, n]: [usize; 3]) -> String {
@@ -132,7 +132,7 @@ fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
 
 /// "Hint: …." in the run's language (the engine's words, shared by the labs).
 pub(super) fn hint_line(hint: &str) -> String {
-    grader_engine::tr!(grader_engine::i18n::MESSAGES, "hint-line", hint = hint)
+    grader_worker::tr!(grader_engine::i18n::MESSAGES, "hint-line", hint = hint)
 }
 
 /// `cpu-timer` items: the supervisor brackets each call and holds the work for a length it

@@ -1,13 +1,21 @@
 //! The matmul lab's item kinds: the keys each takes in `assignment.toml`, the functions it may
 //! exercise, and what the engine needs to know about it ([`KindSpec`]).
 
-use super::batched::{self, BatchedSpeed, BatchedTimer, Batches};
-use grader_engine::check::speedup::Speed;
+#[cfg(feature = "judge")]
+use super::batched;
+use super::batched::{BatchedSpeed, BatchedTimer, Batches};
+#[cfg(feature = "judge")]
+use grader_engine::check::speedup::SpeedKeys;
+#[cfg(feature = "judge")]
 use grader_engine::lab::KindInfo;
+#[cfg(feature = "judge")]
 use grader_engine::rubric::{read_keys, ItemSpec, KeyError};
+use grader_worker::task::Speed;
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "judge")]
 use std::sync::Arc;
 
+#[cfg(feature = "judge")]
 /// The kinds, as rubrics write them.
 pub static KINDS: &[KindInfo] = &[
     KindInfo {
@@ -72,8 +80,11 @@ pub static KINDS: &[KindInfo] = &[
     },
 ];
 
+#[cfg(feature = "judge")]
 const PRODUCT_KEYS: &[&str] = &["cases", "tolerance", "hint"];
+#[cfg(feature = "judge")]
 const SIZED_KEYS: &[&str] = &["size", "samples"];
+#[cfg(feature = "judge")]
 const SPEED_KEYS: &[&str] = &["size", "samples", "max_samples", "tiers", "policy"];
 
 /// One matmul item's own keys, by kind (also the lab's part of its work order).
@@ -147,6 +158,7 @@ fn default_tolerance() -> f64 {
     2.0
 }
 
+#[cfg(feature = "judge")]
 /// With the emulator posing as a real GPU (the test mode that runs the real-GPU path on
 /// machines without one, where speed figures mean nothing), the GPU speedup multiplies a
 /// product a quarter as wide each way: the same path at 1/64 of the emulated work (at 1024³
@@ -158,6 +170,7 @@ fn posing_size(mut speed: Speed) -> Speed {
     speed
 }
 
+#[cfg(feature = "judge")]
 /// Reads one item's own keys (see [`grader_engine::lab::LabInfo::read_item`]).
 pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec, KeyError> {
     let kind = match kind {
@@ -179,6 +192,7 @@ pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec,
     Ok(Arc::new(kind))
 }
 
+#[cfg(feature = "judge")]
 impl Kind {
     /// What serde cannot check: sizes in range, cases given, durations sane.
     fn check(&self, points: f64) -> Result<(), KeyError> {

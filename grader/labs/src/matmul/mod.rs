@@ -4,16 +4,21 @@
 //! in worker mode they run here on inputs derived from the seed.
 
 pub mod batched;
+#[cfg(feature = "judge")]
 pub mod batched_judge;
+#[cfg(feature = "judge")]
 pub mod chart;
 pub mod gpu;
+#[cfg(feature = "judge")]
 pub mod judge;
+#[cfg(feature = "judge")]
 pub mod kind_spec;
 pub mod kinds;
+#[cfg(feature = "judge")]
 mod verdict;
 
 /// The matmul lab's student-facing messages (`i18n/*.ftl` beside this file).
-pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catalogue::new(
+pub static MESSAGES: grader_worker::i18n::Catalogue = grader_worker::i18n::Catalogue::new(
     "grader/labs/src/matmul/i18n",
     include_str!("i18n/en.ftl"),
     include_str!("i18n/zh-TW.ftl"),
@@ -22,7 +27,7 @@ pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catal
 /// Formats one of the matmul lab's [`MESSAGES`]: `t!("key", name = value, …)`.
 macro_rules! t {
     ($($arg:tt)*) => {
-        grader_engine::tr!($crate::matmul::MESSAGES, $($arg)*)
+        grader_worker::tr!($crate::matmul::MESSAGES, $($arg)*)
     };
 }
 use t;
@@ -34,22 +39,25 @@ mod catalogue_tests {
         let problems = super::MESSAGES.problems();
         assert!(problems.is_empty(), "{}", problems.join("\n"));
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/matmul");
-        let unknown = grader_engine::i18n::unknown_keys(&super::MESSAGES, &dir);
+        let unknown = grader_worker::i18n::unknown_keys(&super::MESSAGES, &dir);
         assert!(unknown.is_empty(), "{}", unknown.join("\n"));
     }
 }
 
+#[cfg(feature = "judge")]
 pub use grader_engine::check::matmul::{run_case, sample_case, verification_vector};
-use grader_engine::inputs;
+#[cfg(feature = "judge")]
 use grader_engine::lab::LabInfo;
-use grader_engine::protocol::{Matrix, Outcome, WorkOrder};
-use grader_engine::stopwatch::region::Field;
-use grader_engine::stopwatch::{Checkpoint, Checkpoints};
-use grader_engine::worker::{guarded, LabWorker};
+use grader_worker::inputs;
+use grader_worker::protocol::{Matrix, Outcome, WorkOrder};
+use grader_worker::region::Field;
+use grader_worker::serve::{guarded, LabWorker};
+use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use kinds::Kind;
 use ndarray::Array2;
 use std::time::Duration;
 
+#[cfg(feature = "judge")]
 /// The grader's knowledge of the matmul lab.
 pub static LAB: LabInfo = LabInfo {
     name: "matmul",
@@ -65,12 +73,15 @@ pub static LAB: LabInfo = LabInfo {
 /// Serves a yardstick order of the matmul lab without any submission ([`LabInfo::yardstick`]):
 /// the lesson's naive loop for the CPU speedup, ndarray's product for the GPU speedup, the
 /// grader's loop of single cuBLAS products for the batched one.
-pub fn yardstick_order(order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
-    let served = |f: ProductFn, checkpoints: &mut Checkpoints| {
-        match guarded(None, || checkpoints.serve_products(f)) {
-            Ok(served) => served.map(|()| Outcome::Timed),
-            Err(p) => Ok(Outcome::Panicked(p)),
-        }
+pub fn yardstick_order(
+    order: &WorkOrder,
+    checkpoints: &mut Checkpoints,
+) -> Result<Outcome, String> {
+    let served = |f: ProductFn, checkpoints: &mut Checkpoints| match guarded(None, || {
+        checkpoints.serve_products(f)
+    }) {
+        Ok(served) => served.map(|()| Outcome::Timed),
+        Err(p) => Ok(Outcome::Panicked(p)),
     };
     match order.task::<Kind>()? {
         _ if !order.yardstick => Err(format!(
@@ -168,8 +179,8 @@ pub fn baseline_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {
 }
 
 impl LabWorker for Submission {
-    fn info(&self) -> &'static LabInfo {
-        &LAB
+    fn lab_name(&self) -> &'static str {
+        "matmul"
     }
 
     fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {

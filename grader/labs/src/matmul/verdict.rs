@@ -6,9 +6,9 @@ use super::judge::hint_line;
 use super::t;
 use grader_engine::check::gpu::{emulator_reported, not_from_device, untrusted_claim};
 use grader_engine::check::GradeContext;
-use grader_engine::protocol::DeviceWork;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
+use grader_worker::protocol::DeviceWork;
 
 /// The failed result of a GPU item whose products are all right but were not made on the
 /// device: no kernel launch and no cuBLAS call (`no_work_details` says what to do), or results
@@ -98,5 +98,5 @@ impl WrongCase<'_> {
 /// Whether the device work of `item` must come back counted: a GPU item on the emulator, whose
 /// counters the supervisor arranged (on a real GPU only the tracer counts, when it is there).
 pub(super) fn must_count(ctx: &GradeContext, item: &Item) -> bool {
-    item.spec.gpu_track() && ctx.backend == grader_engine::protocol::Backend::Emulated
+    item.spec.gpu_track() && ctx.backend == grader_worker::protocol::Backend::Emulated
 }

@@ -8,12 +8,12 @@ use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, StepWork};
 use super::worker::{sent_layer, sent_layers};
 use super::{t, EpochSetup, Layers, Marks, Net, Submission};
 use cudarc::driver::{CudaEvent, CudaStream};
-use grader_engine::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
-use grader_engine::gpu::counters;
-use grader_engine::gpu::student::{describe, open_stream, GpuResult};
-use grader_engine::protocol::{DeviceWork, GpuTimerSample, Matrix, Outcome, WorkOrder};
-use grader_engine::stopwatch::{Checkpoint, Checkpoints};
-use grader_engine::worker::guarded;
+use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_worker::gpu::counters;
+use grader_worker::gpu::student::{describe, open_stream, GpuResult};
+use grader_worker::protocol::{DeviceWork, GpuTimerSample, Matrix, Outcome, WorkOrder};
+use grader_worker::serve::guarded;
+use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use ndarray::Array2;
 use std::sync::Arc;
 

@@ -10,10 +10,10 @@ use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::{t, Layer, Net};
 use grader_engine::check::gpu::{emulator_reported, error_result, timer_result};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
-use grader_engine::protocol::{Matrix, Outcome};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
+use grader_worker::protocol::{Matrix, Outcome};
 use ndarray::Array2;
 
 /// Grades a `gpu-transfer`, `gpu-loader` or `gpu-epoch` item.
@@ -78,7 +78,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         _ => return Err(bad(item, "its results do not fit the item's kind")),
     }?;
     let mut graded = result(item, verdict);
-    if untraced && graded.score > 0.0 && ctx.backend == grader_engine::protocol::Backend::Real {
+    if untraced && graded.score > 0.0 && ctx.backend == grader_worker::protocol::Backend::Real {
         graded.details.push_str(&t!("untraced-note"));
     }
     Ok(graded)
@@ -437,7 +437,7 @@ fn not_through_the_gpu(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemRe
 /// A failed item whose feedback is `details`, then the hint on a line of its own.
 fn failed_with_hint(item: &Item, reason: String, mut details: String, hint: &str) -> ItemResult {
     details.push('\n');
-    details.push_str(&grader_engine::tr!(
+    details.push_str(&grader_worker::tr!(
         grader_engine::i18n::MESSAGES,
         "hint-line",
         hint = hint
@@ -518,7 +518,7 @@ type Timed = (Vec<f32>, Vec<u64>);
 fn timed_epochs(
     ctx: &GradeContext,
     item: &Item,
-    order: &grader_engine::protocol::WorkOrder,
+    order: &grader_worker::protocol::WorkOrder,
     samples: usize,
 ) -> Result<Result<Timed, ItemResult>, SupervisorError> {
     match timed::bracketed(ctx, item, order)? {
@@ -545,7 +545,7 @@ pub fn speedup(
 ) -> Result<ItemResult, SupervisorError> {
     let mut yard = ctx.order(item);
     yard.yardstick = true;
-    yard.backend = grader_engine::protocol::Backend::NoGpu;
+    yard.backend = grader_worker::protocol::Backend::NoGpu;
     let (base_losses, base_ns) = match timed_epochs(ctx, item, &yard, s.samples)? {
         Ok(timed) => timed,
         Err(failed) => return Ok(failed),

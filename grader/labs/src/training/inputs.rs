@@ -147,7 +147,7 @@ pub fn layers_with(
 /// The data a model trains on: the lesson's toy set for `SimpleNN`, synthetic digits for the
 /// MLP; `purpose` tells the training set from the held-out one.
 pub fn dataset(seed: u64, item: &str, net: Net, n: usize, purpose: &str) -> data::Dataset {
-    let seed = grader_engine::fingerprint::of_text(&format!("{seed}/{item}/{purpose}"));
+    let seed = grader_worker::hash::of_text(&format!("{seed}/{item}/{purpose}"));
     match net {
         Net::SimpleNn => data::toy_set(n, seed),
         Net::Mlp => data::synthetic_digits(n, seed),

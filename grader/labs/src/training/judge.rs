@@ -11,10 +11,10 @@ use super::trajectory::{self, Parameters, Tolerance};
 use super::worker::net_of;
 use super::{t, Layer, Net};
 use grader_engine::check::{outcome_of, unexpected, GradeContext};
-use grader_engine::protocol::{Matrix, Outcome};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
+use grader_worker::protocol::{Matrix, Outcome};
 use ndarray::{Array1, Array2};
 
 /// Relative and absolute tolerance of f32 results against f64 references.
@@ -163,7 +163,7 @@ pub(super) fn wrong(reason: impl Into<String>, details: impl Into<String>, hint:
     let mut details = details.into();
     if !hint.is_empty() {
         details.push('\n');
-        details.push_str(&grader_engine::tr!(
+        details.push_str(&grader_worker::tr!(
             grader_engine::i18n::MESSAGES,
             "hint-line",
             hint = hint

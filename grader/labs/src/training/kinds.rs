@@ -2,14 +2,21 @@
 //! exercise, and what a worker sends back for each ([`Sent`]).
 
 use super::{Net, Opt};
+#[cfg(feature = "judge")]
 use grader_engine::lab::KindInfo;
-use grader_engine::protocol::Matrix;
-use grader_engine::rubric::{read_keys, ItemSpec, KeyError, SkipPolicy, Tier};
+#[cfg(feature = "judge")]
+use grader_engine::rubric::{read_keys, ItemSpec, KeyError};
+use grader_worker::protocol::Matrix;
+use grader_worker::task::{SkipPolicy, Tier};
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "judge")]
 use std::sync::Arc;
 
+#[cfg(feature = "judge")]
 const CASE_KEYS: &[&str] = &["cases"];
+#[cfg(feature = "judge")]
 const SETUP_KEYS: &[&str] = &["model", "optimizer", "lr", "examples", "batch_size"];
+#[cfg(feature = "judge")]
 const TRAIN_KEYS: &[&str] = &[
     "model",
     "optimizer",
@@ -20,6 +27,7 @@ const TRAIN_KEYS: &[&str] = &[
     "held_out",
 ];
 
+#[cfg(feature = "judge")]
 /// The kinds, as rubrics write them.
 pub static KINDS: &[KindInfo] = &[
     KindInfo {
@@ -124,6 +132,7 @@ pub static KINDS: &[KindInfo] = &[
     },
 ];
 
+#[cfg(feature = "judge")]
 /// Keys of `gpu-speedup`.
 const SPEED_KEYS: &[&str] = &[
     "hidden",
@@ -135,6 +144,7 @@ const SPEED_KEYS: &[&str] = &[
     "policy",
 ];
 
+#[cfg(feature = "judge")]
 /// Keys of the GPU epoch kinds (SGD: the GPU step's optimizer).
 const GPU_KEYS: &[&str] = &["model", "lr", "examples", "batch_size", "hidden"];
 
@@ -212,6 +222,7 @@ fn default_speed_samples() -> usize {
     5
 }
 
+#[cfg(feature = "judge")]
 impl GpuSpeed {
     /// With the emulator posing as a real GPU (the test mode that runs the real-GPU path on
     /// machines without one, where speed figures mean nothing), the timed epochs train a
@@ -283,6 +294,7 @@ pub struct Cases<const N: usize> {
     pub cases: Vec<[usize; N]>,
 }
 
+#[cfg(feature = "judge")]
 impl<const N: usize> Cases<N> {
     /// At least one case, every number within 1..=[`MAX_DIM`].
     fn valid(&self) -> bool {
@@ -400,6 +412,7 @@ impl OptName {
     }
 }
 
+#[cfg(feature = "judge")]
 /// Reads one item's own keys (see [`grader_engine::lab::LabInfo::read_item`]).
 pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec, KeyError> {
     let kind = match kind {
@@ -432,6 +445,7 @@ pub fn read_item(kind: &str, keys: toml::Table, points: f64) -> Result<ItemSpec,
     Ok(Arc::new(kind))
 }
 
+#[cfg(feature = "judge")]
 /// The largest dimension a case may have (an MLP layer is 784 wide).
 const MAX_DIM: usize = 4096;
 
@@ -450,6 +464,7 @@ impl Kind {
         )
     }
 
+    #[cfg(feature = "judge")]
     /// What serde cannot check.
     fn check(&self) -> Result<(), KeyError> {
         let cases_ok = match self {
@@ -501,11 +516,13 @@ impl Kind {
     }
 }
 
+#[cfg(feature = "judge")]
 /// Whether a learning rate is one a rubric may give.
 fn lr_ok(lr: f32) -> bool {
     lr.is_finite() && lr > 0.0 && lr <= 10.0
 }
 
+#[cfg(feature = "judge")]
 /// Checks an epoch's learning rate and sizes.
 fn setup_ok(lr: f32, examples: usize, batch_size: usize) -> Result<(), KeyError> {
     if !lr_ok(lr) {
@@ -654,7 +671,7 @@ pub enum SentGpu {
     /// was grown to.
     Timer {
         /// One per timed call.
-        samples: Vec<grader_engine::protocol::GpuTimerSample>,
+        samples: Vec<grader_worker::protocol::GpuTimerSample>,
         /// The returned mean losses.
         losses: Vec<u32>,
         /// The grader's queued work before each call (ms).

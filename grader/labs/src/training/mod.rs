@@ -8,15 +8,20 @@
 //! student's types. Workers run them on inputs derived from the seed ([`worker`]); the
 //! supervisor computes every reference itself, in f64 ([`reference`]), and judges ([`judge`]).
 
+#[cfg(feature = "judge")]
 pub mod compare;
 pub mod data;
 pub mod gpu;
+#[cfg(feature = "judge")]
 pub mod gpu_judge;
 pub mod inputs;
+#[cfg(feature = "judge")]
 pub mod judge;
+#[cfg(feature = "judge")]
 pub mod kind_spec;
 pub mod kinds;
 pub mod reference;
+#[cfg(feature = "judge")]
 pub mod same_run;
 pub mod stand_in;
 
@@ -24,7 +29,7 @@ pub mod stand_in;
 /// Traditional Chinese: its cases, every verdict of its CPU and GPU judges, the worker's GPU
 /// failures and the MNIST reader's errors. (A rubric's own mistakes and the grader's own
 /// failures, for the instructor, stay in English, as the matmul lab's do.)
-pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catalogue::new(
+pub static MESSAGES: grader_worker::i18n::Catalogue = grader_worker::i18n::Catalogue::new(
     "grader/labs/src/training/i18n",
     include_str!("i18n/en.ftl"),
     include_str!("i18n/zh-TW.ftl"),
@@ -33,7 +38,7 @@ pub static MESSAGES: grader_engine::i18n::Catalogue = grader_engine::i18n::Catal
 /// Formats one of the training lab's [`MESSAGES`]: `t!("key", name = value, …)`.
 macro_rules! t {
     ($($arg:tt)*) => {
-        grader_engine::tr!($crate::training::MESSAGES, $($arg)*)
+        grader_worker::tr!($crate::training::MESSAGES, $($arg)*)
     };
 }
 use t;
@@ -45,17 +50,19 @@ mod catalogue_tests {
         let problems = super::MESSAGES.problems();
         assert!(problems.is_empty(), "{}", problems.join("\n"));
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/training");
-        let unknown = grader_engine::i18n::unknown_keys(&super::MESSAGES, &dir);
+        let unknown = grader_worker::i18n::unknown_keys(&super::MESSAGES, &dir);
         assert!(unknown.is_empty(), "{}", unknown.join("\n"));
     }
 }
+#[cfg(feature = "judge")]
 pub mod trajectory;
 pub mod worker;
 pub mod yardstick;
 
 use cudarc::driver::CudaStream;
-use grader_engine::gpu::student::GpuResult;
+#[cfg(feature = "judge")]
 use grader_engine::lab::LabInfo;
+use grader_worker::gpu::student::GpuResult;
 use ndarray::{Array1, Array2};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -63,6 +70,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "judge")]
 /// The grader's knowledge of the training lab.
 pub static LAB: LabInfo = LabInfo {
     name: "training",
@@ -75,12 +83,13 @@ pub static LAB: LabInfo = LabInfo {
     yardstick: yardstick_order,
 };
 
+#[cfg(feature = "judge")]
 /// Serves a yardstick order of the training lab (the GPU speed item's CPU epoch) without any
 /// submission: [`LabInfo::yardstick`].
 pub fn yardstick_order(
-    order: &grader_engine::protocol::WorkOrder,
-    checkpoints: &mut grader_engine::stopwatch::Checkpoints,
-) -> Result<grader_engine::protocol::Outcome, String> {
+    order: &grader_worker::protocol::WorkOrder,
+    checkpoints: &mut grader_worker::stopwatch::Checkpoints,
+) -> Result<grader_worker::protocol::Outcome, String> {
     match order.task::<kinds::Kind>()? {
         kinds::Kind::GpuSpeedup(s) if order.yardstick => {
             gpu::speed_yardstick(order, &s, checkpoints)
@@ -274,7 +283,7 @@ pub struct Submission {
 /// The generator for one input of one case of an item: the same in the worker and the
 /// supervisor, different for every item, case and purpose.
 pub fn rng_for(seed: u64, item: &str, case: usize, purpose: &str) -> StdRng {
-    StdRng::seed_from_u64(grader_engine::fingerprint::of_text(&format!(
+    StdRng::seed_from_u64(grader_worker::hash::of_text(&format!(
         "{seed}/{item}/{case}/{purpose}"
     )))
 }

@@ -135,7 +135,7 @@ impl Judge<'_> {
     /// Sent layers as the grader's, or the grader's own failure when they do not unpack.
     fn layers(&self, sent: &[SentLayer]) -> Result<Layers, SupervisorError> {
         let unpack = |l: &SentLayer| -> Result<Layer, SupervisorError> {
-            let m = |m: &grader_engine::protocol::Matrix| {
+            let m = |m: &grader_worker::protocol::Matrix| {
                 m.to_array()
                     .ok_or_else(|| bad(self.item, "a tensor's data does not match its shape"))
             };
@@ -295,8 +295,7 @@ impl Judge<'_> {
                 &t!("train-seed-hint"),
             );
         }
-        let run_seed =
-            grader_engine::fingerprint::of_text(&format!("{}/{}/train", self.seed, self.id()));
+        let run_seed = grader_worker::hash::of_text(&format!("{}/{}/train", self.seed, self.id()));
         let start = stand_in::Model::init(t.model, &mut StdRng::seed_from_u64(run_seed)).map(
             |(weight, bias)| Layer {
                 weight_grad: Array2::zeros(weight.raw_dim()),

@@ -3,16 +3,16 @@
 
 use super::inputs::{self, OPTIMIZER_SHAPES};
 use super::kinds::{Kind, Sent, SentLayer, SentPass};
-use super::{Layer, Layers, Net, Opt, Submission, LAB};
-use grader_engine::lab::LabInfo;
-use grader_engine::protocol::{Matrix, Outcome, PanicInfo, WorkOrder};
-use grader_engine::stopwatch::Checkpoints;
-use grader_engine::worker::{guarded, LabWorker};
+use super::{Layer, Layers, Net, Opt, Submission};
+
+use grader_worker::protocol::{Matrix, Outcome, PanicInfo, WorkOrder};
+use grader_worker::serve::{guarded, LabWorker};
+use grader_worker::stopwatch::Checkpoints;
 use ndarray::Array1;
 
 impl LabWorker for Submission {
-    fn info(&self) -> &'static LabInfo {
-        &LAB
+    fn lab_name(&self) -> &'static str {
+        "training"
     }
 
     fn run(&self, order: &WorkOrder, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
@@ -241,7 +241,7 @@ impl Run<'_> {
                 let set = inputs::dataset(seed, item, t.model, t.examples, "train");
                 let x = inputs::inputs_f32(&set);
                 let opt = t.optimizer.with(t.lr);
-                let run_seed = grader_engine::fingerprint::of_text(&format!("{seed}/{item}/train"));
+                let run_seed = grader_worker::hash::of_text(&format!("{seed}/{item}/train"));
                 let train = |epochs| {
                     guarded(None, || {
                         (lab.train)(
@@ -323,7 +323,7 @@ fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> 
                 .map(Outcome::Lab)
                 .unwrap_or_else(|e| Outcome::Failed(e.to_string()))
         }
-        Ok(Err(e)) => Outcome::Failed(grader_engine::gpu::student::describe(e.as_ref())),
+        Ok(Err(e)) => Outcome::Failed(grader_worker::gpu::student::describe(e.as_ref())),
         Err(p) => Outcome::Panicked(p),
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 pub type GpuResult<T> = Result<T, Box<dyn Error>>;
 
 /// How the worker introduces a kernel's compile log, which the checks read back
-/// ([`crate::check::gpu::error_result`]).
+/// (the engine's `check::gpu::error_result`).
 pub const COMPILE_ERROR: &str = "the kernel does not compile (NVRTC_ERROR_COMPILATION):\n";
 
 /// A student's GPU error in words: a kernel's compile log as the compiler wrote it, anything

@@ -4,7 +4,7 @@
 
 use crate::protocol::DeviceWork;
 
-pub use crate::emulate::POSING;
+pub use super::POSING;
 
 /// Whether the emulator poses as a real GPU in this worker, as the supervisor set it: read once,
 /// by [`freeze`] before any submission code runs, so that a submission that changes its own
@@ -12,7 +12,7 @@ pub use crate::emulate::POSING;
 static POSING_AT_START: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 /// Takes this worker's configuration from its environment, once: called by the worker before
-/// the first instruction of submission code (see [`crate::worker`]).
+/// the first instruction of submission code (see [`crate::serve`]).
 pub fn freeze() {
     POSING_AT_START.get_or_init(|| std::env::var_os(POSING).is_some_and(|v| v == "1"));
 }

@@ -22,7 +22,7 @@ pub struct WorkOrder {
     /// The run's seed.
     pub seed: u64,
     /// The lab's part of the order: the item's own keys, as its lab wrote them
-    /// ([`crate::rubric::KindSpec::task`]).
+    /// (the engine's `KindSpec::task`).
     pub task: serde_json::Value,
     /// Which round of samples this is (speedups sample in rounds): each round and each sample
     /// gets inputs of its own, so a result cannot be remembered from an earlier run.
@@ -39,9 +39,6 @@ pub struct WorkOrder {
     /// Speed items: run the grader's own baseline instead of the student's function (the
     /// yardstick worker, which never calls the submission).
     pub yardstick: bool,
-    /// What the worker may touch: it applies this to itself before any student code runs.
-    #[serde(default)]
-    pub sandbox: Option<crate::sandbox::Spec>,
 }
 
 pub use crate::backend::Backend;
@@ -89,9 +86,6 @@ pub enum Outcome {
     },
     /// The GPU could not be set up in the worker (not the student's fault).
     GpuUnavailable(String),
-    /// The worker could not apply its sandbox, so no student code ran (not the student's
-    /// fault).
-    SandboxFailed(String),
     /// A GPU function returned an error outside of product cases.
     Failed(String),
     /// Timed items: every run went through the checkpoints, where the supervisor measured and

@@ -1,6 +1,6 @@
 //! Where a worker's GPU code runs. The supervisor decides it from the GPU mode, the work
 //! order carries it ([`crate::protocol`]), and the sandbox opens what it needs
-//! ([`crate::sandbox`]): it stands below both.
+//! (the engine's `sandbox`): it stands below both.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,22 @@
+//! The worker side of gpu-labs grading: [`serve::serve`] reads one [`protocol::WorkOrder`]
+//! from stdin, runs the student's functions on inputs derived from the order's seed
+//! ([`inputs`]), and writes the values back as a [`protocol::WorkerReport`]. Timed work stops
+//! at the supervisor's checkpoints ([`stopwatch`]), whose clock is the only one that counts.
+//!
+//! In official grading this crate, a lab's worker half and the submission are all a
+//! submission's binary holds: the supervisor that starts it, the judges, the references, the
+//! rubric and the sandbox's set-up live in other crates (`grader-engine`, the labs' judging
+//! halves) that never link into it. So nothing here decides a grade: the supervisor checks
+//! every value it sends back, and whatever it says about itself (graded or not, GPU or not)
+//! fails the item.
+
+pub mod backend;
+pub mod gpu;
+pub mod hash;
+pub mod i18n;
+pub mod inputs;
+pub mod protocol;
+pub mod region;
+pub mod serve;
+pub mod stopwatch;
+pub mod task;
