@@ -81,6 +81,13 @@ pub enum GradeError {
     #[error("this grader has no lab `{0}`")]
     UnknownLab(String),
     /// A scratch folder could not be made.
+    /// The grader's binary, which serves the baselines, is no longer where it ran from.
+    #[error(
+        "the grader's own program {} was replaced or removed while it ran (it runs the speed \
+         items' baselines): run the grading again once it is built",
+        .0.display()
+    )]
+    OwnBinaryGone(PathBuf),
     #[error("cannot make a scratch folder: {0}")]
     Scratch(std::io::Error),
     /// The grader failed while grading one item.
@@ -245,7 +252,7 @@ fn build(
                     program: binary,
                     // This process is the grader's binary (`grader grade`, `batch`): it serves
                     // yardstick orders and holds no code of the submission.
-                    yardstick: Some(std::env::current_exe().map_err(GradeError::Scratch)?),
+                    yardstick: Some(own_binary()?),
                     source_dir,
                     cwd: Some(run_dir.path().to_path_buf()),
                     _run_dir: Some(run_dir),
@@ -253,6 +260,16 @@ fn build(
             }
         }
     }
+}
+
+/// This grader's own binary, which serves the speed items' baselines in official grading.
+fn own_binary() -> Result<PathBuf, GradeError> {
+    let exe = std::env::current_exe().map_err(GradeError::Scratch)?;
+    if exe.is_file() {
+        return Ok(exe);
+    }
+    // Rebuilt or removed while it runs (`cargo build` in its checkout, say).
+    Err(GradeError::OwnBinaryGone(exe))
 }
 
 /// Where GPU items run (building the emulator first when they run on it) and everything the
