@@ -429,3 +429,16 @@ pub fn live_processes_with(marker: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// The System V IPC objects on this machine (`ipcs` lines with a key), to find what outlived
+/// a grading; empty where `ipcs` is missing.
+pub fn ipc_objects() -> Vec<String> {
+    let Ok(out) = std::process::Command::new("ipcs").output() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("0x"))
+        .map(str::to_string)
+        .collect()
+}

@@ -229,6 +229,7 @@ fn the_hostile_corpus_graded_beside_honest_submissions_moves_no_other_grade() {
         tree_hash(&solution()),
     );
 
+    let ipc_before = gpu_labs_e2e::ipc_objects();
     let seed = ["--seed", "2024", "--gpu", "off"];
     let alone: BTreeMap<&str, BTreeMap<String, f64>> = ["alice", "carol"]
         .into_iter()
@@ -336,4 +337,9 @@ fn the_hostile_corpus_graded_beside_honest_submissions_moves_no_other_grade() {
         "nothing outside the workers' scratch folders changed"
     );
     assert!(!Path::new("/tmp/planted-by-path-module").exists());
+    let ipc_left: Vec<String> = gpu_labs_e2e::ipc_objects()
+        .into_iter()
+        .filter(|o| !ipc_before.contains(o))
+        .collect();
+    assert!(ipc_left.is_empty(), "IPC objects outlived the batch: {ipc_left:?}");
 }

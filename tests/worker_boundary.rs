@@ -5,7 +5,7 @@
 //! and none outlives it; the speed item's yardstick runs in the grader's own binary. The honest
 //! control (the solution, graded on the same items) keeps full marks.
 
-use gpu_labs_e2e::{faulty_copy_edits, grade, solution};
+use gpu_labs_e2e::{faulty_copy_edits, grade, ipc_objects, solution};
 
 /// The items both submissions are graded on: the GPU products (host work, a racy kernel) and
 /// the CPU items (System V objects, the speed item's yardstick).
@@ -23,20 +23,6 @@ fn only() -> Vec<&'static str> {
         args.extend(["--only", id]);
     }
     args
-}
-
-/// The System V objects on this machine (`ipcs` lines with a key), to find what outlived a
-/// grading.
-fn ipc_objects() -> Vec<String> {
-    let out = std::process::Command::new("ipcs").output();
-    let Ok(out) = out else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.starts_with("0x"))
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]
@@ -116,7 +102,10 @@ fn switches_flipped_at_run_time_change_no_grade() {
     );
     let after = ipc_objects();
     let left: Vec<_> = after.iter().filter(|l| !before.contains(l)).collect();
-    assert!(left.is_empty(), "IPC objects outlived the grading: {left:?}");
+    assert!(
+        left.is_empty(),
+        "IPC objects outlived the grading: {left:?}"
+    );
 
     let honest = grade(&solution(), &only());
     assert_eq!(honest.code, Some(0), "{}", honest.stderr);

@@ -7,6 +7,11 @@
 //! [`protocol`] → the worker runs the student's function ([`worker`]), timed by the
 //! supervisor's own clock ([`stopwatch`]) → the shared checks judge what came back
 //! ([`check`]) → an [`report::ItemResult`], announced as an [`event::Event`].
+//!
+//! The worker's side ([`protocol`], [`worker`], the stopwatch's region, [`inputs`], the
+//! worker's GPU helpers, the catalogues) is the `grader-worker` crate, re-exported here under
+//! the same names: it is all of the grader that links into a submission's binary in official
+//! grading, and it decides nothing. Everything this crate adds is the supervisor's.
 
 pub use grader_worker::{backend, inputs, protocol};
 pub mod capture;
