@@ -66,6 +66,8 @@ died-exited = 在評分程式拿到結果前就結束了程式（結束碼 { $co
 
 ## GPU 項目（src/check/gpu.rs）
 
+judge-panicked-reason = 評分程式無法評判這一項（評分程式的錯誤：請回報）
+judge-panicked-details = 評分程式執行了 `{ $function }`，但無法評判它回傳的結果：評分程式自己的檢查出錯了（{ $message }）。這是評分程式的錯誤，不一定是你程式碼的問題：請附上這段訊息和種子碼回報。其他項目照常評分。
 untrusted-claim-reason = 評分程式無法信任這份回報
 untrusted-claim-details = 執行 `{ $function }` 的行程回報說評分程式{ $could_not }。一個項目是否評分，由評分程式依它自己設定的環境決定，從不採信執行你程式碼的行程所說的話，所以這一項算作失敗，並仍計入滿分。如果你的程式沒有做任何特別的事，這不是你程式碼的問題：請告訴負責執行評分程式的人。
 needs-real-gpu = 需要真正的 GPU（模擬器的速度無法代表 GPU 的速度）

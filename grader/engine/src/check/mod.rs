@@ -79,11 +79,37 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
         return Ok(missing);
     }
     let _turn = machine_turn(item.spec.measures_speed());
-    let mut result = item.spec.grade(ctx, item)?;
+    // A judge that panics (on a value no one foresaw) costs its item only: the item says the
+    // grader could not judge it, and the rest of the report is written.
+    let judged =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item.spec.grade(ctx, item)));
+    let mut result = match judged {
+        Ok(result) => result?,
+        Err(payload) => judge_panicked(item, payload.as_ref()),
+    };
     if item.spec.gpu_track() {
         result.mode = Some(ctx.backend_label.clone());
     }
     Ok(result)
+}
+
+/// The failed result of an item whose judge panicked: a bug in the grader, said as one, with
+/// the panic's message for the report a student or instructor sends.
+fn judge_panicked(item: &Item, payload: &(dyn std::any::Any + Send)) -> ItemResult {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".into());
+    ItemResult::failed(
+        item,
+        t!("judge-panicked-reason"),
+        t!(
+            "judge-panicked-details",
+            function = item.function,
+            message = shortened(&message)
+        ),
+    )
 }
 
 /// A turn on this machine's timing lock: exclusive for work that measures speed, shared for
@@ -542,6 +568,61 @@ pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
 #[cfg(test)]
 mod tests {
     use super::{machine_turn, mentions_cuda, shortened};
+
+    /// A judge that panics on what a worker sent costs its own item only, said as the
+    /// grader's bug; the caller goes on to the next item.
+    #[test]
+    fn a_judge_that_panics_fails_its_item_only() {
+        #[derive(Debug)]
+        struct Panics;
+        impl crate::rubric::KindSpec for Panics {
+            fn gpu_track(&self) -> bool {
+                false
+            }
+            fn task(&self) -> serde_json::Value {
+                serde_json::Value::Null
+            }
+            fn grade(
+                &self,
+                _: &super::GradeContext,
+                _: &crate::rubric::Item,
+            ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError> {
+                let shapes: Vec<usize> = Vec::new();
+                // What an index into a student's empty output does in a judge.
+                let first = shapes.iter().copied().nth(3).expect("a fourth shape");
+                unreachable!("{first}")
+            }
+        }
+        let item = crate::rubric::Item {
+            id: "backward".into(),
+            title: "Linear::backward".into(),
+            kind: "panics".into(),
+            function: "backward".into(),
+            points: 2.0,
+            timeout_secs: 10.0,
+            forbid: Vec::new(),
+            require: Vec::new(),
+            spec: std::sync::Arc::new(Panics),
+        };
+        let ctx = super::GradeContext::for_listing(crate::gpu::GpuMode::Off).expect("context");
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let result = super::grade_item(&ctx, &item);
+        std::panic::set_hook(previous);
+        let result = result.expect("a verdict, not a grader error");
+        assert_eq!(result.status, crate::report::Status::Failed);
+        assert_eq!(result.max_score, 2.0);
+        assert!(
+            result.reason.contains("a bug in the grader"),
+            "{}",
+            result.reason
+        );
+        assert!(
+            result.details.contains("a fourth shape"),
+            "{}",
+            result.details
+        );
+    }
 
     /// A worker's report that the GPU or the sandbox could not be set up (which the
     /// submission's code can write as well as the grader's) fails the item and never changes
