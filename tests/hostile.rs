@@ -341,5 +341,8 @@ fn the_hostile_corpus_graded_beside_honest_submissions_moves_no_other_grade() {
         .into_iter()
         .filter(|o| !ipc_before.contains(o))
         .collect();
-    assert!(ipc_left.is_empty(), "IPC objects outlived the batch: {ipc_left:?}");
+    assert!(
+        ipc_left.is_empty(),
+        "IPC objects outlived the batch: {ipc_left:?}"
+    );
 }
