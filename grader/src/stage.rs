@@ -363,7 +363,8 @@ fn limit_build(command: &mut Command) {
 
 /// A `RUSTC_WRAPPER` (a shell script written in `dir`, named for `lab`) that holds the
 /// compiler of the crates named `crates` to [`build_cpu_secs`] of CPU time, soft and hard, and
-/// runs every other compiler as is. Its path stays the same from build to build.
+/// runs every other compiler as is. Its path stays the same from build to build, and its
+/// text with it.
 fn cpu_limited_compiler(dir: &Path, lab: &str, crates: &[&str]) -> std::io::Result<PathBuf> {
     let names: Vec<String> = crates
         .iter()
@@ -375,7 +376,10 @@ fn cpu_limited_compiler(dir: &Path, lab: &str, crates: &[&str]) -> std::io::Resu
         names.join("|"),
         build_cpu_secs()
     );
-    let path = dir.join(format!(".rustc-limit-{lab}.sh"));
+    // Named for its limit too: a grader with another limit (a test's) writes another file,
+    // never this one while a build of this grader runs it (the build's Landlock rule names
+    // this very file).
+    let path = dir.join(format!(".rustc-limit-{lab}-{}s.sh", build_cpu_secs()));
     if std::fs::read_to_string(&path).is_ok_and(|t| t == script) {
         return Ok(path);
     }
