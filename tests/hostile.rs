@@ -264,7 +264,8 @@ fn the_hostile_corpus_graded_beside_honest_submissions_moves_no_other_grade() {
         .expect("grader runs");
     assert!(
         out.status.success(),
-        "{}",
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     let feedback = class.path().join("feedback");
