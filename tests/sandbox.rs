@@ -332,31 +332,50 @@ fn a_submissions_compiled_code_does_not_stay_where_the_next_build_can_read_it() 
     }
     let (_root, instructor, _home) = folders();
     let started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
-    let g = grade_from(&instructor, &solution(), &["--gpu", "off"], &[]);
+    // A submission whose compiled code carries a mark (a string its naive product uses).
+    const MARK: &str = "submission-mark-5d41402abc4b2a76";
+    let marked = faulty_copy(
+        &solution(),
+        "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        &format!(
+            "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {{\n    \
+             assert!(a.ncols() < 1 << 30, \"{MARK}\");\n"
+        ),
+    );
+    let g = grade_from(&instructor, marked.path(), &["--gpu", "off"], &[]);
     assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
-    // The next submission's build may read the shared target folder (its dependencies are
-    // there), so `include_bytes!` of a file left there would carry this one's code away.
-    let target = gpu_labs_e2e::workspace().join("target/grader-cache/target/debug");
+    assert_eq!(
+        g.score("naive_correct"),
+        3.0,
+        "{}",
+        g.output("naive_correct")
+    );
+    // The next submission's build may read the shared cache (its dependencies are there), so
+    // `include_bytes!` of a file left there would carry this one's code away: no file written
+    // since the grading started holds the mark. (The grader's own placeholder crate, built
+    // there for the class's dependencies, holds no submission's code.)
+    let cache = gpu_labs_e2e::workspace().join("target/grader-cache");
     let mut left = Vec::new();
-    for folder in ["deps", "incremental", "."] {
-        for entry in std::fs::read_dir(target.join(folder))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let fresh = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t >= started);
-            if fresh && (name.contains("matmul_lab") || name.starts_with("grade-")) {
-                left.push(name);
+    let mut folders = vec![cache];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                folders.push(path);
+            } else if meta.is_file() && meta.modified().is_ok_and(|t| t >= started) {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                if bytes.windows(MARK.len()).any(|w| w == MARK.as_bytes()) {
+                    left.push(path);
+                }
             }
         }
     }
     assert!(
         left.is_empty(),
-        "left in the shared target folder: {left:?}"
+        "the submission's code left in the cache: {left:?}"
     );
 }
 

@@ -131,3 +131,59 @@ fn maximum(g: &gpu_labs_e2e::Graded) -> f64 {
         .filter_map(|t| t["max_score"].as_f64())
         .sum()
 }
+
+/// The speedup `grader grade` reported for `fast_speedup` (`… 1.02× faster than naive`).
+fn speedup_of(g: &gpu_labs_e2e::Graded) -> f64 {
+    let output = g.output("fast_speedup");
+    output
+        .split('×')
+        .next()
+        .and_then(|head| head.rsplit(|c: char| c.is_whitespace() || c == '(').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("a speedup in: {output}"))
+}
+
+/// Code that runs before `main` (a constructor, which the source rules refuse: they are
+/// turned off here, as an attacker who found a way past them would have them) starts threads
+/// that spin for the process's whole life. In the student's binary they cannot slow the
+/// yardstick, which official grading runs in the grader's own binary: a naive loop passed off
+/// as `matmul_fast` stays about 1× with or without them.
+#[test]
+fn code_before_main_cannot_slow_the_yardstick() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let naive_as_fast = (
+        "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        "pub fn matmul_fast(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n    \
+         return matmul_naive(a, b);\n    #[allow(unreachable_code)]\n",
+    );
+    let spinners = (
+        "pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+        "#[used]\n#[link_section = \".init_array\"]\nstatic SPIN: extern \"C\" fn() = {\n    \
+         extern \"C\" fn spin() {\n        for _ in 0..4 {\n            \
+         std::thread::spawn(|| loop {\n                std::hint::spin_loop();\n            \
+         });\n        }\n    }\n    spin\n};\n\n\
+         pub fn matmul_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {\n",
+    );
+    let control = faulty_copy_edits(&solution(), "src/lib.rs", &[naive_as_fast]);
+    let attack = faulty_copy_edits(&solution(), "src/lib.rs", &[naive_as_fast, spinners]);
+    let args = ["--gpu", "off", "--only", "fast_speedup", "--seed", "7"];
+    let scan_off = [("GPU_LABS_SOURCE_SCAN", "off-for-tests")];
+    let honest = gpu_labs_e2e::grade_with_env(control.path(), &args, &scan_off);
+    let hostile = gpu_labs_e2e::grade_with_env(attack.path(), &args, &scan_off);
+    assert_eq!(hostile.code, Some(0), "{}", hostile.stderr);
+    let (h, x) = (speedup_of(&honest), speedup_of(&hostile));
+    eprintln!("naive as matmul_fast: {h:.2}× alone, {x:.2}× with spinners started before main");
+    assert!(h < 2.0, "the control is a naive loop: {h}×");
+    assert!(
+        x < 2.0,
+        "spinners before main bought a speedup: {x}× (alone {h}×)"
+    );
+    assert_eq!(
+        hostile.score("fast_speedup"),
+        0.0,
+        "{}",
+        hostile.output("fast_speedup")
+    );
+}
