@@ -76,8 +76,8 @@ enum Commands {
         /// emulator (emulate), or nowhere (off: skipped).
         #[arg(long, value_enum, env = "GRADER_GPU", default_value_t = GpuMode::Auto)]
         gpu: GpuMode,
-        /// Where builds are cached across submissions [default: $GPU_LABS_CACHE, else
-        /// ~/.cache/gpu-labs].
+        /// Where builds are cached across submissions [default: $GPU_LABS_CACHE, else (as root)
+        /// /var/cache/gpu-labs, else ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
         /// Grade without the workers' sandbox (no Landlock on this machine, or it breaks
@@ -136,7 +136,8 @@ enum Commands {
         /// `[assignment] language`]; the grading machine's locale is never read.
         #[arg(long, env = "GRADER_LANG", value_name = "LANG")]
         lang: Option<grader::i18n::Lang>,
-        /// Where builds are cached [default: $GPU_LABS_CACHE, else ~/.cache/gpu-labs].
+        /// Where builds are cached [default: $GPU_LABS_CACHE, else (as root) /var/cache/gpu-labs,
+        /// else ~/.cache/gpu-labs].
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
         /// Grade without the workers' sandbox (no Landlock on this machine, or it breaks

@@ -79,8 +79,8 @@ pub enum Build {
     CompileError(String),
 }
 
-/// The grader's cache: `$GPU_LABS_CACHE`, else `$XDG_CACHE_HOME/gpu-labs`, else
-/// `~/.cache/gpu-labs`, else a folder in the temp dir.
+/// The grader's cache: `$GPU_LABS_CACHE`, else (as root) `/var/cache/gpu-labs`, else
+/// `$XDG_CACHE_HOME/gpu-labs`, else `~/.cache/gpu-labs`, else a folder in the temp dir.
 pub fn default_cache_dir() -> PathBuf {
     grader_engine::emulate::cache_dir()
 }
@@ -1246,6 +1246,13 @@ pub fn build(
     run_dir: &Path,
     source_dir: &Path,
 ) -> Result<Build, StageError> {
+    // Made first: a cache that does not exist yet cannot be found reachable, and the first
+    // build would run as the grader (as root) instead of the workers' uid.
+    std::fs::create_dir_all(cache).map_err(|source| StageError::Io {
+        what: "cannot create",
+        path: cache.to_path_buf(),
+        source,
+    })?;
     let user = grader_engine::sandbox::limits::build_identity().filter(|_| reachable(cache));
     // The dependencies are out of date only when the grader's sources changed since they were
     // built (a grader being worked on): built again, then the submission's build again.

@@ -162,8 +162,9 @@ pub struct Emulator {
     kernel_cache: PathBuf,
 }
 
-/// The gpu-labs cache directory: `$GPU_LABS_CACHE`, else `$XDG_CACHE_HOME/gpu-labs`, else
-/// `~/.cache/gpu-labs`, else `gpu-labs-cache` in the temporary directory; always absolute.
+/// The gpu-labs cache directory: `$GPU_LABS_CACHE`, else (for a grader run as root)
+/// [`ROOT_CACHE`], else `$XDG_CACHE_HOME/gpu-labs`, else `~/.cache/gpu-labs`, else
+/// `gpu-labs-cache` in the temporary directory; always absolute.
 pub fn cache_dir() -> PathBuf {
     let var = |name: &str| {
         std::env::var_os(name)
@@ -171,6 +172,7 @@ pub fn cache_dir() -> PathBuf {
             .map(PathBuf::from)
     };
     let dir = var("GPU_LABS_CACHE")
+        .or_else(|| crate::sandbox::child::as_root().then(|| PathBuf::from(ROOT_CACHE)))
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("gpu-labs")))
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("gpu-labs")))
         .unwrap_or_else(|| std::env::temp_dir().join("gpu-labs-cache"));
@@ -178,6 +180,12 @@ pub fn cache_dir() -> PathBuf {
     // would point somewhere else.
     std::path::absolute(&dir).unwrap_or(dir)
 }
+
+/// The cache of a grader run as root: a submission's build runs as the workers' unprivileged
+/// uid, never as root, so its folders must be reachable by that uid, which root's home is not.
+/// The cache holds only the grader's builds and public crates (a submission's own artifacts
+/// leave it after each build).
+pub const ROOT_CACHE: &str = "/var/cache/gpu-labs";
 
 /// A stable hash of the embedded sources (FNV-1a, 64 bits), as hex.
 fn sources_hash() -> String {
