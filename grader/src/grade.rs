@@ -128,7 +128,7 @@ pub fn grade(
             )
         }
     };
-    let (ctx, _kernels) = context(&built, options, on_event)?;
+    let (ctx, _kernels) = context(&built, &assignment.assignment.name, options, on_event)?;
     report.sandbox = Some(grader_engine::sandbox::available().describe());
     on_event(Event::Started {
         seed: options.seed,
@@ -277,6 +277,7 @@ fn own_binary() -> Result<PathBuf, GradeError> {
 /// and by no other submission, lives as long as the second value.
 fn context(
     built: &Program,
+    lab: &str,
     options: &GradeOptions,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<(GradeContext, tempfile::TempDir), GradeError> {
@@ -295,6 +296,7 @@ fn context(
             env: Vec::new(),
             kernel_cache: Some(kernels.path().to_path_buf()),
         },
+        lab: lab.to_string(),
         seed: options.seed,
         source_dir: Some(built.source_dir.clone()),
         backend,

@@ -332,21 +332,39 @@ fn with_grader_source(lock: &str, source: &GraderSource) -> String {
     lock
 }
 
-/// The packages a released crate takes from the grader's repository: `grader` and its
-/// dependencies by path (`grader-engine`, `grader-labs`), read from its manifest.
+/// The packages a released crate takes from the grader's repository: `grader` and every
+/// crate it reaches by path, directly or not (`grader-engine`, `grader-labs`,
+/// `grader-worker`), read from their manifests.
 fn grader_packages() -> Vec<String> {
-    let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
-    let table: toml::Table = std::fs::read_to_string(manifest)
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or_default();
     let mut names = vec!["grader".to_string()];
-    if let Some(deps) = table.get("dependencies").and_then(|d| d.as_table()) {
-        names.extend(
-            deps.iter()
-                .filter(|(_, spec)| spec.get("path").is_some())
-                .map(|(name, _)| name.clone()),
-        );
+    let mut manifests = vec![Path::new(crate::stage::GRADER_DIR).to_path_buf()];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(dir) = manifests.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        let table: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .ok()
+            .and_then(|text| text.parse().ok())
+            .unwrap_or_default();
+        let Some(deps) = table.get("dependencies").and_then(|d| d.as_table()) else {
+            continue;
+        };
+        for (key, spec) in deps {
+            let Some(path) = spec.get("path").and_then(|p| p.as_str()) else {
+                continue;
+            };
+            let name = spec
+                .get("package")
+                .and_then(|p| p.as_str())
+                .unwrap_or(key)
+                .to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            let to = dir.join(path);
+            manifests.push(std::fs::canonicalize(&to).unwrap_or(to));
+        }
     }
     names
 }
@@ -458,6 +476,15 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_takes_every_crate_the_grader_reaches_by_path_from_its_repository() {
+        let names = super::grader_packages();
+        for name in ["grader", "grader-engine", "grader-labs", "grader-worker"] {
+            assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+        }
+        assert!(!names.iter().any(|n| n == "serde"), "{names:?}");
+    }
 
     #[test]
     fn the_grader_dependency_is_rewritten_only_under_dev_dependencies() {

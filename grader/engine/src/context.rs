@@ -12,6 +12,8 @@ use std::path::PathBuf;
 pub struct GradeContext {
     /// How to start a worker.
     pub command: WorkerCommand,
+    /// The lab being graded, by name (every order names it).
+    pub lab: String,
     /// The run's seed.
     pub seed: u64,
     /// The submission's `src/`, for the rubric's `forbid` and `require` lists; `None` skips

@@ -172,7 +172,8 @@ pub fn cache_dir() -> PathBuf {
             .map(PathBuf::from)
     };
     let dir = var("GPU_LABS_CACHE")
-        .or_else(|| crate::sandbox::child::as_root().then(|| PathBuf::from(ROOT_CACHE)))
+        // SAFETY: geteuid has no preconditions.
+        .or_else(|| (unsafe { libc::geteuid() } == 0).then(|| PathBuf::from(ROOT_CACHE)))
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("gpu-labs")))
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("gpu-labs")))
         .unwrap_or_else(|| std::env::temp_dir().join("gpu-labs-cache"));

@@ -5,7 +5,7 @@
 pub use grader_worker::serve::*;
 
 /// Serves one yardstick order from stdin with the grader's own code only (`labs` finds the
-/// lab by the order's kind): what the `grader` binary does when official grading starts it as
+/// order's lab): what the `grader` binary does when official grading starts it as
 /// a speed item's baseline worker. Any other order is refused: this process never runs a
 /// submission.
 pub fn serve_yardstick(labs: crate::lab::Labs) -> Result<(), WorkerError> {
@@ -16,12 +16,15 @@ pub fn serve_yardstick(labs: crate::lab::Labs) -> Result<(), WorkerError> {
                 order.item
             ));
         }
-        let lab = labs.find_by_kind(&order.kind).ok_or_else(|| {
-            format!(
-                "item `{}`: no lab has the kind `{}`",
-                order.item, order.kind
-            )
-        })?;
+        let lab = labs
+            .find(&order.lab)
+            .filter(|lab| lab.kind(&order.kind).is_some())
+            .ok_or_else(|| {
+                format!(
+                    "item `{}`: this grader has no lab `{}` with the kind `{}`",
+                    order.item, order.lab, order.kind
+                )
+            })?;
         (lab.yardstick)(order, checkpoints)
     })
 }

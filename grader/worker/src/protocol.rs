@@ -13,6 +13,10 @@ pub const WORKER_FLAG: &str = "--grader-worker";
 /// One item's work for a worker: what to run and on which inputs (derived from `seed`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkOrder {
+    /// The lab the item belongs to, by name (`matmul`): kind labels are a lab's own, so two
+    /// labs may both have a `gpu-speedup`.
+    #[serde(default)]
+    pub lab: String,
     /// The rubric item's id (also salts the inputs).
     pub item: String,
     /// The item's kind, as the rubric names it (its lab reads [`WorkOrder::task`] by it).

@@ -33,6 +33,7 @@ impl GradeContext {
                 env: Vec::new(),
                 kernel_cache: None,
             },
+            lab: String::new(),
             seed: 0,
             source_dir: None,
             backend,
@@ -46,6 +47,7 @@ impl GradeContext {
     /// a GPU (on a machine with one, that would pass for a CPU speedup).
     pub fn order(&self, item: &Item) -> WorkOrder {
         let mut order = WorkOrder {
+            lab: self.lab.clone(),
             item: item.id().to_string(),
             kind: item.kind.clone(),
             function: item.function.clone(),

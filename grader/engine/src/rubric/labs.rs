@@ -84,10 +84,4 @@ impl Labs {
     pub fn names(&self) -> Vec<&'static str> {
         self.0.iter().map(|l| l.name).collect()
     }
-
-    /// The lab one of whose item kinds a rubric calls `label` (kind labels are unique across
-    /// the labs a grader is built with).
-    pub fn find_by_kind(&self, label: &str) -> Option<&'static LabInfo> {
-        self.0.iter().copied().find(|l| l.kind(label).is_some())
-    }
 }

@@ -364,7 +364,16 @@ pub fn speedup(
     yard.yardstick = true;
     let (_, base_ns) = match timed_runs(ctx, item, &yard, spec.samples)? {
         Ok(runs) => runs,
-        Err(failed) => return Ok(failed),
+        // The baseline runs only the grader's code: its failure is the grader's.
+        Err(failed) => {
+            return Err(SupervisorError::BadReport {
+                item: item.id().to_string(),
+                message: format!(
+                    "the grader's own baseline run failed: {} ({})",
+                    failed.reason, failed.details
+                ),
+            })
+        }
     };
     let (outputs, gpu_ns) = match timed_runs(ctx, item, &ctx.order(item), spec.samples)? {
         Ok(runs) => runs,
