@@ -13,12 +13,14 @@
 //!   groups, tracing and namespaces, System V IPC and POSIX message queues ([`syscalls`]);
 //! - with a user namespace, IPC and (where allowed) network namespaces of its own.
 //!
-//! The worker applies Landlock and seccomp once more to itself in `main`, a check: a layer
-//! more of the same rules. Its whole process tree is stopped and ended with it ([`tree`]).
+//! All of it is set up by the supervisor and applied between fork and exec, before the
+//! worker's first instruction: the worker's binary holds no sandbox code (in official grading
+//! it is built from `grader-worker` alone), and when the sandbox cannot be applied no worker
+//! starts. Its whole process tree is stopped and ended with it ([`tree`]).
 //!
 //! Builds of submissions are sandboxed too ([`build`]). What a machine's kernel allows is
-//! probed once by the supervisor ([`available`]), recorded in every report, and is exactly what
-//! each worker applies, or the worker stops before grading ([`apply`] fails closed).
+//! probed once by the supervisor ([`available`]) and recorded in every report. [`apply`] puts
+//! the same rules on the calling thread, for the tests that check them.
 
 pub mod build;
 pub mod child;
@@ -369,9 +371,10 @@ pub fn spec_for(
 #[error("the sandbox could not be applied: {0}")]
 pub struct SandboxError(String);
 
-/// Applies `spec` to this process (the worker): the limits it sets itself, Landlock, the
-/// seccomp filter, each as far as `spec.protections` says; fails when any of it could not be
-/// applied, so no worker runs with less than its report says.
+/// Applies `spec` to the calling thread and what it starts: the limits, Landlock, the seccomp
+/// filter, each as far as `spec.protections` says; fails when any of it could not be applied.
+/// (Workers get the same rules from the supervisor between fork and exec, see
+/// [`limits::install`].)
 pub fn apply(spec: &Spec) -> Result<(), SandboxError> {
     limits::limit(libc::RLIMIT_CORE, 0)?;
     limits::limit(libc::RLIMIT_NOFILE, OPEN_FILES)?;

@@ -30,9 +30,8 @@ fn arch() -> Option<seccompiler::TargetArch> {
     seccompiler::TargetArch::try_from(std::env::consts::ARCH).ok()
 }
 
-/// Applies the filter to this thread and all it starts (the worker applies it again to
-/// itself, a check that costs little: the supervisor already installed it between fork and
-/// exec, see [`super::limits::install`]). `unix_sockets` keeps `socket(AF_UNIX, …)` open (for
+/// Applies the filter to this thread and all it starts (workers get it from the supervisor
+/// between fork and exec, see [`super::limits::install`]). `unix_sockets` keeps `socket(AF_UNIX, …)` open (for
 /// a real GPU's driver).
 #[cfg(target_os = "linux")]
 pub fn restrict(unix_sockets: bool) -> Result<(), SandboxError> {
