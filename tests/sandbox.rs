@@ -355,24 +355,7 @@ fn a_submissions_compiled_code_does_not_stay_where_the_next_build_can_read_it() 
     // since the grading started holds the mark. (The grader's own placeholder crate, built
     // there for the class's dependencies, holds no submission's code.)
     let cache = gpu_labs_e2e::workspace().join("target/grader-cache");
-    let mut left = Vec::new();
-    let mut folders = vec![cache];
-    while let Some(dir) = folders.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            if meta.is_dir() {
-                folders.push(path);
-            } else if meta.is_file() && meta.modified().is_ok_and(|t| t >= started) {
-                let bytes = std::fs::read(&path).unwrap_or_default();
-                if bytes.windows(MARK.len()).any(|w| w == MARK.as_bytes()) {
-                    left.push(path);
-                }
-            }
-        }
-    }
+    let left = gpu_labs_e2e::files_holding(&cache, MARK.as_bytes(), Some(started));
     assert!(
         left.is_empty(),
         "the submission's code left in the cache: {left:?}"

@@ -236,13 +236,8 @@ fn main() -> ExitCode {
     // Official grading starts this binary as a speed item's baseline worker: a process with no
     // submission code in it (see `grader::grade`).
     if std::env::args().nth(1).as_deref() == Some(grader_engine::protocol::WORKER_FLAG) {
-        return match grader_engine::worker::serve_yardstick(grader::labs::LABS) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::from(101)
-            }
-        };
+        let served = grader_engine::worker::serve_yardstick(grader::labs::LABS);
+        return grader_engine::worker::exit_code(served);
     }
     let cli = Cli::parse();
     let result = match cli.command {

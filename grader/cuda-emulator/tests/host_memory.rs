@@ -68,15 +68,7 @@ fn run(stream: &Arc<CudaStream>, src: &str, a: u64, b: u64) -> Result<(), Driver
 
 /// Runs test `name` in a checked child; returns its stderr.
 fn checked(name: &str) -> String {
-    let out = common::run_child_with(name, &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
-    assert!(out.status.success(), "child failed: {:?}", out.status);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !stderr.contains("race-checking build"),
-        "ran unchecked: {stderr}"
-    );
-    stderr
+    common::checked_child(name, &[])
 }
 
 /// The report lines of kernel `k`.

@@ -7,7 +7,7 @@
 //! which also supervises.
 
 use grader_worker::protocol::WORKER_FLAG;
-use grader_worker::serve::{serve, LabWorker};
+use grader_worker::serve::{exit_code, serve, LabWorker};
 use std::process::ExitCode;
 
 /// Serves the one work order on stdin when started as a worker; refuses anything else with
@@ -22,11 +22,5 @@ pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    match serve(&lab) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::from(101)
-        }
-    }
+    exit_code(serve(&lab))
 }

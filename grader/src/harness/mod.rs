@@ -119,13 +119,7 @@ pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
     }
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(WORKER_FLAG) {
-        return match worker::serve(&lab) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::from(101)
-            }
-        };
+        return worker::exit_code(worker::serve(&lab));
     }
     match supervise(lab.lab_name(), args) {
         Ok(code) => code,

@@ -384,7 +384,7 @@ pub(crate) mod tests {
 
     /// `line` as CommonMark reads it outside code spans: backslash escapes taken as text
     /// (dropped with the character they escape), code spans removed.
-    fn outside_code(line: &str) -> String {
+    pub(crate) fn outside_code(line: &str) -> String {
         let chars: Vec<char> = line.chars().collect();
         let run_at = |i: usize| chars[i..].iter().take_while(|c| **c == '`').count();
         let mut out = String::new();

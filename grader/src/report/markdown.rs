@@ -207,44 +207,6 @@ mod tests {
         outside
     }
 
-    /// Code spans out of `line` (a run of backticks up to the next run of exactly as many),
-    /// and backslash escapes with what they escape.
-    fn without_code(line: &str) -> String {
-        let chars: Vec<char> = line.chars().collect();
-        let run_at = |i: usize| chars[i..].iter().take_while(|c| **c == '`').count();
-        let (mut out, mut i) = (String::new(), 0);
-        while i < chars.len() {
-            if chars[i] == '\\' {
-                i += 2;
-                continue;
-            }
-            if chars[i] != '`' {
-                out.push(chars[i]);
-                i += 1;
-                continue;
-            }
-            let run = run_at(i);
-            let mut j = i + run;
-            let mut end = None;
-            while j < chars.len() {
-                let len = run_at(j);
-                if len == run {
-                    end = Some(j + len);
-                    break;
-                }
-                j += len.max(1);
-            }
-            match end {
-                Some(e) => i = e,
-                None => {
-                    out.push_str(&"`".repeat(run));
-                    i += run;
-                }
-            }
-        }
-        out
-    }
-
     /// A report every string of which is hostile: each note, title, reason and details.
     fn hostile_report() -> Report {
         let hostile = crate::report::escape::tests::HOSTILE;
@@ -283,7 +245,7 @@ mod tests {
                 }
                 let shown: Vec<String> = outside_fences(&text)
                     .iter()
-                    .map(|l| without_code(l))
+                    .map(|l| crate::report::escape::tests::outside_code(l))
                     .collect();
                 for line in &shown {
                     assert!(!line.contains('<'), "raw HTML outside code: {line}\n{text}");

@@ -84,6 +84,19 @@ pub fn guarded<T>(case: Option<usize>, f: impl FnOnce() -> T) -> Result<T, Panic
     })
 }
 
+/// The exit code of a worker process that served with `served`: success, or 101 (a test
+/// binary's failure code) with the error said on stderr for the supervisor's report. Every
+/// binary that serves orders (a lab's harness, the grader's own) ends this way.
+pub fn exit_code(served: Result<(), WorkerError>) -> std::process::ExitCode {
+    match served {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::ExitCode::from(101)
+        }
+    }
+}
+
 /// Serves one work order from stdin with `lab`; returns when the report is written.
 pub fn serve(lab: &dyn LabWorker) -> Result<(), WorkerError> {
     serve_with(&|order, checkpoints| lab.run(order, checkpoints))

@@ -96,6 +96,22 @@ pub fn run_child(name: &str) -> Output {
     run_child_with(name, &[])
 }
 
+/// Runs test `name` in a child with the race check on (and `vars`), checks that it passed and
+/// really ran checked, and returns its stderr (where the emulator's reports go).
+pub fn checked_child(name: &str, vars: &[(&str, &str)]) -> String {
+    let mut all = vec![("GPU_LABS_EMULATOR_RACECHECK", "1")];
+    all.extend_from_slice(vars);
+    let out = run_child_with(name, &all);
+    assert!(out.status.success(), "child failed: {:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !stderr.contains("race-checking build"),
+        "ran unchecked: {stderr}"
+    );
+    stderr
+}
+
 /// Runs test `name` of this binary in a child under the emulator, with extra variables.
 pub fn run_child_with(name: &str, vars: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(std::env::current_exe().expect("current exe"));

@@ -548,6 +548,19 @@ pub fn unpack(
     })
 }
 
+/// The grader's error for a speed item's baseline run that failed: the baseline runs only the
+/// grader's code (in official grading, in its own binary), so its failure is never the
+/// student's. `failed` is what the run's result said.
+pub fn baseline_failed(item: &Item, failed: &ItemResult) -> SupervisorError {
+    SupervisorError::BadReport {
+        item: item.id().to_string(),
+        message: format!(
+            "the grader's own baseline run failed: {} ({})",
+            failed.reason, failed.details
+        ),
+    }
+}
+
 /// A worker answered with the wrong kind of outcome: a grader/harness mismatch.
 pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
     let kind = match outcome {
@@ -571,41 +584,52 @@ pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
 mod tests {
     use super::{machine_turn, mentions_cuda, shortened};
 
+    /// A kind whose judge panics (as one indexing into a student's empty output would), or that
+    /// is never judged (for tests of what comes before its judge).
+    #[derive(Debug)]
+    struct FakeKind {
+        panics: bool,
+    }
+
+    impl crate::rubric::KindSpec for FakeKind {
+        fn gpu_track(&self) -> bool {
+            false
+        }
+        fn task(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn grade(
+            &self,
+            _: &super::GradeContext,
+            _: &crate::rubric::Item,
+        ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError> {
+            assert!(self.panics, "this test judges no item");
+            let shapes: Vec<usize> = Vec::new();
+            let first = shapes.iter().copied().nth(3).expect("a fourth shape");
+            unreachable!("{first}")
+        }
+    }
+
+    /// An item of a [`FakeKind`] for `function`, worth `points`.
+    fn fake_item(function: &str, points: f64, panics: bool) -> crate::rubric::Item {
+        crate::rubric::Item {
+            id: format!("{function}_item"),
+            title: function.into(),
+            kind: "fake".into(),
+            function: function.into(),
+            points,
+            timeout_secs: 10.0,
+            forbid: Vec::new(),
+            require: Vec::new(),
+            spec: std::sync::Arc::new(FakeKind { panics }),
+        }
+    }
+
     /// A judge that panics on what a worker sent costs its own item only, said as the
     /// grader's bug; the caller goes on to the next item.
     #[test]
     fn a_judge_that_panics_fails_its_item_only() {
-        #[derive(Debug)]
-        struct Panics;
-        impl crate::rubric::KindSpec for Panics {
-            fn gpu_track(&self) -> bool {
-                false
-            }
-            fn task(&self) -> serde_json::Value {
-                serde_json::Value::Null
-            }
-            fn grade(
-                &self,
-                _: &super::GradeContext,
-                _: &crate::rubric::Item,
-            ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError> {
-                let shapes: Vec<usize> = Vec::new();
-                // What an index into a student's empty output does in a judge.
-                let first = shapes.iter().copied().nth(3).expect("a fourth shape");
-                unreachable!("{first}")
-            }
-        }
-        let item = crate::rubric::Item {
-            id: "backward".into(),
-            title: "Linear::backward".into(),
-            kind: "panics".into(),
-            function: "backward".into(),
-            points: 2.0,
-            timeout_secs: 10.0,
-            forbid: Vec::new(),
-            require: Vec::new(),
-            spec: std::sync::Arc::new(Panics),
-        };
+        let item = fake_item("backward", 2.0, true);
         let ctx = super::GradeContext::for_listing(crate::gpu::GpuMode::Off).expect("context");
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
@@ -626,42 +650,15 @@ mod tests {
         );
     }
 
-    /// A worker's report that the GPU or the sandbox could not be set up (which the
-    /// submission's code can write as well as the grader's) fails the item and never changes
-    /// its maximum; an ordinary report is judged as sent.
+    /// A worker's report that the GPU could not be set up (which the submission's code can
+    /// write as well as the grader's) fails the item and never changes its maximum; an
+    /// ordinary report is judged as sent.
     #[test]
     fn a_workers_claim_about_the_grading_fails_the_item_and_keeps_the_maximum() {
         use crate::protocol::Outcome;
         use crate::report::Status;
         use crate::supervisor::WorkerRun;
-        #[derive(Debug)]
-        struct Plain;
-        impl crate::rubric::KindSpec for Plain {
-            fn gpu_track(&self) -> bool {
-                true
-            }
-            fn task(&self) -> serde_json::Value {
-                serde_json::Value::Null
-            }
-            fn grade(
-                &self,
-                _: &super::GradeContext,
-                _: &crate::rubric::Item,
-            ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError> {
-                unreachable!("judge_run is tested alone")
-            }
-        }
-        let item = &crate::rubric::Item {
-            id: "gpu_correct".into(),
-            title: "GPU product".into(),
-            kind: "plain".into(),
-            function: "matmul_gpu".into(),
-            points: 3.0,
-            timeout_secs: 10.0,
-            forbid: Vec::new(),
-            require: Vec::new(),
-            spec: std::sync::Arc::new(Plain),
-        };
+        let item = &fake_item("matmul_gpu", 3.0, false);
         for claim in [
             Outcome::GpuUnavailable("no device".into()),
             Outcome::GpuUnavailable("the grader could not sandbox your code".into()),

@@ -364,16 +364,7 @@ pub fn speedup(
     yard.yardstick = true;
     let (_, base_ns) = match timed_runs(ctx, item, &yard, spec.samples)? {
         Ok(runs) => runs,
-        // The baseline runs only the grader's code: its failure is the grader's.
-        Err(failed) => {
-            return Err(SupervisorError::BadReport {
-                item: item.id().to_string(),
-                message: format!(
-                    "the grader's own baseline run failed: {} ({})",
-                    failed.reason, failed.details
-                ),
-            })
-        }
+        Err(failed) => return Err(grader_engine::check::baseline_failed(item, &failed)),
     };
     let (outputs, gpu_ns) = match timed_runs(ctx, item, &ctx.order(item), spec.samples)? {
         Ok(runs) => runs,

@@ -72,24 +72,27 @@ pub static LAB: LabInfo = LabInfo {
 
 /// Serves a yardstick order of the matmul lab without any submission ([`LabInfo::yardstick`]):
 /// the lesson's naive loop for the CPU speedup, ndarray's product for the GPU speedup, the
+/// Serves timed products with `f` (a student's product or a baseline) until the supervisor
+/// says it is done; a panic comes back as the outcome.
+fn serve_timed(f: ProductFn, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
+    match guarded(None, || checkpoints.serve_products(f)) {
+        Ok(served) => served.map(|()| Outcome::Timed),
+        Err(p) => Ok(Outcome::Panicked(p)),
+    }
+}
+
 /// grader's loop of single cuBLAS products for the batched one.
 pub fn yardstick_order(
     order: &WorkOrder,
     checkpoints: &mut Checkpoints,
 ) -> Result<Outcome, String> {
-    let served = |f: ProductFn, checkpoints: &mut Checkpoints| match guarded(None, || {
-        checkpoints.serve_products(f)
-    }) {
-        Ok(served) => served.map(|()| Outcome::Timed),
-        Err(p) => Ok(Outcome::Panicked(p)),
-    };
     match order.task::<Kind>()? {
         _ if !order.yardstick => Err(format!(
             "item `{}`: only a speed item's yardstick order runs without a submission",
             order.item
         )),
-        Kind::CpuSpeedup(_) => served(baseline_naive, checkpoints),
-        Kind::GpuSpeedup(_) => served(|a, b| a.dot(b), checkpoints),
+        Kind::CpuSpeedup(_) => serve_timed(baseline_naive, checkpoints),
+        Kind::GpuSpeedup(_) => serve_timed(|a, b| a.dot(b), checkpoints),
         Kind::GpuBatchedSpeedup(s) => batched::speed(None, order, &s, checkpoints),
         _ => Err(format!(
             "item `{}`: the matmul lab has no yardstick for this kind",
@@ -220,13 +223,7 @@ impl LabWorker for Submission {
                 }
                 Ok(Outcome::Timed)
             }
-            Kind::CpuSpeedup(_) => {
-                let f = self.product(&order.function)?;
-                match guarded(None, || checkpoints.serve_products(f)) {
-                    Ok(served) => served.map(|()| Outcome::Timed),
-                    Err(p) => Ok(Outcome::Panicked(p)),
-                }
-            }
+            Kind::CpuSpeedup(_) => serve_timed(self.product(&order.function)?, checkpoints),
             Kind::GpuMatmul(spec) => Ok(gpu::products(
                 self.gpu_product(&order.function)?,
                 order,

@@ -478,30 +478,33 @@ fn speed(
     }
     let (x, labels, layers, batches) = speed_data(order.seed, &order.item, s);
     let mut losses = Vec::with_capacity(s.samples);
-    {
-        let stream = match open_stream() {
-            Ok(s) => s,
-            Err(e) => return Ok(Outcome::GpuUnavailable(e)),
+    let stream = match open_stream() {
+        Ok(s) => s,
+        Err(e) => return Ok(Outcome::GpuUnavailable(e)),
+    };
+    for _ in 0..s.samples {
+        let setup = EpochSetup {
+            net: Net::Mlp,
+            layers: layers.clone(),
+            lr: s.lr,
+            x: &x,
+            labels: &labels,
+            batches: &batches,
         };
-        for _ in 0..s.samples {
-            let setup = EpochSetup {
-                net: Net::Mlp,
-                layers: layers.clone(),
-                lr: s.lr,
-                x: &x,
-                labels: &labels,
-                batches: &batches,
-            };
-            let mut marks = SpeedMarks {
-                stream: &stream,
-                checkpoints: &mut *checkpoints,
-            };
-            match called(None, || (lab.gpu_epoch)(&stream, setup, &mut marks)) {
-                Ok((loss, _)) => losses.push(loss.to_bits()),
-                Err(outcome) => return Ok(*outcome),
-            }
+        let mut marks = SpeedMarks {
+            stream: &stream,
+            checkpoints: &mut *checkpoints,
+        };
+        match called(None, || (lab.gpu_epoch)(&stream, setup, &mut marks)) {
+            Ok((loss, _)) => losses.push(loss.to_bits()),
+            Err(outcome) => return Ok(*outcome),
         }
     }
+    speed_sent(losses)
+}
+
+/// The timed runs' mean losses (as bits) sent back.
+fn speed_sent(losses: Vec<u32>) -> Result<Outcome, String> {
     serde_json::to_value(SentGpu::Speed(losses))
         .map(Outcome::Lab)
         .map_err(|e| e.to_string())
@@ -524,7 +527,5 @@ pub fn speed_yardstick(
         checkpoints.stop(Checkpoint::CallEnd);
         losses.push(loss.to_bits());
     }
-    serde_json::to_value(SentGpu::Speed(losses))
-        .map(Outcome::Lab)
-        .map_err(|e| e.to_string())
+    speed_sent(losses)
 }

@@ -534,17 +534,6 @@ fn timed_epochs(
     }
 }
 
-/// The grader's error for a baseline run that failed (what it said, for the grader's report).
-fn yardstick_failed(item: &Item, failed: &ItemResult) -> SupervisorError {
-    SupervisorError::BadReport {
-        item: item.id().to_string(),
-        message: format!(
-            "the grader's own baseline run failed: {} ({})",
-            failed.reason, failed.details
-        ),
-    }
-}
-
 /// The GPU speedup on a real GPU (elsewhere the rubric's policy decides, before this runs):
 /// the grader's CPU epoch in the yardstick worker, then the student's GPU epoch from the same
 /// start, each timed by the supervisor's clock; every timed GPU epoch must end with the CPU
@@ -559,9 +548,7 @@ pub fn speedup(
     yard.backend = grader_worker::protocol::Backend::NoGpu;
     let (base_losses, base_ns) = match timed_epochs(ctx, item, &yard, s.samples)? {
         Ok(timed) => timed,
-        // The baseline runs only the grader's code (in official grading, in its own binary):
-        // its failure is the grader's, never the student's.
-        Err(failed) => return Err(yardstick_failed(item, &failed)),
+        Err(failed) => return Err(grader_engine::check::baseline_failed(item, &failed)),
     };
     let (losses, gpu_ns) = match timed_epochs(ctx, item, &ctx.order(item), s.samples)? {
         Ok(timed) => timed,
