@@ -68,6 +68,8 @@ died-exited = ended the program (exit code { $code }) before the grader got its 
 
 judge-panicked-reason = the grader could not judge this item (a bug in the grader: please report it)
 judge-panicked-details = The grader ran `{ $function }` but could not judge what it returned: its own check failed ({ $message }). This is a bug in the grader, not necessarily in your code: please report it with this message and the seed. The other items are graded as usual.
+report-unfit-reason = what your code's process sent back does not fit this item
+report-unfit-details = The grader ran `{ $function }`, but the report from the process that ran your code does not fit this item ({ $message }). Code that writes to the grader's files or memory does this; if yours does not, it is a bug in the grader: please report it with this message and the seed. The other items are graded as usual.
 untrusted-claim-reason = the grader cannot trust this report
 untrusted-claim-details = The process that ran `{ $function }` reported that the grader { $could_not }. Whether an item is graded is decided by the grader from what it set up itself, never from a report of the process that runs your code, so this item counts as failed and stays in the maximum. If your code did nothing unusual, this is not a problem in your code: tell whoever runs the grader.
 needs-real-gpu = needs a real GPU (an emulator's speed says nothing about a GPU's)

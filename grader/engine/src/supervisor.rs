@@ -90,6 +90,10 @@ pub enum SupervisorError {
     /// A report was there but unreadable (the binary is not a gpu-labs harness?).
     #[error("the worker's report for `{item}` is unreadable: {message}")]
     BadReport { item: String, message: String },
+    /// A speed item's baseline, which runs only the grader's own code, failed: the grader's
+    /// fault on this machine, never the student's.
+    #[error("item `{item}`: {message}")]
+    Baseline { item: String, message: String },
 }
 
 impl Death {

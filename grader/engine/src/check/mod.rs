@@ -86,6 +86,9 @@ pub fn grade_item(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Supervi
     let judged =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item.spec.grade(ctx, item)));
     let mut result = match judged {
+        // What a worker sent that does not fit the item (the student's process wrote it, so
+        // it may be anything) costs that item only, as a judge's panic does.
+        Ok(Err(SupervisorError::BadReport { message, .. })) => report_unfit(item, &message),
         Ok(result) => result?,
         Err(payload) => judge_panicked(item, payload.as_ref()),
     };
@@ -110,6 +113,21 @@ fn judge_panicked(item: &Item, payload: &(dyn std::any::Any + Send)) -> ItemResu
             "judge-panicked-details",
             function = item.function,
             message = shortened(&message)
+        ),
+    )
+}
+
+/// The failed result of an item whose worker sent a report that does not fit it: the
+/// report comes from the process that runs the submission, so either the submission wrote it
+/// or the harness is from another grader version; it costs this item only.
+fn report_unfit(item: &Item, message: &str) -> ItemResult {
+    ItemResult::failed(
+        item,
+        t!("report-unfit-reason"),
+        t!(
+            "report-unfit-details",
+            function = item.function,
+            message = shortened(message)
         ),
     )
 }
@@ -552,7 +570,7 @@ pub fn unpack(
 /// grader's code (in official grading, in its own binary), so its failure is never the
 /// student's. `failed` is what the run's result said.
 pub fn baseline_failed(item: &Item, failed: &ItemResult) -> SupervisorError {
-    SupervisorError::BadReport {
+    SupervisorError::Baseline {
         item: item.id().to_string(),
         message: format!(
             "the grader's own baseline run failed: {} ({})",
@@ -589,6 +607,8 @@ mod tests {
     #[derive(Debug)]
     struct FakeKind {
         panics: bool,
+        /// Answers as a judge does to a report that does not fit the item.
+        unfit: bool,
     }
 
     impl crate::rubric::KindSpec for FakeKind {
@@ -603,6 +623,12 @@ mod tests {
             _: &super::GradeContext,
             _: &crate::rubric::Item,
         ) -> Result<crate::report::ItemResult, crate::supervisor::SupervisorError> {
+            if self.unfit {
+                return Err(crate::supervisor::SupervisorError::BadReport {
+                    item: "backward_item".into(),
+                    message: "3 products for 2 cases".into(),
+                });
+            }
             assert!(self.panics, "this test judges no item");
             let shapes: Vec<usize> = Vec::new();
             let first = shapes.iter().copied().nth(3).expect("a fourth shape");
@@ -621,7 +647,10 @@ mod tests {
             timeout_secs: 10.0,
             forbid: Vec::new(),
             require: Vec::new(),
-            spec: std::sync::Arc::new(FakeKind { panics }),
+            spec: std::sync::Arc::new(FakeKind {
+                panics,
+                unfit: false,
+            }),
         }
     }
 
@@ -645,6 +674,26 @@ mod tests {
         );
         assert!(
             result.details.contains("a fourth shape"),
+            "{}",
+            result.details
+        );
+    }
+
+    /// A report that does not fit its item (the submission's process wrote it) costs that
+    /// item only, with its maximum kept; a grader error would leave the whole report unwritten.
+    #[test]
+    fn a_report_that_does_not_fit_fails_its_item_only() {
+        let mut item = fake_item("backward", 2.0, false);
+        item.spec = std::sync::Arc::new(FakeKind {
+            panics: false,
+            unfit: true,
+        });
+        let ctx = super::GradeContext::for_listing(crate::gpu::GpuMode::Off).expect("context");
+        let result = super::grade_item(&ctx, &item).expect("a verdict, not a grader error");
+        assert_eq!(result.status, crate::report::Status::Failed);
+        assert_eq!(result.max_score, 2.0);
+        assert!(
+            result.details.contains("3 products for 2 cases"),
             "{}",
             result.details
         );

@@ -157,7 +157,7 @@ impl SpeedWorkers {
             if let Ok(Err(failed)) = super::judge_run(item, yardstick.finish()?) {
                 return Ok(Err(failed));
             }
-            return Err(SupervisorError::BadReport {
+            return Err(SupervisorError::Baseline {
                 item: item.id().to_string(),
                 message: "the grader's own yardstick worker did not start".into(),
             });
@@ -170,7 +170,7 @@ impl SpeedWorkers {
         let mut nulls = Vec::with_capacity(NULL_RUNS);
         for _ in 0..NULL_RUNS {
             let run = run_once(&mut yardstick, Command::Null, &a, &b).map_err(|()| {
-                SupervisorError::BadReport {
+                SupervisorError::Baseline {
                     item: item.id().to_string(),
                     message: "the grader's own yardstick worker stopped answering".into(),
                 }
@@ -204,7 +204,7 @@ impl SpeedWorkers {
         b: &Array2<f32>,
     ) -> Result<u64, SupervisorError> {
         let run = run_once(&mut self.yardstick, Command::Run, a, b).map_err(|()| {
-            SupervisorError::BadReport {
+            SupervisorError::Baseline {
                 item: item.id().to_string(),
                 message: "the grader's own yardstick worker stopped answering".into(),
             }

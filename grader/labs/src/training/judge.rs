@@ -69,17 +69,28 @@ pub(super) fn percent(fraction: f64) -> String {
 
 /// Grades one training item.
 pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult, SupervisorError> {
-    let sent = match outcome_of(ctx, item, &ctx.order(item))? {
-        Err(failed) => return Ok(failed),
-        Ok((Outcome::Lab(value), _)) => {
+    match outcome_of(ctx, item, &ctx.order(item))? {
+        Err(failed) => Ok(failed),
+        Ok((outcome, _)) => judge_outcome(ctx.seed, item, kind, outcome),
+    }
+}
+
+/// Judges what a worker sent for one CPU item of the training lab, whatever it is: the
+/// half of [`grade`] after the worker ran (the property test of `judge_fuzz` calls it with
+/// the values of a submission that returns anything).
+pub fn judge_outcome(
+    seed: u64,
+    item: &Item,
+    kind: &Kind,
+    outcome: Outcome,
+) -> Result<ItemResult, SupervisorError> {
+    let sent = match outcome {
+        Outcome::Lab(value) => {
             serde_json::from_value::<Sent>(value).map_err(|e| bad(item, &e.to_string()))?
         }
-        Ok((other, _)) => return Err(unexpected(item, &other)),
+        other => return Err(unexpected(item, &other)),
     };
-    let judge = Judge {
-        seed: ctx.seed,
-        item,
-    };
+    let judge = Judge { seed, item };
     let verdict = match (kind, sent) {
         (Kind::Init(c), Sent::Init(sent)) => judge.init(c, &sent),
         (Kind::Forward(c), Sent::Tensors(sent)) => judge.forward(c, &sent),
@@ -196,7 +207,7 @@ fn wide1(a: &Array1<f32>) -> Array1<f64> {
 }
 
 /// The f64 layer a reference starts from, with the same parameters and gradients.
-fn reference_layer(layer: &Layer) -> r::Linear {
+pub(super) fn reference_layer(layer: &Layer) -> r::Linear {
     let mut l = r::Linear::from_parameters(wide(&layer.weight), wide1(&layer.bias));
     l.weight_grad = wide(&layer.weight_grad);
     l.bias_grad = wide1(&layer.bias_grad);
@@ -541,20 +552,18 @@ impl Judge<'_> {
                 let Err(m) = compare(name, expected, got, REL, ABS) else {
                     continue;
                 };
-                let fresh = &expected.to_owned()
-                    - &if name == "weight_grad" {
-                        before_w.clone()
-                    } else {
-                        before_b.clone()
-                    };
+                // What this batch alone adds (the gradient held before left out): the
+                // reference's own shapes, never the student's.
+                let fresh_w = &reference.weight_grad - &before_w;
+                let fresh_b = &expected_b - &before_b;
                 let hint = match name {
-                    "weight_grad" if compare("", fresh.view(), got, REL, ABS).is_ok() => {
+                    "weight_grad" if compare("", fresh_w.view(), got, REL, ABS).is_ok() => {
                         t!("backward-weight-only-batch")
                     }
                     "bias_grad" if compare("", before_b.view(), got, REL, ABS).is_ok() => {
                         t!("backward-bias-missing")
                     }
-                    "bias_grad" if compare("", fresh.view(), got, REL, ABS).is_ok() => {
+                    "bias_grad" if compare("", fresh_b.view(), got, REL, ABS).is_ok() => {
                         t!("backward-bias-only-batch")
                     }
                     "weight_grad" => t!("backward-weight-hint"),

@@ -17,6 +17,8 @@ pub mod gpu_judge;
 pub mod inputs;
 #[cfg(feature = "judge")]
 pub mod judge;
+#[cfg(all(test, feature = "judge"))]
+mod judge_fuzz;
 #[cfg(feature = "judge")]
 pub mod kind_spec;
 pub mod kinds;

@@ -1,0 +1,387 @@
+//! The property that no value a student's function returns can crash a judge of the training
+//! lab: a stand-in submission computes every CPU function with the f64 reference and, on a
+//! random share of its returns, hands back something else instead (a shape off by one in
+//! either axis, a transpose, an empty matrix, NaN, infinities, huge values, a missing or
+//! extra step or batch, an index out of range). The real worker packs those values as it
+//! packs a student's, and the judge must answer each with a verdict, never a panic.
+
+use super::judge::{judge_outcome, reference_layer, reference_model, targets};
+use super::kinds::Kind;
+use super::reference::{self as r, Optimizer, Targets};
+use super::{EpochSetup, Layer, Layers, ModelPass, Net, Opt, StepGrads, Submission};
+use grader_engine::rubric::Item;
+use grader_worker::serve::LabWorker;
+use grader_worker::stopwatch::Checkpoints;
+use ndarray::{Array1, Array2};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::cell::RefCell;
+
+thread_local! {
+    /// The stand-in's plan: its generator and the share of returns it twists.
+    static PLAN: RefCell<(StdRng, f64)> = RefCell::new((StdRng::seed_from_u64(0), 0.0));
+}
+
+/// True on the plan's share of calls.
+fn twisting() -> bool {
+    PLAN.with(|p| {
+        let (rng, rate) = &mut *p.borrow_mut();
+        rng.random_bool(*rate)
+    })
+}
+
+/// A number from the plan's generator below `n`.
+fn pick(n: usize) -> usize {
+    PLAN.with(|p| p.borrow_mut().0.random_range(0..n.max(1)))
+}
+
+/// A value no correct function returns here.
+fn odd_value() -> f32 {
+    [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3.0e38,
+        -3.0e38,
+        0.0,
+        -0.0,
+        1.0e-40,
+        7.0,
+    ][pick(9)]
+}
+
+/// `a`, or on the plan's share of calls something else in its place.
+fn twist(a: Array2<f32>) -> Array2<f32> {
+    if !twisting() {
+        return a;
+    }
+    let (rows, cols) = a.dim();
+    let resized = |r: usize, c: usize| Array2::from_shape_fn((r, c), |_| odd_value() * 0.5);
+    match pick(10) {
+        0 => resized(rows + 1, cols),
+        1 => resized(rows.saturating_sub(1), cols),
+        2 => resized(rows, cols + 1),
+        3 => resized(rows, cols.saturating_sub(1)),
+        4 => Array2::zeros((0, 0)),
+        5 => a.t().to_owned(),
+        6 => a.mapv(|_| f32::NAN),
+        7 => {
+            let mut a = a;
+            if let Some(v) = a.iter_mut().next() {
+                *v = odd_value();
+            }
+            a
+        }
+        8 => a.mapv(|v| v * 1.0e30),
+        _ => resized(1, 1),
+    }
+}
+
+/// A vector twisted as [`twist`] twists a matrix.
+fn twist1(v: Array1<f32>) -> Array1<f32> {
+    let n = v.len();
+    let as_row = v.insert_axis(ndarray::Axis(0));
+    let twisted = twist(as_row);
+    if twisted.nrows() == 1 {
+        twisted.row(0).to_owned()
+    } else {
+        Array1::from_elem(n + 1, odd_value())
+    }
+}
+
+/// A number twisted.
+fn twist_f(v: f32) -> f32 {
+    if twisting() {
+        odd_value()
+    } else {
+        v
+    }
+}
+
+/// A list with an entry dropped or repeated, on the plan's share of calls.
+fn twist_len<T: Clone>(mut v: Vec<T>) -> Vec<T> {
+    if twisting() {
+        match pick(3) {
+            0 => {
+                v.pop();
+            }
+            1 => {
+                if let Some(last) = v.last().cloned() {
+                    v.push(last);
+                }
+            }
+            _ => v.clear(),
+        }
+    }
+    v
+}
+
+fn wide(a: &Array2<f32>) -> Array2<f64> {
+    a.mapv(f64::from)
+}
+
+fn narrow(a: &Array2<f64>) -> Array2<f32> {
+    a.mapv(|v| v as f32)
+}
+
+/// A reference layer as the harness's, each tensor twisted.
+fn layer_of(l: &r::Linear) -> Layer {
+    Layer {
+        weight: twist(narrow(&l.weight)),
+        bias: twist1(l.bias.mapv(|v| v as f32)),
+        weight_grad: twist(narrow(&l.weight_grad)),
+        bias_grad: twist1(l.bias_grad.mapv(|v| v as f32)),
+    }
+}
+
+fn layers_of(model: &r::TwoLayer) -> Layers {
+    [layer_of(&model.layer1), layer_of(&model.layer2)]
+}
+
+fn optimizer(opt: Opt) -> Optimizer {
+    match opt {
+        Opt::Sgd(lr) => Optimizer::Sgd(r::Sgd { lr: f64::from(lr) }),
+        Opt::Adam(lr) => Optimizer::Adam(r::Adam::new(f64::from(lr))),
+    }
+}
+
+fn labels_targets(net: Net, labels: &[usize]) -> r::EpochTargets {
+    targets(net, labels)
+}
+
+fn pass(net: Net, layers: Layers, x: &Array2<f32>, labels: &[usize]) -> ModelPass {
+    let mut model = reference_model(net, &layers);
+    let trace = model.forward(&wide(x));
+    let all = labels_targets(net, labels);
+    let t = match &all {
+        r::EpochTargets::Binary(y) => Targets::Binary(y),
+        r::EpochTargets::Classes(l) => Targets::Classes(l),
+    };
+    let loss = model.loss(&trace, t) as f32;
+    model.backward(&trace, t);
+    let after_backward = layers_of(&model);
+    model.zero_grad();
+    ModelPass {
+        output: twist(narrow(&trace.output)),
+        loss: twist_f(loss),
+        after_backward,
+        after_zero_grad: layers_of(&model),
+    }
+}
+
+fn epoch(
+    net: Net,
+    layers: Layers,
+    opt: Opt,
+    x: &Array2<f32>,
+    labels: &[usize],
+    batches: &[Vec<usize>],
+) -> (f32, Layers) {
+    let mut model = reference_model(net, &layers);
+    let batches: Vec<Vec<usize>> = batches
+        .iter()
+        .map(|b| b.iter().copied().filter(|&i| i < x.nrows()).collect())
+        .collect();
+    let loss = r::train_epoch(
+        &mut model,
+        &mut optimizer(opt),
+        &wide(x),
+        &labels_targets(net, labels),
+        &batches,
+        None,
+    );
+    (twist_f(loss as f32), layers_of(&model))
+}
+
+fn train(
+    net: Net,
+    opt: Opt,
+    x: &Array2<f32>,
+    labels: &[usize],
+    epochs: usize,
+    batch_size: usize,
+    seed: u64,
+) -> (Vec<f32>, Layers) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let [(w1, b1), (w2, b2)] = super::stand_in::Model::init(net, &mut rng);
+    let zero = |w: Array2<f32>, b: Array1<f32>| Layer {
+        weight_grad: Array2::zeros(w.dim()),
+        bias_grad: Array1::zeros(b.len()),
+        weight: w,
+        bias: b,
+    };
+    let mut layers = [zero(w1, b1), zero(w2, b2)];
+    let mut losses = Vec::new();
+    for _ in 0..epochs {
+        let order = r::batches(x.nrows(), batch_size, &mut rng);
+        let (loss, after) = epoch(net, layers, opt, x, labels, &order);
+        losses.push(loss);
+        layers = after;
+    }
+    (twist_len(losses), layers)
+}
+
+fn sgd_epoch(s: EpochSetup<'_>) -> (f32, Layers) {
+    epoch(s.net, s.layers, Opt::Sgd(s.lr), s.x, s.labels, s.batches)
+}
+
+fn optimize(opt: Opt, layers: Vec<Layer>, steps: &[StepGrads]) -> Vec<Vec<Layer>> {
+    let mut reference: Vec<r::Linear> = layers.iter().map(reference_layer).collect();
+    let mut optimizer = optimizer(opt);
+    let mut after = Vec::new();
+    for grads in steps {
+        for (layer, (w, b)) in reference.iter_mut().zip(grads) {
+            layer.weight_grad = wide(w);
+            layer.bias_grad = b.mapv(f64::from);
+        }
+        let mut refs: Vec<&mut r::Linear> = reference.iter_mut().collect();
+        optimizer.step_layers(&mut refs);
+        after.push(twist_len(reference.iter().map(layer_of).collect()));
+    }
+    twist_len(after)
+}
+
+fn batches(n: usize, size: usize, rng: &mut StdRng) -> Vec<Vec<usize>> {
+    let mut made = twist_len(r::batches(n, size, rng));
+    if twisting() {
+        if let Some(first) = made.first_mut() {
+            first.push([usize::MAX, n, 0][pick(3)]);
+        }
+    }
+    made
+}
+
+/// The stand-in submission: the reference, twisted on the plan's share of returns.
+static STAND_IN: Submission = Submission {
+    linear_new: |i, o, rng| layer_of(&r::Linear::init(i, o, rng)),
+    linear_forward: |l, x| twist(narrow(&reference_layer(l).forward(&wide(x)))),
+    linear_backward: |l, x, g| {
+        let mut reference = reference_layer(l);
+        let dx = reference.backward(&wide(x), &wide(g));
+        *l = layer_of(&reference);
+        twist(narrow(&dx))
+    },
+    linear_zero_grad: |l| {
+        let mut reference = reference_layer(l);
+        reference.zero_grad();
+        *l = layer_of(&reference);
+    },
+    relu: |x| twist(narrow(&r::relu(&wide(x)))),
+    relu_backward: |x, g| twist(narrow(&r::relu_backward(&wide(x), &wide(g)))),
+    sigmoid: |x| twist(narrow(&r::sigmoid(&wide(x)))),
+    bce_loss: |p, y| twist_f(r::bce_loss(&wide(p), &wide(y)) as f32),
+    bce_grad: |p, y| twist(narrow(&r::bce_grad(&wide(p), &wide(y)))),
+    cross_entropy: |v, l| twist_f(r::cross_entropy(&wide(v), l) as f32),
+    cross_entropy_grad: |v, l| twist(narrow(&r::cross_entropy_grad(&wide(v), l))),
+    model_pass: pass,
+    model_by_hand: pass,
+    optimize,
+    batches,
+    train_epoch: epoch,
+    sgd_epoch,
+    accuracy: |net, layers, x, labels| {
+        let model = reference_model(net, &layers);
+        twist_f(r::accuracy(&model, &wide(x), &labels_targets(net, labels)) as f32)
+    },
+    train,
+    train_by_hand: train,
+    default_device_is_gpu: || false,
+    gpu_round_trip: |_, _, _| Err("no GPU in this test".into()),
+    gpu_batches: |_, _, _, _| Err("no GPU in this test".into()),
+    gpu_epoch: |_, _, _| Err("no GPU in this test".into()),
+    time_gpu_epoch: |_, _, _| Err("no GPU in this test".into()),
+    train_on_cpu: |s| Ok(sgd_epoch(s)),
+    train_on_gpu: |_, _, _| Err("no GPU in this test".into()),
+};
+
+/// The training rubric's CPU items and their kinds.
+fn cpu_items() -> Vec<(Item, Kind)> {
+    static LABS: [&grader_engine::lab::LabInfo; 1] = [&super::LAB];
+    let labs = grader_engine::lab::Labs(&LABS);
+    let rubric = grader_engine::rubric::parse(
+        labs,
+        super::LAB.rubric,
+        std::path::Path::new("assignment.toml"),
+    )
+    .expect("the training rubric parses");
+    rubric
+        .items
+        .into_iter()
+        .filter_map(|item| {
+            let kind: Kind = serde_json::from_value(item.spec.task()).ok()?;
+            (!kind.runs_on_device()).then_some((item, kind))
+        })
+        .collect()
+}
+
+/// Every CPU item judged on what the stand-in returned, `trials` times at each share of
+/// twisted returns; `Err` lists every panic with its item, seed and share. Returns how many
+/// verdicts passed at share 0 (the untwisted reference), which shows the judges were reached
+/// past their first check.
+fn judge_all(trials: u64) -> Result<usize, Vec<String>> {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let region = dir.path().join("region");
+    grader_worker::region::Region::create(&region, 16).expect("a region");
+    let mut checkpoints = Checkpoints::open(&region).expect("checkpoints");
+    let mut panics = Vec::new();
+    let mut passed = 0;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for (item, kind) in cpu_items() {
+        for rate in [0.0, 0.2, 0.6, 1.0] {
+            for seed in 0..trials {
+                PLAN.with(|p| {
+                    *p.borrow_mut() = (
+                        StdRng::seed_from_u64(seed * 31 + (rate * 10.0) as u64),
+                        rate,
+                    )
+                });
+                let mut ctx = grader_engine::check::GradeContext::for_listing(
+                    grader_engine::gpu::GpuMode::Off,
+                )
+                .expect("a context");
+                ctx.seed = seed + 1;
+                let order = ctx.order(&item);
+                let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let outcome = STAND_IN.run(&order, &mut checkpoints)?;
+                    Ok::<_, String>(judge_outcome(ctx.seed, &item, &kind, outcome))
+                }));
+                match verdict {
+                    Err(payload) => panics.push(format!(
+                        "{} (seed {}, share {rate}): {}",
+                        item.id(),
+                        ctx.seed,
+                        payload
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default()
+                    )),
+                    Ok(Ok(Ok(result)))
+                        if rate == 0.0
+                            && result.status == grader_engine::report::Status::Passed =>
+                    {
+                        passed += 1
+                    }
+                    Ok(_) => {}
+                }
+            }
+        }
+    }
+    std::panic::set_hook(previous);
+    if panics.is_empty() {
+        Ok(passed)
+    } else {
+        Err(panics)
+    }
+}
+
+#[test]
+fn no_value_a_student_returns_crashes_a_training_judge() {
+    match judge_all(6) {
+        Err(panics) => panic!("{} panics:\n{}", panics.len(), panics.join("\n")),
+        // The untwisted reference passes most items: the twisted values met judges that had
+        // real expectations to hold them to.
+        Ok(passed) => assert!(passed >= 6 * 10, "only {passed} untwisted verdicts passed"),
+    }
+}
