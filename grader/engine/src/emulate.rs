@@ -101,6 +101,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/exec/race.rs",
     "src/nvrtc/mod.rs",
     "src/nvrtc/compile.rs",
+    "src/nvrtc/names.rs",
     "src/nvrtc/source.rs",
     "src/nvrtc/symbols.rs",
     "src/nvrtc/prelude.h",

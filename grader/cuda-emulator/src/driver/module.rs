@@ -55,6 +55,8 @@ pub struct Module {
     /// A checked (race-detecting) module: the compiled object, whose line table race reports
     /// read; `None` for a plain module.
     pub checked: Option<std::path::PathBuf>,
+    /// Name expressions' kernels: lowered name → (descriptor id, expression).
+    lowered: std::collections::HashMap<String, (String, String)>,
 }
 
 /// A kernel of a loaded module.
@@ -137,7 +139,7 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 5 {
+        if *(abi as *const u32) != 6 {
             return Err(INVALID_IMAGE);
         }
         let checked = sym(lib, "__gl_racecheck").map(|_| so.to_path_buf());
@@ -147,6 +149,7 @@ impl Module {
             fault_jump: std::mem::transmute::<*mut c_void, FaultJump>(jump),
             globals: Vec::new(),
             checked,
+            lowered: Default::default(),
         })
     }
 
@@ -197,6 +200,9 @@ unsafe fn load_text(pm: *mut CUmodule, text: &str) -> CUresult {
         Ok(m) => m,
         Err(e) => return e,
     };
+    for (lowered, id, expr) in crate::nvrtc::names::parse_module_lines(text) {
+        m.lowered.insert(lowered, (id, expr));
+    }
     for line in text.lines() {
         if let Some(names) = line.strip_prefix("// globals: ") {
             for g in names.split_whitespace() {
@@ -273,7 +279,13 @@ pub unsafe extern "C" fn cuModuleGetFunction(
     let (Some(name), false) = (c_str(name), pf.is_null()) else {
         return INVALID_VALUE;
     };
-    let Some(d) = sym(module.lib as *mut c_void, &format!("__gl_kernel_{name}")) else {
+    // A lowered name (a name expression's) names its own descriptor; reports then show the
+    // expression (`scale<float, 4>`) rather than the mangled name.
+    let (desc, name) = match module.lowered.get(name.as_ref()) {
+        Some((id, expr)) => (id.clone(), expr.trim_start_matches('&').trim().to_string()),
+        None => (name.to_string(), name.into_owned()),
+    };
+    let Some(d) = sym(module.lib as *mut c_void, &format!("__gl_kernel_{desc}")) else {
         return NOT_FOUND;
     };
     let d = &*(d as *const KernelDesc);
@@ -283,7 +295,7 @@ pub unsafe extern "C" fn cuModuleGetFunction(
         .collect();
     let f = Arc::new(Function {
         module,
-        name: name.into_owned(),
+        name,
         nargs,
         params,
         tramp: d.tramp as usize,

@@ -49,6 +49,7 @@ pub struct LaunchDesc {
     host_addr: u64,
     host_size: u32,
     host_write: u32,
+    tls_span: unsafe extern "C" fn(u64, *mut u64) -> u32,
 }
 
 impl LaunchDesc {
@@ -127,6 +128,47 @@ unsafe extern "C" fn device_span(addr: u64, span: *mut u64) -> u32 {
             1
         }
         _ => 0,
+    }
+}
+
+/// For a checked module whose ELF header is at `base`: the calling thread's instance of its
+/// thread-local block (`span[0]..span[1]`), where its static `__shared__` variables live, so
+/// that the module can tell shared memory from global memory by address.
+unsafe extern "C" fn tls_span(base: u64, span: *mut u64) -> u32 {
+    /// What the search looks for, and what it found.
+    struct Search {
+        base: u64,
+        found: Option<(u64, u64)>,
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        let search = &mut *data.cast::<Search>();
+        let info = &*info;
+        if info.dlpi_addr != search.base || info.dlpi_tls_data.is_null() {
+            return 0;
+        }
+        let phdrs = std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum));
+        if let Some(tls) = phdrs.iter().find(|p| p.p_type == libc::PT_TLS) {
+            let lo = info.dlpi_tls_data as u64;
+            search.found = Some((lo, lo + tls.p_memsz));
+        }
+        1
+    }
+    if span.is_null() {
+        return 0;
+    }
+    let mut search = Search { base, found: None };
+    libc::dl_iterate_phdr(Some(visit), std::ptr::addr_of_mut!(search).cast());
+    match search.found {
+        Some((lo, hi)) => {
+            span.write(lo);
+            span.add(1).write(hi);
+            1
+        }
+        None => 0,
     }
 }
 
@@ -275,6 +317,7 @@ impl Job {
             host_addr: 0,
             host_size: 0,
             host_write: 0,
+            tls_span,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {

@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::names::{self, Lowered};
 use super::{source, symbols};
 use crate::util::hash_hex;
 
@@ -73,6 +74,8 @@ pub struct Compiled {
     pub globals: Vec<String>,
     /// Compiler output (warnings), already in NVRTC's style.
     pub log: String,
+    /// The name expressions' lowered names.
+    pub lowered: Vec<Lowered>,
 }
 
 /// The kernel cache directory ([`crate::config::Config::kernel_cache`], frozen at load).
@@ -263,6 +266,7 @@ pub fn compile(
     name: &str,
     headers: &[(String, String)],
     options: &[String],
+    exprs: &[String],
 ) -> Result<Compiled, String> {
     let texts = headers.iter().map(|(n, h)| (n.as_str(), h.as_str()));
     for (file, text) in std::iter::once((name, src)).chain(texts) {
@@ -271,11 +275,11 @@ pub fn compile(
         }
     }
     if race_check_asked() {
-        let why = match compile_variant(src, name, headers, options, true) {
+        let why = match compile_variant(src, name, headers, options, exprs, true) {
             Ok(c) => return Ok(c),
             Err(log) => log,
         };
-        let plain = compile_variant(src, name, headers, options, false);
+        let plain = compile_variant(src, name, headers, options, exprs, false);
         if plain.is_ok() {
             let first = why.lines().find(|l| l.contains("error")).unwrap_or("");
             eprintln!(
@@ -285,7 +289,7 @@ pub fn compile(
         }
         return plain;
     }
-    compile_variant(src, name, headers, options, false)
+    compile_variant(src, name, headers, options, exprs, false)
 }
 
 /// [`compile`] for one variant: plain, or `checked` (race detection).
@@ -294,9 +298,10 @@ fn compile_variant(
     name: &str,
     headers: &[(String, String)],
     options: &[String],
+    exprs: &[String],
     checked: bool,
 ) -> Result<Compiled, String> {
-    let mut tu = source::translation_unit(src, name, PRELUDE);
+    let mut tu = source::translation_unit(src, name, PRELUDE, exprs);
     if checked {
         tu.insert_str(0, "#define __GL_RACECHECK 1\n");
     }
@@ -323,11 +328,13 @@ fn compile_variant(
             return Err(refused);
         }
         produced(&so);
+        let lowered = lowered_names(&so, exprs)?;
         return Ok(Compiled {
             so,
             kernels,
             globals,
             log: String::new(),
+            lowered,
         });
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -386,12 +393,23 @@ fn compile_variant(
     std::fs::write(dir.join("kernels.cpp"), &tu).ok();
     std::fs::rename(&tmp_so, &so).map_err(|e| format!("cannot write {}: {e}", so.display()))?;
     produced(&so);
+    let lowered = lowered_names(&so, exprs)?;
     Ok(Compiled {
         so,
         kernels,
         globals,
         log,
+        lowered,
     })
+}
+
+/// The lowered names of the name expressions `exprs` in the compiled object `so`.
+fn lowered_names(so: &Path, exprs: &[String]) -> Result<Vec<Lowered>, String> {
+    if exprs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let elf = std::fs::read(so).map_err(|e| format!("cannot read {}: {e}", so.display()))?;
+    names::lowered(&elf, exprs)
 }
 
 /// The objects this process's NVRTC produced: the only ones `cuModuleLoadData` loads, so a
@@ -413,12 +431,16 @@ pub fn produced_here(so: &Path) -> bool {
 
 /// The text handed back as "PTX": identifies the compiled artifact for `cuModuleLoadData`.
 pub fn module_text(c: &Compiled) -> String {
-    format!(
+    let mut text = format!(
         "{MODULE_MAGIC}\n// so: {}\n// kernels: {}\n// globals: {}\n",
         c.so.display(),
         c.kernels.join(" "),
         c.globals.join(" ")
-    )
+    );
+    for l in &c.lowered {
+        text.push_str(&names::module_line(l));
+    }
+    text
 }
 
 /// The shared object named by a module text, if the text is one of ours.
@@ -459,7 +481,11 @@ mod tests {
         for (i, src) in sources.iter().enumerate() {
             let cpp = dir.join(format!("p{i}.cpp"));
             let so = dir.join(format!("p{i}.so"));
-            std::fs::write(&cpp, source::translation_unit(src, "empty.cu", PRELUDE)).unwrap();
+            std::fs::write(
+                &cpp,
+                source::translation_unit(src, "empty.cu", PRELUDE, &[]),
+            )
+            .unwrap();
             let log = run_compiler("empty.cu", &compiler(), &[], &dir, false, &cpp, &so, false);
             assert!(log.is_ok(), "{log:?}");
             let needs = symbols::undefined(&so).unwrap();

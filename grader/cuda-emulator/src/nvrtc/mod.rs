@@ -3,6 +3,7 @@
 //! `cuModuleLoadData` loads.
 
 pub mod compile;
+pub mod names;
 pub mod source;
 pub mod symbols;
 
@@ -21,6 +22,9 @@ pub struct Program {
     headers: Vec<(String, String)>,
     ptx: Option<CString>,
     log: CString,
+    /// Name expressions, in the order they were added (before compilation).
+    exprs: Vec<String>,
+    /// Their lowered names (after a successful compilation).
     lowered: HashMap<String, CString>,
 }
 
@@ -112,16 +116,29 @@ pub unsafe extern "C" fn nvrtcCompileProgram(
             None => return NVRTC_ERROR_INVALID_INPUT,
         }
     }
-    let Ok((src, name, headers)) =
-        with_program(prog, |p| (p.src.clone(), p.name.clone(), p.headers.clone()))
-    else {
+    let Ok((src, name, headers, exprs)) = with_program(prog, |p| {
+        (
+            p.src.clone(),
+            p.name.clone(),
+            p.headers.clone(),
+            p.exprs.clone(),
+        )
+    }) else {
         return NVRTC_ERROR_INVALID_PROGRAM;
     };
-    let result = compile::compile(&src, &name, &headers, &opts);
+    let result = compile::compile(&src, &name, &headers, &opts, &exprs);
     status(with_program(prog, |p| match result {
         Ok(c) => {
             p.ptx = CString::new(compile::module_text(&c)).ok();
-            p.log = CString::new(c.log).unwrap_or_default();
+            p.log = CString::new(c.log.clone()).unwrap_or_default();
+            p.lowered = c
+                .lowered
+                .iter()
+                .map(|l| {
+                    let lowered = CString::new(l.lowered.clone()).unwrap_or_default();
+                    (l.expr.clone(), lowered)
+                })
+                .collect();
             NVRTC_SUCCESS
         }
         Err(log) => {
@@ -201,7 +218,8 @@ pub unsafe extern "C" fn nvrtcGetProgramLog(prog: *mut Program, log: *mut c_char
     get_text(prog, log, |p| Some(&p.log))
 }
 
-/// Records a name expression; its lowered name is the name itself (extern "C" kernels).
+/// Records a name expression (`my_kernel<float, 4>`, or `&my_kernel<float, 4>`): the
+/// compilation instantiates it, and [`nvrtcGetLoweredName`] then gives its lowered name.
 #[no_mangle]
 pub unsafe extern "C" fn nvrtcAddNameExpression(
     prog: *mut Program,
@@ -211,14 +229,22 @@ pub unsafe extern "C" fn nvrtcAddNameExpression(
         return NVRTC_ERROR_INVALID_INPUT;
     };
     let n = n.into_owned();
+    if n.trim().trim_start_matches('&').trim().is_empty() || n.contains(['\n', ';', '{', '}']) {
+        return NVRTC_ERROR_INVALID_INPUT;
+    }
     status(with_program(prog, |p| {
-        let lowered = CString::new(n.trim_start_matches('&')).unwrap_or_default();
-        p.lowered.insert(n, lowered);
+        if p.ptx.is_some() {
+            return NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
+        }
+        if !p.exprs.contains(&n) {
+            p.exprs.push(n);
+        }
         NVRTC_SUCCESS
     }))
 }
 
-/// The lowered name recorded by [`nvrtcAddNameExpression`].
+/// The lowered (mangled) name of an expression given to [`nvrtcAddNameExpression`], after a
+/// successful compilation.
 #[no_mangle]
 pub unsafe extern "C" fn nvrtcGetLoweredName(
     prog: *mut Program,
@@ -230,7 +256,9 @@ pub unsafe extern "C" fn nvrtcGetLoweredName(
     };
     status(with_program(prog, |p| match p.lowered.get(n.as_ref()) {
         Some(l) if write_out(lowered, l.as_ptr()) => NVRTC_SUCCESS,
-        _ => 10, // NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID
+        Some(_) => NVRTC_ERROR_INVALID_INPUT,
+        None if p.ptx.is_none() => NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION,
+        None => NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID,
     }))
 }
 
@@ -276,6 +304,8 @@ pub unsafe extern "C" fn nvrtcGetErrorString(result: NvrtcResult) -> *const c_ch
         5 => c"NVRTC_ERROR_INVALID_OPTION",
         6 => c"NVRTC_ERROR_COMPILATION",
         7 => c"NVRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+        8 => c"NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
+        9 => c"NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
         10 => c"NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
         11 => c"NVRTC_ERROR_INTERNAL_ERROR",
         _ => c"NVRTC_ERROR unknown",

@@ -25,14 +25,15 @@
 #define __host__
 #define __constant__
 #define __managed__
+// Shared memory is per block: each worker thread runs one block at a time, so a thread-local
+// static is the block's, in every form a kernel declares it (in a kernel, a device function,
+// a template, a lambda). Checked runs find it by address in the module's thread-local block
+// (the compiler ignores a section attribute on a template's static, so sections cannot).
+#define __shared__ static thread_local
 #if __GL_RACECHECK
-// Checked runs (race detection): all blocks of a launch run on one worker thread at a time,
-// so shared memory need not be per thread; in its own section, its addresses are known.
-#define __shared__ static __attribute__((section("gl_shared")))
 // Runtime code of the prelude: not instrumented (its own accesses are not the kernel's).
 #define __GL_RT __attribute__((no_sanitize_thread))
 #else
-#define __shared__ static thread_local
 #define __GL_RT
 #endif
 #define __noinline__ __attribute__((noinline))
@@ -125,6 +126,10 @@ struct Launch {
     uint64_t host_addr;
     uint32_t host_size;
     uint32_t host_write;
+    // Checked runs: the calling thread's instance of the module's thread-local block (whose
+    // ELF header is at `base`), as span[0] <= addr < span[1]; 0 when it has none. Static
+    // `__shared__` variables live there.
+    uint32_t (*tls_span)(uint64_t base, uint64_t* span);
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -174,7 +179,7 @@ static bool barriers_diverged;
 struct RcNow {
     Launch* launch;
     uint32_t block, thread, epoch, warp;
-    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len;
+    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len, tls_lo, tls_len;
 };
 static RcNow rc_now;
 #if __GL_RACECHECK
@@ -468,10 +473,7 @@ static inline long long clock64() {
 // and for threads of one warp, the same warp interval too. Shared memory is per block, so a
 // cell last touched by another block starts afresh there.
 #if __GL_RACECHECK
-extern "C" __attribute__((visibility("hidden"))) char __start_gl_shared[];
-extern "C" __attribute__((visibility("hidden"))) char __stop_gl_shared[];
 extern "C" __attribute__((visibility("hidden"))) const char __ehdr_start[];
-__attribute__((section("gl_shared"), used)) static char __gl_shared_anchor;
 namespace __gl {
 namespace rc {
 struct Cell {
@@ -539,8 +541,9 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
                           bool write, bool vol, uint32_t pc, int shared) {
     Launch* L = rc_now.launch;
     if (L->race_count++) return;
-    // Static shared memory: relative to the module, so that the report can name the array.
-    L->race_addr = shared == 1 ? a - (uintptr_t)__ehdr_start : a;
+    // Static shared memory: relative to the module's thread-local block, so that the report
+    // can name the array (its symbol's value is that offset).
+    L->race_addr = shared == 1 ? a - rc_now.tls_lo : a;
     L->race_size = size;
     L->race_block[0] = other_wrote ? c->wblock : c->rblock;
     L->race_thread[0] = other_wrote ? c->wthread : c->rthread;
@@ -588,9 +591,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
 #if __GL_USE_FIBERS
     if (a - now.fiber_lo < STACK) return;  // the running fiber's stack
 #endif
-    int shared = a - (uintptr_t)__start_gl_shared < (uintptr_t)(__stop_gl_shared - __start_gl_shared)
-                     ? 1
-                     : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
+    int shared = a - now.tls_lo < now.tls_len ? 1 : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
     if (!shared) confine(a, size, write);
     if (off || barriers_diverged) return;
     Me m;
@@ -654,6 +655,14 @@ __GL_RT static inline void begin_launch() {
     rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
     rc_now.dyn_len = L->dyn_smem;
     rc_now.fiber_lo = 0;
+    uint64_t tls[2] = {0, 0};
+    if (L->tls_span((uint64_t)(uintptr_t)__ehdr_start, tls) && tls[1] > tls[0]) {
+        rc_now.tls_lo = (uintptr_t)tls[0];
+        rc_now.tls_len = (uintptr_t)(tls[1] - tls[0]);
+    } else {
+        rc_now.tls_lo = 0;
+        rc_now.tls_len = 0;
+    }
     barriers_diverged = false;
     span_n = 0;
     span_next = 0;
@@ -912,7 +921,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 5;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 6;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -942,6 +951,15 @@ Sig<A...> sig_of(void (*)(A...));
         #NAME, &decltype(::__gl::sig_of(&NAME))::template tramp<&NAME>,                    \
         decltype(::__gl::sig_of(&NAME))::n, decltype(::__gl::sig_of(&NAME))::sizes,        \
         decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME};
+// A name expression's kernel (nvrtcAddNameExpression), a template instance maybe: its
+// descriptor, and a word holding its address, from which NVRTC reads its lowered name.
+#define __GL_KERNEL_EXPR(ID, ...)                                                          \
+    static constexpr auto __gl_fnp_##ID = &(__VA_ARGS__);                                  \
+    extern "C" __GL_VIS const ::__gl::KernelDesc __gl_kernel_##ID = {                      \
+        #ID, &decltype(::__gl::sig_of(__gl_fnp_##ID))::template tramp<__gl_fnp_##ID>,      \
+        decltype(::__gl::sig_of(__gl_fnp_##ID))::n, decltype(::__gl::sig_of(__gl_fnp_##ID))::sizes, \
+        decltype(::__gl::sig_of(__gl_fnp_##ID))::aligns, __gl_smem_##ID};                  \
+    extern "C" __GL_VIS void* const __gl_exprfn_##ID = (void*)__gl_fnp_##ID;
 #define __GL_GLOBAL(NAME) \
     extern "C" __GL_VIS const ::__gl::GlobalDesc __gl_global_##NAME = {(void*)&(NAME), sizeof(NAME)};
 // The dynamic shared memory (what `extern __shared__` arrays are rewritten to).

@@ -355,8 +355,24 @@ pub fn scan(src: &str) -> Scan {
     out
 }
 
-/// Rewrites `extern __shared__ T name[];` into `T* name = (T*)__GL_DYN_SMEM();`, keeping
-/// every other byte (and so every line number) of the source.
+/// Whether `pos` is outside every `{...}` of `code` (namespace scope, for a source whose
+/// namespaces have no braces of their own around the position).
+fn at_file_scope(code: &[u8], pos: usize) -> bool {
+    let mut depth = 0i64;
+    for &c in &code[..pos] {
+        match c {
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth <= 0
+}
+
+/// Rewrites `extern __shared__ T name[];` into `T* name = (T*)__GL_DYN_SMEM();` inside a
+/// function (each call reads the running block's buffer), and at file scope, where a pointer
+/// would be set once at load, into a macro `#define name ((T*)__GL_DYN_SMEM())` when the
+/// declaration starts its line. Every other byte (and so every line number) is kept.
 pub fn rewrite_dynamic_shared(src: &str) -> String {
     let code = code_view(src);
     let mut out = String::with_capacity(src.len() + 64);
@@ -388,8 +404,17 @@ pub fn rewrite_dynamic_shared(src: &str) -> String {
         if ty.is_empty() || name.is_empty() {
             continue;
         }
+        let line_start = code[..pos]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        let starts_line = code[line_start..pos].iter().all(u8::is_ascii_whitespace);
         out.push_str(&src[last..pos]);
-        out.push_str(&format!("{ty}* {name} = ({ty}*)__GL_DYN_SMEM();"));
+        if starts_line && at_file_scope(&code, pos) {
+            out.push_str(&format!("#define {name} (({ty}*)__GL_DYN_SMEM())"));
+        } else {
+            out.push_str(&format!("{ty}* {name} = ({ty}*)__GL_DYN_SMEM();"));
+        }
         out.extend(std::iter::repeat_n('\n', decl.matches('\n').count()));
         last = semi + 1;
     }
@@ -406,8 +431,9 @@ fn strip_align(s: &str) -> String {
     s
 }
 
-/// The whole translation unit handed to the C++ compiler.
-pub fn translation_unit(src: &str, name: &str, prelude: &str) -> String {
+/// The whole translation unit handed to the C++ compiler; `exprs` are the program's name
+/// expressions ([`super::names`]).
+pub fn translation_unit(src: &str, name: &str, prelude: &str, exprs: &[String]) -> String {
     let scan = scan(src);
     let mut tu = String::with_capacity(prelude.len() + src.len() + 1024);
     tu.push_str(&format!(
@@ -454,6 +480,7 @@ pub fn translation_unit(src: &str, name: &str, prelude: &str) -> String {
     for g in &scan.globals {
         tu.push_str(&format!("__GL_GLOBAL({g})\n"));
     }
+    tu.push_str(&super::names::generated(exprs));
     tu
 }
 
@@ -478,7 +505,7 @@ mod tests {
                 .unwrap();
         assert_eq!(line, 2);
         assert!(msg.contains("`section`"), "{msg}");
-        let tu = translation_unit("", "k.cu", "// prelude\n");
+        let tu = translation_unit("", "k.cu", "// prelude\n", &[]);
         assert!(
             tu.contains(
                 "#pragma GCC poison asm __asm__ __asm\n#pragma GCC poison __gl no_sanitize "
@@ -530,7 +557,7 @@ template <int N> __global__ void tmpl(float* a) {}
                 },
             ]
         );
-        let tu = translation_unit(src, "p", "");
+        let tu = translation_unit(src, "p", "", &[]);
         assert!(
             tu.contains("#if defined(T)\n    + sizeof(float[T][T+1])\n#endif\n"),
             "{tu}"
@@ -541,6 +568,13 @@ template <int N> __global__ void tmpl(float* a) {}
     fn rewrites_dynamic_shared_keeping_lines() {
         let src = "a\nextern __shared__ __align__(16) float\n sdata[];\nb";
         let out = rewrite_dynamic_shared(src);
-        assert_eq!(out, "a\nfloat* sdata = (float*)__GL_DYN_SMEM();\n\nb");
+        assert_eq!(out, "a\n#define sdata ((float*)__GL_DYN_SMEM())\n\nb");
+        let src =
+            "__global__ void k() {\n  extern __shared__ int s[];\n}\nextern __shared__ char c[];\n";
+        let out = rewrite_dynamic_shared(src);
+        assert_eq!(
+            out,
+            "__global__ void k() {\n  int* s = (int*)__GL_DYN_SMEM();\n}\n#define c ((char*)__GL_DYN_SMEM())\n"
+        );
     }
 }

@@ -15,21 +15,22 @@ pub struct Undefined {
     pub weak: bool,
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<usize> {
+pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<usize> {
     usize::try_from(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?)).ok()
 }
 
 const SHT_DYNSYM: u32 = 11;
 const SHN_UNDEF: u16 = 0;
-const STT_FUNC: u8 = 2;
+/// `STT_FUNC`: a function symbol.
+pub const STT_FUNC: u8 = 2;
 const STB_WEAK: u8 = 2;
 
 /// The undefined symbols of the dynamic symbol table (`.dynsym`) of an ELF64 little-endian
@@ -42,33 +43,20 @@ pub fn undefined_in(elf: &[u8]) -> Result<Vec<Undefined>, String> {
     if elf.get(4) != Some(&2) || elf.get(5) != Some(&1) {
         return Err(bad("not 64-bit little-endian"));
     }
-    let shoff = u64_at(elf, 0x28).ok_or_else(|| bad("header"))?;
-    let shentsize = usize::from(u16_at(elf, 0x3A).ok_or_else(|| bad("header"))?);
-    let shnum = usize::from(u16_at(elf, 0x3C).ok_or_else(|| bad("header"))?);
-    if shnum == 0 || shentsize < 64 {
-        return Err(bad("no section headers"));
-    }
-    let section = |i: usize| -> Option<(u32, usize, usize, usize, usize)> {
-        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
-        // (type, offset, size, link, entsize)
-        Some((
-            u32_at(elf, h + 4)?,
-            u64_at(elf, h + 24)?,
-            u64_at(elf, h + 32)?,
-            u32_at(elf, h + 40)? as usize,
-            u64_at(elf, h + 56)?,
-        ))
-    };
+    let all = sections(elf).map_err(bad)?;
     let mut out = Vec::new();
-    for i in 0..shnum {
-        let (ty, off, size, link, entsize) = section(i).ok_or_else(|| bad("section header"))?;
+    for sec in &all {
+        let (ty, off, size, link, entsize) = (sec.ty, sec.off, sec.size, sec.link, sec.entsize);
         if ty != SHT_DYNSYM {
             continue;
         }
         if entsize < 24 {
             return Err(bad("symbol entry size"));
         }
-        let (_, str_off, str_size, _, _) = section(link).ok_or_else(|| bad("string table"))?;
+        let (str_off, str_size) = all
+            .get(link)
+            .map(|t| (t.off, t.size))
+            .ok_or_else(|| bad("string table"))?;
         let strtab = str_off
             .checked_add(str_size)
             .and_then(|end| elf.get(str_off..end))
@@ -98,46 +86,115 @@ pub fn undefined_in(elf: &[u8]) -> Result<Vec<Undefined>, String> {
     Ok(out)
 }
 
-const SHT_SYMTAB: u32 = 2;
-const STT_OBJECT: u8 = 1;
+/// A symbol of an ELF64 symbol table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    /// Its name (raw, as mangled).
+    pub name: String,
+    /// `st_value`: an address relative to the load address, or a thread-local offset.
+    pub value: usize,
+    /// `st_size`.
+    pub size: usize,
+    /// The type (`st_info & 0xf`: `STT_FUNC`, `STT_TLS`...).
+    pub kind: u8,
+}
 
-/// The data object (`.symtab`) of an ELF64 little-endian object that holds address `vaddr`
-/// (relative to the object's load address): its name, demangled for a function's local
-/// static (`_ZZ6kernelE4tile` is `tile`), and the offset of `vaddr` in it. Race reports name
-/// `__shared__` arrays this way.
-pub fn object_at(elf: &[u8], vaddr: usize) -> Option<(String, usize)> {
-    let shoff = u64_at(elf, 0x28)?;
-    let shentsize = usize::from(u16_at(elf, 0x3A)?);
-    let shnum = usize::from(u16_at(elf, 0x3C)?);
-    let section = |i: usize| -> Option<(u32, usize, usize, usize)> {
-        let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
-        Some((
-            u32_at(elf, h + 4)?,
-            u64_at(elf, h + 24)?,
-            u64_at(elf, h + 32)?,
-            u32_at(elf, h + 40)? as usize,
-        ))
+/// A section header of an ELF64 object.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Section {
+    /// `sh_type`.
+    pub ty: u32,
+    /// File offset of its contents.
+    pub off: usize,
+    /// Size of its contents.
+    pub size: usize,
+    /// `sh_link` (a symbol table's string table).
+    pub link: usize,
+    /// Size of one entry, for tables.
+    pub entsize: usize,
+}
+
+/// The section headers of an ELF64 little-endian object, or what is wrong with them.
+pub(crate) fn sections(elf: &[u8]) -> Result<Vec<Section>, &'static str> {
+    let shoff = u64_at(elf, 0x28).ok_or("header")?;
+    let shentsize = usize::from(u16_at(elf, 0x3A).ok_or("header")?);
+    let shnum = usize::from(u16_at(elf, 0x3C).ok_or("header")?);
+    if shnum == 0 || shentsize < 64 {
+        return Err("no section headers");
+    }
+    (0..shnum)
+        .map(|i| {
+            let h = shoff.checked_add(i.checked_mul(shentsize)?)?;
+            Some(Section {
+                ty: u32_at(elf, h + 4)?,
+                off: u64_at(elf, h + 24)?,
+                size: u64_at(elf, h + 32)?,
+                link: u32_at(elf, h + 40)? as usize,
+                entsize: u64_at(elf, h + 56)?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or("section header")
+}
+
+/// The symbols of every table of type `table` (`SHT_SYMTAB` 2, `SHT_DYNSYM` 11) of an ELF64
+/// little-endian object (empty when it has none or cannot be read).
+pub fn symbols(elf: &[u8], table: u32) -> Vec<Symbol> {
+    let mut out = Vec::new();
+    let Ok(all) = sections(elf) else {
+        return out;
     };
-    for i in 0..shnum {
-        let (ty, off, size, link) = section(i)?;
-        if ty != SHT_SYMTAB {
+    for sec in &all {
+        let (off, size) = (sec.off, sec.size);
+        if sec.ty != table {
             continue;
         }
-        let (_, str_off, str_size, _) = section(link)?;
-        let strtab = elf.get(str_off..str_off.checked_add(str_size)?)?;
-        let syms = elf.get(off..off.checked_add(size)?)?;
+        let Some((str_off, str_size)) = all.get(sec.link).map(|t| (t.off, t.size)) else {
+            continue;
+        };
+        let strtab = str_off
+            .checked_add(str_size)
+            .and_then(|end| elf.get(str_off..end));
+        let syms = off.checked_add(size).and_then(|end| elf.get(off..end));
+        let (Some(strtab), Some(syms)) = (strtab, syms) else {
+            continue;
+        };
         for s in syms.chunks_exact(24) {
-            let (value, len) = (u64_at(s, 8)?, u64_at(s, 16)?);
-            if s[4] & 0xf != STT_OBJECT || !(value..value + len.max(1)).contains(&vaddr) {
+            let (Some(name_at), Some(value), Some(size)) =
+                (u32_at(s, 0), u64_at(s, 8), u64_at(s, 16))
+            else {
                 continue;
-            }
-            let name_at = u32_at(s, 0)? as usize;
-            let raw = strtab.get(name_at..)?.split(|&c| c == 0).next()?;
-            let raw = String::from_utf8_lossy(raw).into_owned();
-            return Some((demangle_local(&raw), vaddr - value));
+            };
+            let Some(raw) = strtab
+                .get(name_at as usize..)
+                .and_then(|t| t.split(|&c| c == 0).next())
+            else {
+                continue;
+            };
+            out.push(Symbol {
+                name: String::from_utf8_lossy(raw).into_owned(),
+                value,
+                size,
+                kind: s[4] & 0xf,
+            });
         }
     }
-    None
+    out
+}
+
+/// `SHT_SYMTAB`: the full symbol table.
+pub const SHT_SYMTAB: u32 = 2;
+const STT_TLS: u8 = 6;
+
+/// The thread-local data object (`.symtab`, `STT_TLS`) of an ELF64 little-endian object that
+/// holds offset `vaddr` of its thread-local block: its name, demangled for a function's local
+/// static (`_ZZ6kernelE4tile` is `tile`), and the offset of `vaddr` in it. Race reports name
+/// `__shared__` arrays (thread-local statics in the emulator) this way.
+pub fn object_at(elf: &[u8], vaddr: usize) -> Option<(String, usize)> {
+    symbols(elf, SHT_SYMTAB)
+        .into_iter()
+        .find(|s| s.kind == STT_TLS && (s.value..s.value + s.size.max(1)).contains(&vaddr))
+        .map(|s| (demangle_local(&s.name), vaddr - s.value))
 }
 
 /// The variable's own name in a mangled local static (`_ZZ6kernelE4tile` → `tile`) or

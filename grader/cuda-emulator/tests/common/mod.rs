@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod names;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
