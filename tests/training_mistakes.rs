@@ -5,7 +5,7 @@
 //! binary (`cargo test --test grade`, the harness official grading builds too), and the
 //! copies of each table in one cargo invocation; the binary then grades it on every seed.
 //!
-//! Full suite only (`GPU_LABS_FULL=1`): 13 copies built in two cargo invocations, and 104
+//! Full suite only (`GPU_LABS_FULL=1`): 15 copies built in two cargo invocations, and 104
 //! gradings.
 
 use gpu_labs_e2e::{copy_crate, edit, harness, workspace, HOST_STEP};
@@ -266,6 +266,52 @@ const CPU_COPIES: &[&[Mistake]] = &[
             &["cpu_fallback"],
         ),
     ],
+    &[
+        m(
+            "Linear::zero_grad forgets the bias",
+            "src/layers.rs",
+            "        self.weight_grad.fill(0.0);\n        self.bias_grad.fill(0.0);\n",
+            "        self.weight_grad.fill(0.0);\n",
+            &["linear_backward"],
+        ),
+        m(
+            "Mlp::predict takes the argmax down each column",
+            "src/models.rs",
+            "        logits\n            .rows()\n",
+            "        logits\n            .columns()\n",
+            &["mlp"],
+        ),
+        m(
+            "Adam with β1 and β2 swapped",
+            "src/optim.rs",
+            "            beta1: 0.9,\n            beta2: 0.999,\n",
+            "            beta1: 0.999,\n            beta2: 0.9,\n",
+            &["adam"],
+        ),
+    ],
+    &[
+        m(
+            "SimpleNN::predict says 1 below one half",
+            "src/models.rs",
+            "p.iter().map(|&p| usize::from(p > 0.5)).collect()",
+            "p.iter().map(|&p| usize::from(p < 0.5)).collect()",
+            &["simple_nn"],
+        ),
+        m(
+            "Adam's step counter advanced once per layer",
+            "src/optim.rs",
+            "        let c1 = 1.0 - self.beta1.powi(self.t);\n        let c2 = 1.0 - self.beta2.powi(self.t);\n",
+            "        self.t -= 1;\n",
+            &["adam"],
+        ),
+        m(
+            "Adam's step counter advanced once per layer (in the loop)",
+            "src/optim.rs",
+            "            let layer = &mut **layer;\n",
+            "            let layer = &mut **layer;\n            self.t += 1;\n            let c1 = 1.0 - self.beta1.powi(self.t);\n            let c2 = 1.0 - self.beta2.powi(self.t);\n",
+            &["adam"],
+        ),
+    ],
     &[m(
         "the epoch's loss summed over batches, not averaged",
         "src/data_loop.rs",
@@ -360,6 +406,31 @@ const GPU_COPIES: &[&[Mistake]] = &[
 /// What the feedback must say about some mistakes (the mistake, its item, a phrase), checked
 /// on every seed: the message points at the mistake, not only the points.
 const SAYS: &[(&str, &str, &str)] = &[
+    (
+        "Linear::zero_grad forgets the bias",
+        "linear_backward",
+        "Linear::zero_grad did not clear",
+    ),
+    (
+        "Mlp::predict takes the argmax down each column",
+        "mlp",
+        "Mlp::predict",
+    ),
+    (
+        "Adam with β1 and β2 swapped",
+        "adam",
+        "β1 and β2 are swapped",
+    ),
+    (
+        "SimpleNN::predict says 1 below one half",
+        "simple_nn",
+        "SimpleNN::predict",
+    ),
+    (
+        "Adam's step counter advanced once per layer",
+        "adam",
+        "once per layer, not once per step",
+    ),
     (
         "biases initialised to zero",
         "linear_init",

@@ -250,11 +250,13 @@ fn main() -> std::process::ExitCode {
                 m.backward(&output, labels);
                 let after_backward = layers_of(m);
                 m.zero_grad();
+                let after_zero_grad = layers_of(m);
                 ModelPass {
+                    predicted: m.predict(x),
                     output,
                     loss,
                     after_backward,
-                    after_zero_grad: layers_of(m),
+                    after_zero_grad,
                 }
             })
         },
@@ -289,6 +291,8 @@ fn main() -> std::process::ExitCode {
                 loss,
                 after_backward,
                 after_zero_grad: [layer(&l1), layer(&l2)],
+                // What the model's own `predict` must give is read from its own output.
+                predicted: Vec::new(),
             }
         },
         optimize: |opt, start, steps| {

@@ -526,8 +526,8 @@ impl Judge<'_> {
         Ok(Ok(t!("right-on-all", cases = c.cases.len())))
     }
 
-    fn backward(&self, c: &Cases<3>, sent: &[(Matrix, SentLayer)]) -> Verdict {
-        for (case, (&[b, i, o], (dx, after))) in c.cases.iter().zip(sent).enumerate() {
+    fn backward(&self, c: &Cases<3>, sent: &[(Matrix, SentLayer, SentLayer)]) -> Verdict {
+        for (case, (&[b, i, o], (dx, after, zeroed))) in c.cases.iter().zip(sent).enumerate() {
             let (seed, id) = (self.seed, self.id());
             let layer = inputs::layer(seed, id, case, "layer", (i, o), true);
             let x = wide(&inputs::matrix(seed, id, case, "x", (b, i), 1.0));
@@ -590,8 +590,38 @@ impl Judge<'_> {
                     }
                 }
             }
+            if let Some(verdict) = self.zeroed(case, &after, &self.got(zeroed)?) {
+                return verdict;
+            }
         }
         Ok(Ok(t!("backward-right", cases = c.cases.len())))
+    }
+
+    /// `Linear::zero_grad` after a backward pass: both gradients all zeros, of the same
+    /// shapes, the parameters untouched.
+    fn zeroed(&self, case: usize, before: &Got, got: &Got) -> Option<Verdict> {
+        let zeros = |g: &Array2<f32>, like: &Array2<f32>| {
+            g.dim() == like.dim() && g.iter().all(|&v| v == 0.0)
+        };
+        let kept = got.weight == before.weight && got.bias == before.bias;
+        let (weight, bias) = (
+            zeros(&got.weight_grad, &before.weight_grad),
+            zeros(&got.bias_grad, &before.bias_grad),
+        );
+        if weight && bias && kept {
+            return None;
+        }
+        let what = match (weight, bias) {
+            (true, false) => t!("zero-grad-linear-bias"),
+            (false, true) => t!("zero-grad-linear-weight"),
+            (false, false) => t!("zero-grad-linear-both"),
+            (true, true) => t!("zero-grad-linear-parameters"),
+        };
+        Some(wrong(
+            t!("zero-grad-linear-reason", case = self.case_text(case)),
+            t!("zero-grad-linear-details", what = what),
+            &t!("zero-grad-linear-hint"),
+        ))
     }
 
     fn elementwise(&self, c: &Cases<2>, sent: &[Matrix]) -> Verdict {
@@ -783,6 +813,10 @@ impl Judge<'_> {
                     _ => return failed,
                 }
             }
+            let pieces_zeroed = by_hand
+                .get(case)
+                .and_then(Option::as_ref)
+                .map(|h| h.after_zero_grad.as_slice());
             for (n, sent) in pass.after_zero_grad.iter().enumerate() {
                 let got = self.got(sent)?;
                 if got
@@ -791,6 +825,13 @@ impl Judge<'_> {
                     .chain(&got.bias_grad)
                     .any(|&v| v != 0.0)
                 {
+                    // The model called each layer's zero_grad, and what is left is what the
+                    // lab's own `Linear::zero_grad` leaves: that function's item charges.
+                    let by_pieces = pieces_zeroed.and_then(|z| z.get(n));
+                    if by_pieces.is_some_and(|h| self.same_grads(h, &got)) {
+                        composed += 1;
+                        continue;
+                    }
                     return wrong(
                         t!("zero-grad-reason", layer = n + 1),
                         t!("zero-grad-details", layer = n + 1),
@@ -798,8 +839,13 @@ impl Judge<'_> {
                     );
                 }
             }
+            if let Some(verdict) = self.predictions(case, net, pass)? {
+                return verdict;
+            }
         }
         if composed > 0 {
+            // Composing counts per tensor above; a case at most once.
+            let composed = composed.min(c.cases.len());
             return Ok(Ok(t!(
                 "model-composes",
                 cases = c.cases.len(),
@@ -807,6 +853,85 @@ impl Judge<'_> {
             )));
         }
         Ok(Ok(t!("model-right", cases = c.cases.len())))
+    }
+
+    /// Whether a layer's gradients are those of `sent` (the same pass written out), within
+    /// the judge's tolerance.
+    fn same_grads(&self, sent: &SentLayer, got: &Got) -> bool {
+        let Ok(h) = self.got(sent) else {
+            return false;
+        };
+        let same = |e: &Array2<f32>, g: &Array2<f32>| {
+            compare("", wide(e).view(), g.view(), REL, ABS).is_ok()
+        };
+        same(&h.weight_grad, &got.weight_grad) && same(&h.bias_grad, &got.bias_grad)
+    }
+
+    /// `predict` against the model's own output (so a forward mistake is not charged twice):
+    /// SimpleNN's class is 1 where the probability is above 0.5, the MLP's the index of the
+    /// row's largest logit (the first of equals). A row within rounding of the boundary takes
+    /// either answer: `p > 0.5` and `logit > 0` may round apart there.
+    fn predictions(
+        &self,
+        case: usize,
+        net: Net,
+        pass: &SentPass,
+    ) -> Result<Option<Verdict>, SupervisorError> {
+        let output = self.unpack(&pass.output)?;
+        let at = self.case_text(case);
+        let hint = match net {
+            Net::SimpleNn => t!("predict-simple-nn-hint"),
+            Net::Mlp => t!("predict-mlp-hint"),
+        };
+        let name = match net {
+            Net::SimpleNn => "SimpleNN::predict",
+            Net::Mlp => "Mlp::predict",
+        };
+        if pass.predicted.len() != output.nrows() {
+            return Ok(Some(wrong(
+                t!("predict-count-reason", function = name, case = at.clone()),
+                t!(
+                    "predict-count-details",
+                    function = name,
+                    got = pass.predicted.len(),
+                    rows = output.nrows()
+                ),
+                &hint,
+            )));
+        }
+        const CLOSE: f32 = 1e-6;
+        for (i, (row, &got)) in output.rows().into_iter().zip(&pass.predicted).enumerate() {
+            let (expected, close_call) = match net {
+                Net::SimpleNn => {
+                    let p = row.first().copied().unwrap_or(f32::NAN);
+                    (usize::from(p > 0.5), (p - 0.5).abs() <= CLOSE)
+                }
+                Net::Mlp => {
+                    let best = r::argmax(row.iter());
+                    let top = row.get(best).copied().unwrap_or(f32::NAN);
+                    let rival = row
+                        .iter()
+                        .enumerate()
+                        .any(|(j, &v)| j != best && (top - v).abs() <= CLOSE * top.abs().max(1.0));
+                    (best, rival)
+                }
+            };
+            if got != expected && !close_call {
+                return Ok(Some(wrong(
+                    t!("predict-wrong-reason", function = name, case = at),
+                    t!(
+                        "predict-wrong-details",
+                        function = name,
+                        row = i,
+                        got = got,
+                        expected = expected,
+                        output = format!("{row:.4}")
+                    ),
+                    &hint,
+                )));
+            }
+        }
+        Ok(None)
     }
 
     /// The written-out pass as what the model must give, when its pieces did something: a
@@ -917,6 +1042,10 @@ impl Judge<'_> {
             let mut opt = if adam {
                 let mut a = r::Adam::new(f64::from(s.lr));
                 a.bias_correction = variant != Some("no-correction");
+                a.counter_per_layer = variant == Some("counter-per-layer");
+                if variant == Some("swapped-betas") {
+                    (a.beta1, a.beta2) = (a.beta2, a.beta1);
+                }
                 Optimizer::Adam(a)
             } else {
                 Optimizer::Sgd(r::Sgd {
@@ -975,6 +1104,10 @@ impl Judge<'_> {
             t!("adam-no-correction-hint")
         } else if adam && first_off(&run(Some("stuck-counter"))).is_none() {
             t!("adam-stuck-counter-hint")
+        } else if adam && first_off(&run(Some("swapped-betas"))).is_none() {
+            t!("adam-swapped-betas-hint")
+        } else if adam && first_off(&run(Some("counter-per-layer"))).is_none() {
+            t!("adam-counter-per-layer-hint")
         } else if adam {
             t!("adam-hint")
         } else {

@@ -20,6 +20,78 @@ use std::cell::RefCell;
 thread_local! {
     /// The stand-in's plan: its generator and the share of returns it twists.
     static PLAN: RefCell<(StdRng, f64)> = RefCell::new((StdRng::seed_from_u64(0), 0.0));
+    /// The one function of the stand-in that returns zeros (or does nothing), if any.
+    static BROKEN: RefCell<Option<&'static str>> = const { RefCell::new(None) };
+}
+
+/// What a broken function returns in place of its result: zeros of the same shape.
+trait Zeroed {
+    fn zeroed(self) -> Self;
+}
+
+impl Zeroed for Array2<f32> {
+    fn zeroed(self) -> Self {
+        Array2::zeros(self.dim())
+    }
+}
+
+impl Zeroed for f32 {
+    fn zeroed(self) -> Self {
+        0.0
+    }
+}
+
+impl Zeroed for Layer {
+    fn zeroed(self) -> Self {
+        Layer {
+            weight: self.weight.zeroed(),
+            bias: Array1::zeros(self.bias.len()),
+            weight_grad: self.weight_grad.zeroed(),
+            bias_grad: Array1::zeros(self.bias_grad.len()),
+        }
+    }
+}
+
+impl<T: Zeroed> Zeroed for Vec<T> {
+    fn zeroed(self) -> Self {
+        self.into_iter().map(Zeroed::zeroed).collect()
+    }
+}
+
+impl Zeroed for usize {
+    fn zeroed(self) -> Self {
+        0
+    }
+}
+
+impl<A: Zeroed, B: Zeroed> Zeroed for (A, B) {
+    fn zeroed(self) -> Self {
+        (self.0.zeroed(), self.1.zeroed())
+    }
+}
+
+impl Zeroed for Layers {
+    fn zeroed(self) -> Self {
+        self.map(Zeroed::zeroed)
+    }
+}
+
+impl Zeroed for ModelPass {
+    fn zeroed(self) -> Self {
+        ModelPass {
+            output: self.output.zeroed(),
+            ..self
+        }
+    }
+}
+
+/// `value`, or zeros in its place where `function` is the broken one.
+fn unless_broken<T: Zeroed>(function: &str, value: T) -> T {
+    if BROKEN.with(|b| *b.borrow() == Some(function)) {
+        value.zeroed()
+    } else {
+        value
+    }
 }
 
 /// True on the plan's share of calls.
@@ -161,7 +233,22 @@ fn pass(net: Net, layers: Layers, x: &Array2<f32>, labels: &[usize]) -> ModelPas
     model.backward(&trace, t);
     let after_backward = layers_of(&model);
     model.zero_grad();
+    let predicted = match net {
+        Net::SimpleNn => trace
+            .output
+            .rows()
+            .into_iter()
+            .map(|r| usize::from(r[0] > 0.5))
+            .collect(),
+        Net::Mlp => trace
+            .output
+            .rows()
+            .into_iter()
+            .map(|r| r::argmax(r.iter()))
+            .collect(),
+    };
     ModelPass {
+        predicted: twist_len(predicted),
         output: twist(narrow(&trace.output)),
         loss: twist_f(loss),
         after_backward,
@@ -253,44 +340,80 @@ fn batches(n: usize, size: usize, rng: &mut StdRng) -> Vec<Vec<usize>> {
 
 /// The stand-in submission: the reference, twisted on the plan's share of returns.
 static STAND_IN: Submission = Submission {
-    linear_new: |i, o, rng| layer_of(&r::Linear::init(i, o, rng)),
-    linear_forward: |l, x| twist(narrow(&reference_layer(l).forward(&wide(x)))),
+    linear_new: |i, o, rng| unless_broken("Linear::new", layer_of(&r::Linear::init(i, o, rng))),
+    linear_forward: |l, x| {
+        unless_broken(
+            "Linear::forward",
+            twist(narrow(&reference_layer(l).forward(&wide(x)))),
+        )
+    },
     linear_backward: |l, x, g| {
         let mut reference = reference_layer(l);
         let dx = reference.backward(&wide(x), &wide(g));
         *l = layer_of(&reference);
-        twist(narrow(&dx))
+        unless_broken("Linear::backward", twist(narrow(&dx)))
     },
     linear_zero_grad: |l| {
+        if BROKEN.with(|b| *b.borrow() == Some("Linear::zero_grad")) {
+            return;
+        }
         let mut reference = reference_layer(l);
         reference.zero_grad();
         *l = layer_of(&reference);
     },
-    relu: |x| twist(narrow(&r::relu(&wide(x)))),
-    relu_backward: |x, g| twist(narrow(&r::relu_backward(&wide(x), &wide(g)))),
-    sigmoid: |x| twist(narrow(&r::sigmoid(&wide(x)))),
-    bce_loss: |p, y| twist_f(r::bce_loss(&wide(p), &wide(y)) as f32),
-    bce_grad: |p, y| twist(narrow(&r::bce_grad(&wide(p), &wide(y)))),
-    cross_entropy: |v, l| twist_f(r::cross_entropy(&wide(v), l) as f32),
-    cross_entropy_grad: |v, l| twist(narrow(&r::cross_entropy_grad(&wide(v), l))),
-    model_pass: pass,
+    relu: |x| unless_broken("relu", twist(narrow(&r::relu(&wide(x))))),
+    relu_backward: |x, g| {
+        let y = r::relu_backward(&wide(x), &wide(g));
+        unless_broken("relu_backward", twist(narrow(&y)))
+    },
+    sigmoid: |x| unless_broken("sigmoid", twist(narrow(&r::sigmoid(&wide(x))))),
+    bce_loss: |p, y| unless_broken("bce_loss", twist_f(r::bce_loss(&wide(p), &wide(y)) as f32)),
+    bce_grad: |p, y| unless_broken("bce_grad", twist(narrow(&r::bce_grad(&wide(p), &wide(y))))),
+    cross_entropy: |v, l| {
+        unless_broken(
+            "cross_entropy",
+            twist_f(r::cross_entropy(&wide(v), l) as f32),
+        )
+    },
+    cross_entropy_grad: |v, l| {
+        let g = r::cross_entropy_grad(&wide(v), l);
+        unless_broken("cross_entropy_grad", twist(narrow(&g)))
+    },
+    model_pass: |net, layers, x, labels| {
+        let name = match net {
+            Net::SimpleNn => "SimpleNN",
+            Net::Mlp => "Mlp",
+        };
+        unless_broken(name, pass(net, layers, x, labels))
+    },
     model_by_hand: pass,
-    optimize,
-    batches,
-    train_epoch: epoch,
+    optimize: |opt, layers, steps| {
+        let name = match opt {
+            Opt::Sgd(_) => "Sgd::step",
+            Opt::Adam(_) => "Adam::step",
+        };
+        unless_broken(name, optimize(opt, layers, steps))
+    },
+    batches: |n, size, rng| unless_broken("batches", batches(n, size, rng)),
+    train_epoch: |net, layers, opt, x, labels, batches| {
+        unless_broken("train_epoch", epoch(net, layers, opt, x, labels, batches))
+    },
     sgd_epoch,
     accuracy: |net, layers, x, labels| {
         let model = reference_model(net, &layers);
-        twist_f(r::accuracy(&model, &wide(x), &labels_targets(net, labels)) as f32)
+        let share = r::accuracy(&model, &wide(x), &labels_targets(net, labels)) as f32;
+        unless_broken("accuracy", twist_f(share))
     },
-    train,
+    train: |net, opt, x, labels, epochs, size, seed| {
+        unless_broken("train", train(net, opt, x, labels, epochs, size, seed))
+    },
     train_by_hand: train,
     default_device_is_gpu: || false,
     gpu_round_trip: |_, _, _| Err("no GPU in this test".into()),
     gpu_batches: |_, _, _, _| Err("no GPU in this test".into()),
     gpu_epoch: |_, _, _| Err("no GPU in this test".into()),
     time_gpu_epoch: |_, _, _| Err("no GPU in this test".into()),
-    train_on_cpu: |s| Ok(sgd_epoch(s)),
+    train_on_cpu: |s| Ok(unless_broken("train_on", sgd_epoch(s))),
     train_on_gpu: |_, _, _| Err("no GPU in this test".into()),
 };
 
@@ -309,7 +432,9 @@ fn cpu_items() -> Vec<(Item, Kind)> {
         .into_iter()
         .filter_map(|item| {
             let kind: Kind = serde_json::from_value(item.spec.task()).ok()?;
-            (!kind.runs_on_device()).then_some((item, kind))
+            // The device choice is judged with the GPU items.
+            let cpu = !kind.runs_on_device() && !matches!(kind, Kind::DeviceSelect);
+            cpu.then_some((item, kind))
         })
         .collect()
 }
@@ -384,4 +509,63 @@ fn no_value_a_student_returns_crashes_a_training_judge() {
         // real expectations to hold them to.
         Ok(passed) => assert!(passed >= 6 * 10, "only {passed} untwisted verdicts passed"),
     }
+}
+
+/// Every function a student writes for the CPU part of the lab (as the harness hands them
+/// to the grader), broken alone (zeros in place of its result, or nothing done): some item
+/// loses its points and names that function. Coverage by construction: a function no item
+/// reaches would fail here.
+#[test]
+fn every_cpu_function_broken_alone_costs_an_item_that_names_it() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let region = dir.path().join("region");
+    grader_worker::region::Region::create(&region, 16).expect("a region");
+    let mut checkpoints = Checkpoints::open(&region).expect("checkpoints");
+    let items = cpu_items();
+    let mut uncovered = Vec::new();
+    for function in [
+        "Linear::new",
+        "Linear::forward",
+        "Linear::backward",
+        "Linear::zero_grad",
+        "relu",
+        "relu_backward",
+        "sigmoid",
+        "bce_loss",
+        "bce_grad",
+        "cross_entropy",
+        "cross_entropy_grad",
+        "SimpleNN",
+        "Mlp",
+        "Sgd::step",
+        "Adam::step",
+        "batches",
+        "train_epoch",
+        "accuracy",
+        "train",
+        "train_on",
+    ] {
+        BROKEN.with(|b| *b.borrow_mut() = Some(function));
+        PLAN.with(|p| *p.borrow_mut() = (StdRng::seed_from_u64(1), 0.0));
+        let mut charged = Vec::new();
+        for (item, kind) in &items {
+            let mut ctx =
+                grader_engine::check::GradeContext::for_listing(grader_engine::gpu::GpuMode::Off)
+                    .expect("a context");
+            ctx.seed = 1;
+            let order = ctx.order(item);
+            let outcome = STAND_IN.run(&order, &mut checkpoints).expect("an outcome");
+            let result = judge_outcome(1, item, kind, outcome).expect("a verdict");
+            if result.score < result.max_score {
+                let said = format!("{} {} {}", item.function, result.reason, result.details);
+                charged.push((item.id().to_string(), said));
+            }
+        }
+        let named = charged.iter().any(|(_, said)| said.contains(function));
+        if !named {
+            uncovered.push(format!("{function}: charged {charged:?}"));
+        }
+    }
+    BROKEN.with(|b| *b.borrow_mut() = None);
+    assert!(uncovered.is_empty(), "{}", uncovered.join("\n"));
 }

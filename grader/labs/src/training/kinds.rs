@@ -564,8 +564,9 @@ pub enum Sent {
     Tensors(Vec<Matrix>),
     /// Loss values, one per case (f32 bits).
     Losses(Vec<u32>),
-    /// `backward`: per case, the input's gradient and the layer after.
-    Backward(Vec<(Matrix, SentLayer)>),
+    /// `backward`: per case, the input's gradient, the layer after, and that layer after
+    /// `Linear::zero_grad`.
+    Backward(Vec<(Matrix, SentLayer, SentLayer)>),
     /// `model`: per case, the output, the loss, the layers after backward and after zero_grad.
     Model {
         /// The model's pass, per case.
@@ -699,4 +700,6 @@ pub struct SentPass {
     pub after_backward: Vec<SentLayer>,
     /// Layers after zero_grad.
     pub after_zero_grad: Vec<SentLayer>,
+    /// `predict` of the model on the same input, after zero_grad.
+    pub predicted: Vec<usize>,
 }

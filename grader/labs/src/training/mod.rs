@@ -148,6 +148,8 @@ pub struct ModelPass {
     pub after_backward: [Layer; 2],
     /// Both layers after `zero_grad`.
     pub after_zero_grad: [Layer; 2],
+    /// `predict` on the same input, after `zero_grad` (empty where the pass does not call it).
+    pub predicted: Vec<usize>,
 }
 
 /// A model's two layers.

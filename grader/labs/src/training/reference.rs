@@ -313,6 +313,9 @@ pub struct Adam {
     pub t: u32,
     /// Whether the bias correction is applied (off only to reproduce that mistake).
     pub bias_correction: bool,
+    /// Whether `t` advances once per layer instead of once per step (on only to reproduce
+    /// that mistake: a counter kept by, or advanced inside, the loop over layers).
+    pub counter_per_layer: bool,
     /// First and second moments, one pair per tensor, in step order.
     moments: Vec<(Vec<f64>, Vec<f64>)>,
 }
@@ -327,23 +330,29 @@ impl Adam {
             eps: 1e-8,
             t: 0,
             bias_correction: true,
+            counter_per_layer: false,
             moments: Vec::new(),
         }
     }
 
     /// One step over every layer's weight and bias.
     pub fn step(&mut self, layers: &mut [&mut Linear]) {
-        self.t += 1;
-        let (c1, c2) = if self.bias_correction {
-            (
-                1.0 - self.beta1.powi(self.t as i32),
-                1.0 - self.beta2.powi(self.t as i32),
-            )
-        } else {
-            (1.0, 1.0)
-        };
+        if !self.counter_per_layer {
+            self.t += 1;
+        }
         let mut tensor = 0;
         for layer in layers {
+            if self.counter_per_layer {
+                self.t += 1;
+            }
+            let (c1, c2) = if self.bias_correction {
+                (
+                    1.0 - self.beta1.powi(self.t as i32),
+                    1.0 - self.beta2.powi(self.t as i32),
+                )
+            } else {
+                (1.0, 1.0)
+            };
             let pairs: [(Vec<&mut f64>, Vec<f64>); 2] = [
                 (
                     layer.weight.iter_mut().collect(),

@@ -104,7 +104,9 @@ impl Run<'_> {
                     let x = inputs::matrix(seed, item, case, "x", (b, i), 1.0);
                     let g = inputs::matrix(seed, item, case, "grad", (b, o), 1.0);
                     let dx = guarded(Some(case), || (lab.linear_backward)(&mut layer, &x, &g))?;
-                    out.push((Matrix::from_array(&dx), sent_layer(&layer)));
+                    let after = sent_layer(&layer);
+                    guarded(Some(case), || (lab.linear_zero_grad)(&mut layer))?;
+                    out.push((Matrix::from_array(&dx), after, sent_layer(&layer)));
                 }
                 Sent::Backward(out)
             }
@@ -335,6 +337,7 @@ fn sent_pass(pass: &super::ModelPass) -> SentPass {
         loss: pass.loss.to_bits(),
         after_backward: sent_layers(&pass.after_backward),
         after_zero_grad: sent_layers(&pass.after_zero_grad),
+        predicted: pass.predicted.clone(),
     }
 }
 

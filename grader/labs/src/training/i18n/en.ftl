@@ -18,11 +18,11 @@ passed-details = `{ $function }`: { $reason }.
 
 init-right = right shapes, the documented uniform draws on ±1/√in (weights, then biases), zero gradients, reproducible from the seed ({ $cases } cases)
 right-on-all = right on all { $cases } cases
-backward-right = input gradient right and weight and bias gradients accumulated on all { $cases } cases, also against central differences
+backward-right = input gradient right and weight and bias gradients accumulated on all { $cases } cases, also against central differences; zero_grad clears both
 loss-right = right on all { $cases } cases, extreme values included
 loss-grads-right = right on all { $cases } cases, extreme values included, also against central differences
-model-composes = forward, loss, backward and zero_grad compose your own layers, activations and losses the right way on all { $cases } cases (on { $composed } of them those pieces give other values than the reference: their own items charge for that, this one does not)
-model-right = forward, loss, backward (every parameter's gradient) and zero_grad right on all { $cases } cases
+model-composes = forward, loss, backward, zero_grad and predict compose your own layers, activations and losses the right way on all { $cases } cases (on { $composed } of them those pieces give other values than the reference: their own items charge for that, this one does not)
+model-right = forward, loss, backward (every parameter's gradient), zero_grad and predict right on all { $cases } cases
 optimizer-right = follows the formula over { $steps } steps
 batches-right = a shuffled split of 0..n, new each epoch and reproducible, on all { $cases } cases
 epoch-right = from the grader's start and batch order, one epoch ({ $batches } batches) follows the reference: parameters within { $within } of the way they moved (the median hidden unit), mean loss { $loss }
@@ -106,6 +106,19 @@ loss-central-differences-hint = this disagrees with central differences of the l
 zero-grad-reason = zero_grad left layer{ $layer } with gradients
 zero-grad-details = After zero_grad, layer{ $layer }'s weight or bias gradient is not all zeros.
 zero-grad-hint = zero_grad must zero both gradients of both layers
+zero-grad-linear-reason = Linear::zero_grad did not clear the gradients ({ $case })
+zero-grad-linear-details = After `backward`, `Linear::zero_grad` must leave weight_grad and bias_grad all zeros, of the same shapes, and the weight and bias as they were: { $what }.
+zero-grad-linear-bias = bias_grad is not all zeros (the weight gradient is)
+zero-grad-linear-weight = weight_grad is not all zeros (the bias gradient is)
+zero-grad-linear-both = neither gradient is all zeros
+zero-grad-linear-parameters = the gradients are zero, but the weight or the bias changed
+zero-grad-linear-hint = fill both gradients with 0 (`self.weight_grad.fill(0.0); self.bias_grad.fill(0.0);`) and leave the parameters alone
+predict-count-reason = { $function } gave a wrong number of predictions ({ $case })
+predict-count-details = `{ $function }` returned { $got } predictions for { $rows } rows: one class per row of x.
+predict-wrong-reason = { $function } predicted a wrong class ({ $case })
+predict-wrong-details = Row { $row }: `{ $function }` gave class { $got }, but your model's own output for that row, { $output }, says { $expected }.
+predict-simple-nn-hint = SimpleNN predicts 1 where the probability model(x) is above 0.5 and 0 otherwise: `(model(x) > 0.5)`
+predict-mlp-hint = the MLP predicts, for each row, the index of its largest logit (`torch.argmax(model(x), dim=1)`: across the 10 columns of a row, not down a column)
 model-loss-hint = the model's loss is the mean BCE (SimpleNN) or cross-entropy (Mlp) of its output
 gradient-of = the gradient of layer{ $layer }.{ $parameter }
 
@@ -113,6 +126,8 @@ gradient-of = the gradient of layer{ $layer }.{ $parameter }
 
 adam-no-correction-hint = this is Adam without its bias correction: divide m by (1 − β1^t) and v by (1 − β2^t), with t the number of steps taken so far (1 on the first step)
 adam-stuck-counter-hint = the step counter t does not advance: add 1 to t at the start of every step
+adam-swapped-betas-hint = β1 and β2 are swapped: the first moment m averages with β1 = 0.9 and the second moment v (of g²) with β2 = 0.999
+adam-counter-per-layer-hint = the step counter t advances once per layer, not once per step: add 1 to t once at the start of `step`, before the loop over the layers, so every tensor of one step uses the same t
 adam-hint = m = β1·m + (1 − β1)·g; v = β2·v + (1 − β2)·g²; p −= lr·m̂ / (√v̂ + ε), with m and v kept per tensor between steps
 sgd-hint = p −= lr · grad for every weight and bias
 after-step-reason = { $reason } after step { $step }

@@ -18,11 +18,11 @@ passed-details = `{ $function }`：{ $reason }。
 
 init-right = 形狀正確，權重和偏差依文件在 ±1/√in 上均勻抽樣（先權重、後偏差），梯度為零，而且可以用種子重現（{ $cases } 個案例）
 right-on-all = 全部 { $cases } 個案例都正確
-backward-right = 在全部 { $cases } 個案例中，輸入的梯度正確，權重和偏差的梯度也正確地累加，而且和中央差分的結果一致
+backward-right = 在全部 { $cases } 個案例中，輸入的梯度正確，權重和偏差的梯度也正確地累加，而且和中央差分的結果一致；zero_grad 把兩者都清除
 loss-right = 全部 { $cases } 個案例都正確，包括極端值
-loss-grads-right = 全部 { $cases } 個案例都正確，包括極端值，而且和中央差分的結果一致
-model-composes = 在全部 { $cases } 個案例中，forward、loss、backward 和 zero_grad 都正確地組合了你自己的層、激活函式和損失函式（其中 { $composed } 個案例裡，這些元件算出的值和參考答案不同：那由它們自己的項目扣分，這一項不扣）
-model-right = 在全部 { $cases } 個案例中，forward、loss、backward（每個參數的梯度）和 zero_grad 都正確
+loss-grads-right = 全部 { $cases } 個案例都正確，包括極端值，而且和中央差分的結果一致；zero_grad 把兩者都清除
+model-composes = 在全部 { $cases } 個案例中，forward、loss、backward、zero_grad 和 predict 都正確地組合了你自己的層、激活函式和損失函式（其中 { $composed } 個案例裡，這些元件算出的值和參考答案不同：那由它們自己的項目扣分，這一項不扣）
+model-right = 在全部 { $cases } 個案例中，forward、loss、backward（每個參數的梯度）、zero_grad 和 predict 都正確
 optimizer-right = { $steps } 步都符合公式
 batches-right = 在全部 { $cases } 個案例中，都是 0..n 的隨機打亂分割，每個 epoch 都不同，而且可以重現
 epoch-right = 從評分程式給的起點和批次順序開始，一個 epoch（{ $batches } 個批次）和參考答案一致：參數和參考答案的差距在移動距離的 { $within } 以內（取隱藏單元的中位數），平均損失 { $loss }
@@ -106,6 +106,19 @@ loss-central-differences-hint = 這和損失函式的中央差分結果不一致
 zero-grad-reason = zero_grad 之後 layer{ $layer } 還留著梯度
 zero-grad-details = 呼叫 zero_grad 之後，layer{ $layer } 的權重或偏差梯度不是全部為零。
 zero-grad-hint = zero_grad 必須把兩層的兩種梯度都歸零
+zero-grad-linear-reason = Linear::zero_grad 沒有清除梯度（{ $case }）
+zero-grad-linear-details = 在 `backward` 之後，`Linear::zero_grad` 必須讓 weight_grad 和 bias_grad 全部為零、形狀不變，weight 和 bias 保持原樣：{ $what }。
+zero-grad-linear-bias = bias_grad 不全為零（weight 的梯度是）
+zero-grad-linear-weight = weight_grad 不全為零（bias 的梯度是）
+zero-grad-linear-both = 兩個梯度都不全為零
+zero-grad-linear-parameters = 梯度是零，但 weight 或 bias 被改動了
+zero-grad-linear-hint = 把兩個梯度都填成 0（`self.weight_grad.fill(0.0); self.bias_grad.fill(0.0);`），不要動參數
+predict-count-reason = { $function } 的預測數量不對（{ $case }）
+predict-count-details = `{ $function }` 對 { $rows } 列回傳了 { $got } 個預測：x 的每一列一個類別。
+predict-wrong-reason = { $function } 預測了錯的類別（{ $case }）
+predict-wrong-details = 第 { $row } 列：`{ $function }` 給出類別 { $got }，但你的模型自己對這一列的輸出 { $output } 表示應該是 { $expected }。
+predict-simple-nn-hint = SimpleNN 在機率 model(x) 大於 0.5 時預測 1，否則預測 0：`(model(x) > 0.5)`
+predict-mlp-hint = MLP 對每一列預測其最大 logit 的索引（`torch.argmax(model(x), dim=1)`：在一列的 10 個欄之間取，而不是沿著一欄往下取）
 model-loss-hint = 模型的損失是它輸出的平均 BCE（SimpleNN）或交叉熵（Mlp）
 gradient-of = layer{ $layer }.{ $parameter } 的梯度
 
@@ -113,6 +126,8 @@ gradient-of = layer{ $layer }.{ $parameter } 的梯度
 
 adam-no-correction-hint = 這是沒有偏差修正的 Adam：把 m 除以 (1 − β1^t)、v 除以 (1 − β2^t)，t 是到目前為止走過的步數（第一步是 1）
 adam-stuck-counter-hint = 步數計數器 t 沒有前進：每一步開始時把 t 加 1
+adam-swapped-betas-hint = β1 和 β2 對調了：一階動差 m 用 β1 = 0.9 平均，二階動差 v（g² 的平均）用 β2 = 0.999
+adam-counter-per-layer-hint = 步數計數器 t 每一層加一次，而不是每一步加一次：在 `step` 開頭、逐層迴圈之前把 t 加 1，讓同一步的每個張量都用同一個 t
 adam-hint = m = β1·m + (1 − β1)·g；v = β2·v + (1 − β2)·g²；p −= lr·m̂ / (√v̂ + ε)，每個張量的 m 和 v 要在步與步之間保留
 sgd-hint = 對每個權重和偏差做 p −= lr · grad
 after-step-reason = 第 { $step } 步之後{ $reason }
