@@ -36,6 +36,8 @@ pub mod messages;
 pub mod release;
 pub mod report;
 pub mod rubric;
+#[cfg(feature = "cli")]
+pub mod similarity;
 pub mod stage;
 #[cfg(feature = "cli")]
 pub mod template;

@@ -100,8 +100,8 @@ enum Commands {
     },
     /// Grade a whole class: every subfolder of DIR is one student's repository. Writes a CSV
     /// gradebook, a class report beside it (the same name ending in .html: one static page of
-    /// charts and links) and, per student, results.json and feedback.md; re-running grades only
-    /// what changed.
+    /// charts and links, and the pairs of submissions that share code) and, per student,
+    /// results.json and feedback.md; re-running grades only what changed.
     Batch {
         /// The folder of submissions (e.g. what `gh classroom clone student-repos` made).
         dir: PathBuf,
@@ -168,6 +168,15 @@ enum Commands {
         /// With --slurm: each task's time limit, in Slurm's notation (30, 00:30:00, 1-00:00:00).
         #[arg(long, requires = "slurm", value_name = "LIMIT", default_value = grader::batch::slurm::DEFAULT_TIME)]
         time: String,
+        /// Leave the class report's similarity section out: do not compare the submissions
+        /// with each other.
+        #[arg(long)]
+        no_similarity: bool,
+        /// The class report lists the pairs of submissions of which one shares at least this
+        /// part of its code (beyond the template) with the other: a share (0.5) or a
+        /// percentage (50%).
+        #[arg(long, value_name = "SHARE", default_value = "0.5", value_parser = grader::similarity::parse_threshold, conflicts_with = "no_similarity")]
+        similarity_threshold: f64,
     },
     /// Write the gradebook (and the class report beside it) from the records a batch (or its
     /// Slurm tasks) left in FEEDBACK.
@@ -180,6 +189,19 @@ enum Commands {
         /// The CSV gradebook to write.
         #[arg(long, value_name = "FILE", default_value = "grades.csv")]
         out: PathBuf,
+        /// The folder of submissions the batch graded: the class report then says which
+        /// submissions share code (without it, it says they were not compared).
+        #[arg(long, value_name = "DIR")]
+        submissions: Option<PathBuf>,
+        /// Leave the class report's similarity section out: do not compare the submissions
+        /// with each other.
+        #[arg(long)]
+        no_similarity: bool,
+        /// The class report lists the pairs of submissions of which one shares at least this
+        /// part of its code (beyond the template) with the other: a share (0.5) or a
+        /// percentage (50%).
+        #[arg(long, value_name = "SHARE", default_value = "0.5", value_parser = grader::similarity::parse_threshold, conflicts_with = "no_similarity")]
+        similarity_threshold: f64,
     },
     /// Write a Gradescope autograder zip for LAB: its setup.sh installs Rust and this grader
     /// (from --grader-git at --grader-rev) and builds the grading area once; its
@@ -285,6 +307,8 @@ fn main() -> ExitCode {
             unsandboxed,
             container,
             lang,
+            no_similarity,
+            similarity_threshold,
         } => {
             // A Slurm script grades nothing here: its tasks check the sandbox on their nodes,
             // with the flag carried to them.
@@ -313,6 +337,7 @@ fn main() -> ExitCode {
                     only,
                     lang,
                     cache: cache_or_default(cache_dir),
+                    similarity: similarity_settings(no_similarity, similarity_threshold),
                     slurm: slurm.then_some(SlurmArgs {
                         resources: grader::batch::slurm::Resources {
                             cpus_per_task,
@@ -330,7 +355,16 @@ fn main() -> ExitCode {
             feedback,
             assignment,
             out,
-        } => collect(&feedback, &assignment, &out),
+            submissions,
+            no_similarity,
+            similarity_threshold,
+        } => collect(
+            &feedback,
+            &assignment,
+            &out,
+            submissions.as_deref(),
+            similarity_settings(no_similarity, similarity_threshold),
+        ),
         Commands::Gradescope(args) => gradescope(&args),
         // The exports are printed here, where a closed pipe is handled.
         Commands::Emulate { env: true, .. } => grader::emulate::Emulator::prepare()
@@ -531,6 +565,8 @@ struct BatchArgs {
     /// `--lang` (or `$GRADER_LANG`, which Slurm's tasks inherit).
     lang: Option<grader::i18n::Lang>,
     cache: PathBuf,
+    /// `--similarity-threshold`, or `None` for `--no-similarity`.
+    similarity: Option<grader::similarity::Settings>,
     /// `--slurm`, with what its tasks ask of the cluster.
     slurm: Option<SlurmArgs>,
 }
@@ -578,6 +614,7 @@ fn batch(mut args: BatchArgs) -> Result<(), String> {
         force: args.force,
         only: (!args.only.is_empty()).then_some(args.only),
         cache: args.cache,
+        similarity: args.similarity,
     };
     let bar = ProgressBar::new(0);
     bar.set_style(
@@ -707,17 +744,27 @@ fn write_slurm(args: &BatchArgs, seed: u64, slurm: SlurmArgs) -> Result<(), Stri
     outln!("wrote {}", path.display());
     outln!("submit it with: sbatch {}", path.display());
     outln!(
-        "when every task is done: grader collect {} --assignment … --out grades.csv",
-        args.feedback.display()
+        "when every task is done: grader collect {} --assignment … --out grades.csv \
+         --submissions {}",
+        args.feedback.display(),
+        args.dir.display()
     );
     Ok(())
 }
 
-/// `grader collect`: the gradebook and summary from a batch's records.
+/// The similarity settings of `--no-similarity` and `--similarity-threshold`.
+fn similarity_settings(off: bool, threshold: f64) -> Option<grader::similarity::Settings> {
+    (!off).then_some(grader::similarity::Settings { threshold })
+}
+
+/// `grader collect`: the gradebook and summary from a batch's records, and the class report
+/// (comparing the `submissions` when given).
 fn collect(
     feedback: &std::path::Path,
     assignment: &str,
     out: &std::path::Path,
+    submissions: Option<&std::path::Path>,
+    similarity: Option<grader::similarity::Settings>,
 ) -> Result<(), String> {
     let assignment = rubric::resolve(assignment).map_err(|e| e.to_string())?;
     if !feedback.is_dir() {
@@ -726,9 +773,25 @@ fn collect(
             feedback.display()
         ));
     }
+    let class = match submissions {
+        Some(dir) => Some(grader::batch::submissions(dir).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let records =
         grader::batch::write_gradebook(feedback, out, &assignment).map_err(|e| e.to_string())?;
-    let page = grader::batch::class_report::write(feedback, out, &assignment, &records)
+    let similarity = similarity.map(|settings| match &class {
+        Some(class) => grader::similarity::of_class(
+            class.iter().map(|s| (s.name.as_str(), s.folder.as_path())),
+            &assignment.assignment.name,
+            settings,
+        ),
+        None => grader::similarity::SimilaritySection::NotCompared(
+            "`grader collect` compares the submissions when given their folder \
+             (--submissions DIR)"
+                .into(),
+        ),
+    });
+    let page = grader::batch::class_report::write(feedback, out, &assignment, &records, similarity)
         .map_err(|e| e.to_string())?;
     let summary = grader::batch::BatchSummary {
         graded_now: 0,

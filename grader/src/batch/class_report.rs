@@ -8,6 +8,7 @@ use super::{gradebook_rows, BatchError, Record};
 use crate::report::class::{ClassSummary, Entry};
 use crate::report::class_html;
 use crate::rubric::Assignment;
+use crate::similarity::SimilaritySection;
 use std::path::{Component, Path, PathBuf};
 
 /// Where the class report of the gradebook `gradebook` goes: beside it, with the extension
@@ -23,12 +24,14 @@ pub fn path_beside(gradebook: &Path) -> PathBuf {
 }
 
 /// Writes the class report of `records` (every record under `feedback`) beside the gradebook
-/// `gradebook`, whole (a temporary file renamed into place), and returns its path.
+/// `gradebook`, whole (a temporary file renamed into place), with the `similarity` section
+/// when there is one, and returns its path.
 pub fn write(
     feedback: &Path,
     gradebook: &Path,
     assignment: &Assignment,
     records: &[Record],
+    similarity: Option<SimilaritySection>,
 ) -> Result<PathBuf, BatchError> {
     let path = path_beside(gradebook);
     let write_err = |message: String| BatchError::Write {
@@ -53,12 +56,13 @@ pub fn write(
             ),
         })
         .collect();
-    let summary = ClassSummary::new(
+    let mut summary = ClassSummary::new(
         &assignment.assignment.name,
         &assignment.assignment.title,
         &assignment.items,
         &entries,
     );
+    summary.similarity = similarity;
     let mut page = Vec::new();
     class_html::write(&mut page, &summary).map_err(|e| write_err(e.to_string()))?;
     std::fs::create_dir_all(page_dir).map_err(|e| write_err(e.to_string()))?;

@@ -3,8 +3,9 @@
 //! with [`crate::grade::grade`] (only its `src/` counts: the lab's manifest, harness, rubric and
 //! grader are imposed), in parallel, and its record is written as soon as it is done, so an
 //! interrupted batch resumes where it stopped and an unchanged submission is not graded again.
-//! The gradebook (CSV), the class report (HTML, [`class_report`]) and each student's feedback
-//! are rendered from the records.
+//! The gradebook (CSV), the class report (HTML, [`class_report`], with the pairs of
+//! submissions that share code: [`crate::similarity`]) and each student's feedback are
+//! rendered from the records.
 
 pub mod class_report;
 pub mod slurm;
@@ -61,6 +62,9 @@ pub struct BatchOptions {
     pub only: Option<Vec<String>>,
     /// The build cache shared by every submission.
     pub cache: PathBuf,
+    /// How the class report compares the submissions with each other, or `None` for not at
+    /// all (`--no-similarity`).
+    pub similarity: Option<crate::similarity::Settings>,
 }
 
 /// What happens during a batch, for the caller's progress display.
@@ -247,8 +251,22 @@ pub fn run(
     // The gradebook is written before a write error is returned: its row of the student
     // whose record could not be written says so.
     if let Some(path) = &options.gradebook {
-        let all = write_gradebook_of(&options.feedback, path, &options.assignment, &names)?;
-        class_report::write(&options.feedback, path, &options.assignment, &all)?;
+        // The whole class is compared, whoever `--only` graded now.
+        let similarity = options.similarity.map(|settings| {
+            crate::similarity::of_class(
+                all.iter().map(|s| (s.name.as_str(), s.folder.as_path())),
+                &options.assignment.assignment.name,
+                settings,
+            )
+        });
+        let records = write_gradebook_of(&options.feedback, path, &options.assignment, &names)?;
+        class_report::write(
+            &options.feedback,
+            path,
+            &options.assignment,
+            &records,
+            similarity,
+        )?;
     }
     if let Some(e) = write_error.into_inner().ok().flatten() {
         return Err(e);

@@ -172,11 +172,12 @@ pub fn script(o: &SlurmOptions) -> Result<String, SlurmError> {
     let _ = writeln!(s, "#!/usr/bin/env bash");
     let _ = writeln!(
         s,
-        "# Written by `grader batch --slurm`: one array task per submission. Submit with\n#   sbatch {}\n# then, when every task is done, write the gradebook with\n#   {} collect {} --assignment {} --out grades.csv\n# A task fails (exit status 2) when its submission could not be graded (the grader\n# could not run there, say); a low grade is not a failure.",
+        "# Written by `grader batch --slurm`: one array task per submission. Submit with\n#   sbatch {}\n# then, when every task is done, write the gradebook with\n#   {} collect {} --assignment {} --out grades.csv --submissions {}\n# A task fails (exit status 2) when its submission could not be graded (the grader\n# could not run there, say); a low grade is not a failure.",
         quoted_path(&o.feedback.join("slurm").join("grade.sbatch")),
         quoted_path(&o.grader),
         quoted_path(&o.feedback),
-        quoted(&o.assignment)
+        quoted(&o.assignment),
+        quoted_path(&o.dir)
     );
     let _ = writeln!(s, "#SBATCH --job-name=grade");
     let _ = writeln!(

@@ -1,7 +1,8 @@
 //! The instructor's view of a whole class, as numbers: [`ClassSummary::new`] takes each
 //! student's gradebook [`Row`] (and what only this view shows: the build time, the link to the
 //! feedback) and computes the score histogram, each item's pass rate, the measured speedups,
-//! the submissions refused or flagged and the slowest builds. [`super::class_html`] renders it.
+//! the submissions refused or flagged and the slowest builds; the batch adds which submissions
+//! share code ([`crate::similarity`]). [`super::class_html`] renders it.
 //!
 //! Every total comes from [`gradebook::cells`], the function the CSV gradebook writes its
 //! cells with, so the page and the gradebook show the same strings; the histogram bins those
@@ -10,6 +11,7 @@
 use super::gradebook::{self, Row};
 use super::{points, Status};
 use crate::rubric::Item;
+use crate::similarity::SimilaritySection;
 
 /// How many of the slowest builds the summary keeps.
 pub const SLOWEST_BUILDS: usize = 10;
@@ -52,6 +54,9 @@ pub struct ClassSummary {
     pub slowest_builds: Vec<BuildTime>,
     /// How many builds were timed in all.
     pub builds_timed: usize,
+    /// Which submissions share code (`None`: not asked for; the batch sets it after
+    /// [`ClassSummary::new`]).
+    pub similarity: Option<SimilaritySection>,
 }
 
 /// One student's line: the gradebook's strings.
@@ -229,6 +234,7 @@ impl ClassSummary {
             flagged,
             slowest_builds: builds,
             builds_timed,
+            similarity: None,
         }
     }
 }

@@ -9,11 +9,15 @@
 //! relative, so the folder can be moved or zipped. Every string a student controls (folder
 //! names, reasons quoting their code) goes through [`escape::html`]; each number is also in a
 //! `data-*` attribute (`data-total`, `data-passed`, `data-count`, …) for programs that read it.
+//! When the batch compared the submissions, a section shows the pairs that share code
+//! ([`similarity`]).
 
 use super::class::{Bin, ClassSummary, ItemRate, Speedups};
 use super::escape;
 use plotters::prelude::*;
 use std::io::Write;
+
+mod similarity;
 
 /// Why the page could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +44,9 @@ th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:to
 th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 .chart svg{max-width:100%;height:auto}\
 .pair{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.muted{color:#666}\
-.reason{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.9em}";
+.reason{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.9em}\
+table.regions{table-layout:fixed;width:100%}table.regions td{width:50%}\
+pre.code{margin:0;overflow-x:auto;font-size:.85em;white-space:pre}.file{font-size:.85em;color:#666}";
 
 /// Writes the page of `summary` to `out`.
 pub fn write<W: Write>(mut out: W, summary: &ClassSummary) -> Result<(), ClassHtmlError> {
@@ -65,17 +71,25 @@ pub fn write<W: Write>(mut out: W, summary: &ClassSummary) -> Result<(), ClassHt
          number here is the gradebook's.</p>\n\
          <nav><a href=\"#histogram\">Scores</a><a href=\"#pass-rates\">Pass rates</a>\
          <a href=\"#speedups\">Speedups</a><a href=\"#flagged\">Refused or flagged</a>\
-         <a href=\"#builds\">Slowest builds</a><a href=\"#students\">Students</a></nav>\n",
+         <a href=\"#builds\">Slowest builds</a>{similar}<a href=\"#students\">Students</a></nav>\n",
         summary.students.len(),
         escape::html(&summary.max),
         summary.students.len(),
         escape::html(&summary.max),
+        similar = if summary.similarity.is_some() {
+            "<a href=\"#similarity\">Similar submissions</a>"
+        } else {
+            ""
+        },
     )?;
     histogram(&mut out, &summary.histogram)?;
     pass_rates(&mut out, &summary.items)?;
     speedups(&mut out, &summary.speedups)?;
     flagged(&mut out, summary)?;
     builds(&mut out, summary)?;
+    if let Some(section) = &summary.similarity {
+        similarity::write(&mut out, section)?;
+    }
     students(&mut out, summary)?;
     writeln!(out, "</body>\n</html>")?;
     Ok(())

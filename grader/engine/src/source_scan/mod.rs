@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 mod attributes;
+pub mod listing;
 mod names;
 mod tokens;
 mod unsafe_code;

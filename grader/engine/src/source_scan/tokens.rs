@@ -17,7 +17,7 @@ pub(super) enum Kind {
     Ident,
     /// One punctuation character, or one delimiter of a group (`(`, `]`, `{`).
     Punct,
-    /// A number, string, byte or char literal (its text is not kept).
+    /// A number, string, byte or char literal (its text, as written, is in [`Token::literal`]).
     Literal,
 }
 
@@ -35,6 +35,9 @@ pub(super) struct Token {
     pub(super) bang: bool,
     /// For an opening delimiter, the index of the one closing it.
     pub(super) closed_at: Option<usize>,
+    /// A literal's text as written (quotes, prefix and suffix included); empty for the other
+    /// kinds. The rules never read it: the class's similarity report reads kernels in strings.
+    pub(super) literal: String,
 }
 
 impl Token {
@@ -154,6 +157,7 @@ impl Flattener {
             body: self.body(),
             bang,
             closed_at: None,
+            literal: String::new(),
         });
     }
 
@@ -214,6 +218,9 @@ impl Flattener {
                 }
                 TokenTree::Literal(l) => {
                     self.push(Kind::Literal, String::new(), l.span().start().line, false);
+                    if let Some(last) = self.tokens.last_mut() {
+                        last.literal = l.to_string();
+                    }
                 }
                 TokenTree::Group(g) => {
                     let (open, close) = match g.delimiter() {
