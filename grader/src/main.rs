@@ -209,10 +209,19 @@ enum Commands {
     Gradescope(GradescopeArgs),
     /// Run a command with the CPU emulator in place of libcuda, libnvrtc and libcublas
     /// (`grader emulate -- cargo run`), or print the environment for a shell (`--env`).
+    /// `--check races` reports data races as grading's correctness runs do.
     Emulate {
         /// Print `export …` lines for a shell instead of running a command.
         #[arg(long)]
         env: bool,
+        /// Checks of kernels, like compute-sanitizer's --tool: `races` (data races in global
+        /// and shared memory, missing barriers, warp lockstep, and accesses outside GPU
+        /// memory, each reported with both threads, the source lines and a hint; grading's
+        /// correctness runs use it), `all` (every check: the same today) or `none` (plain,
+        /// as timed runs). Out-of-bounds accesses are always reported. Without it, the
+        /// environment's GPU_LABS_EMULATOR_RACECHECK=1 turns the checks on.
+        #[arg(long, value_name = "CHECK", value_parser = clap::builder::PossibleValuesParser::new(grader::emulate::Check::NAMES))]
+        check: Option<String>,
         /// The command and its arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<std::ffi::OsString>,
@@ -367,11 +376,20 @@ fn main() -> ExitCode {
         ),
         Commands::Gradescope(args) => gradescope(&args),
         // The exports are printed here, where a closed pipe is handled.
-        Commands::Emulate { env: true, .. } => grader::emulate::Emulator::prepare()
+        Commands::Emulate {
+            env: true,
+            check: None,
+            ..
+        } => grader::emulate::Emulator::prepare()
             .map(|emulator| out!("{}", emulator.shell_exports()))
             .map_err(|e| e.to_string()),
-        Commands::Emulate { env, command } => {
-            return match grader::emulate::run_cli(&command, env) {
+        Commands::Emulate {
+            env,
+            check,
+            command,
+        } => {
+            let check = check.as_deref().and_then(grader::emulate::Check::parse);
+            return match grader::emulate::run_cli(&command, env, check) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
                 Err(e) => {
                     errln!("error: {e}");

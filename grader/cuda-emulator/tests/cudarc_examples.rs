@@ -2,8 +2,12 @@
 //! with only the features changed), run under the emulator the way a user runs them:
 //! `grader emulate -- <program>`.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
+
+use common::{grader_bin, registry_crate};
 
 /// Examples that compile CUDA C at run time (the others load precompiled PTX or need
 /// libraries the emulator does not provide: cuPTX, cuFile, several GPUs).
@@ -18,60 +22,9 @@ const EXAMPLES: &[&str] = &[
     "nvrtc-compile",
 ];
 
-/// The registry's copy of cudarc 0.19 (the version this crate's tests use).
-fn cudarc_dir() -> Option<PathBuf> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    let mut found = Vec::new();
-    for index in std::fs::read_dir(home.join("registry").join("src"))
-        .ok()?
-        .flatten()
-    {
-        for krate in std::fs::read_dir(index.path()).ok()?.flatten() {
-            let name = krate.file_name().to_string_lossy().into_owned();
-            if name.starts_with("cudarc-0.19.") {
-                found.push(krate.path());
-            }
-        }
-    }
-    found.sort();
-    found.pop()
-}
-
-/// The workspace's `grader` binary, built by cargo if needed.
-fn grader_bin() -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "grader",
-            "--bin",
-            "grader",
-            "--message-format=json",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split("\"executable\":\"").nth(1))
-        .filter_map(|rest| rest.split('"').next())
-        .map(PathBuf::from)
-        .next_back()
-        .expect("cargo names the grader binary")
-}
-
 #[test]
 fn cudarc_examples_run_unmodified() {
-    let Some(cudarc) = cudarc_dir() else {
+    let Some(cudarc) = registry_crate("cudarc-0.19.") else {
         panic!("cudarc 0.19 sources not found in the cargo registry");
     };
     let version = cudarc

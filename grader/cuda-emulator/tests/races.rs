@@ -273,3 +273,20 @@ extern "C" __global__ void k(const float* in, float* out, int n) {
 checked!(correct_kernels_have_no_report, CORRECT, 4, 64, |races| {
     assert!(races.is_empty(), "{races:?}");
 });
+
+/// `grader emulate --check races` turns the checks on (the racy kernel above is reported,
+/// with its hint), `--check none` leaves them off (no report), as a user runs a program.
+#[test]
+fn grader_emulate_check_flag() {
+    let name = "global_read_modify_write_without_atomic";
+    let checked = common::run_child_by_grader(&["--check", "races"], name);
+    assert!(checked.status.success());
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        stderr.contains("is a data race") && stderr.contains("atomicAdd"),
+        "{stderr}"
+    );
+    let plain = common::run_child_by_grader(&["--check", "none"], name);
+    assert!(plain.status.success());
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains("data race"));
+}

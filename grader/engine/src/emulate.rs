@@ -538,24 +538,68 @@ pub fn is_emulated() -> bool {
     std::env::var_os(MARKER).is_some_and(|v| v == "1")
 }
 
+/// The variable that turns the emulator's checks on (`1`) when the library is loaded: kernels
+/// are then compiled the checked way (data races, and accesses outside device memory), as
+/// grading's correctness runs are.
+pub const RACECHECK: &str = "GPU_LABS_EMULATOR_RACECHECK";
+
+/// What `grader emulate --check` asks for, like compute-sanitizer's `--tool`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// No checks: kernels compiled plainly, as timed runs are.
+    None,
+    /// Data races (global and shared memory, barriers, warps) and global accesses outside
+    /// device memory, reported on stderr with both threads, the lines and a hint.
+    Races,
+    /// Every check the emulator has (today the same as [`Check::Races`]).
+    All,
+}
+
+impl Check {
+    /// The names `--check` accepts.
+    pub const NAMES: &'static [&'static str] = &["races", "all", "none"];
+
+    /// The check named `name` (one of [`Check::NAMES`]).
+    pub fn parse(name: &str) -> Option<Check> {
+        match name {
+            "none" => Some(Check::None),
+            "races" => Some(Check::Races),
+            "all" => Some(Check::All),
+            _ => None,
+        }
+    }
+
+    /// The variable that asks the emulator for this check.
+    pub fn env(self) -> (OsString, OsString) {
+        let on = if self == Check::None { "0" } else { "1" };
+        (RACECHECK.into(), on.into())
+    }
+}
+
 /// `grader emulate`: with `print_env`, prints the shell exports and returns 0; otherwise runs
 /// `args` (a program and its arguments) on the emulator and returns its exit code (128 + the
-/// signal number if a signal ended it).
-pub fn run_cli(args: &[OsString], print_env: bool) -> Result<i32, EmulateError> {
+/// signal number if a signal ended it). `check`, when given, sets the emulator's checks (else
+/// the environment's [`RACECHECK`] stands).
+pub fn run_cli(
+    args: &[OsString],
+    print_env: bool,
+    check: Option<Check>,
+) -> Result<i32, EmulateError> {
     let emulator = Emulator::prepare()?;
     if print_env {
         print!("{}", emulator.shell_exports());
+        if let Some((k, v)) = check.map(Check::env) {
+            println!("export {}='{}'", k.to_string_lossy(), v.to_string_lossy());
+        }
         return Ok(0);
     }
     let (program, rest) = args.split_first().ok_or(EmulateError::NoCommand)?;
-    let status =
-        emulator
-            .command(program, rest)
-            .status()
-            .map_err(|source| EmulateError::Spawn {
-                program: program.to_string_lossy().into_owned(),
-                source,
-            })?;
+    let mut cmd = emulator.command(program, rest);
+    cmd.envs(check.map(Check::env));
+    let status = cmd.status().map_err(|source| EmulateError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })?;
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
@@ -595,6 +639,22 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "add to emulate::SOURCES: {missing:?}");
+    }
+
+    #[test]
+    fn check_names_set_the_variable() {
+        for name in Check::NAMES {
+            assert!(Check::parse(name).is_some(), "{name}");
+        }
+        assert_eq!(
+            Check::parse("races").map(Check::env),
+            Some((RACECHECK.into(), "1".into()))
+        );
+        assert_eq!(
+            Check::parse("none").map(Check::env),
+            Some((RACECHECK.into(), "0".into()))
+        );
+        assert_eq!(Check::parse("memcheck"), None);
     }
 
     #[test]

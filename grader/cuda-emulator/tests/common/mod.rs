@@ -88,6 +88,78 @@ pub fn emulator_env(cmd: &mut Command) {
         .env("GPU_LABS_EMULATOR", "1");
 }
 
+/// The newest copy in the cargo registry of the crate whose folder name starts with `prefix`
+/// (`cudarc-0.19.`): crates' own sources, read at test time, never copied here.
+pub fn registry_crate(prefix: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let mut found = Vec::new();
+    for index in std::fs::read_dir(home.join("registry").join("src"))
+        .ok()?
+        .flatten()
+    {
+        for krate in std::fs::read_dir(index.path()).ok()?.flatten() {
+            let name = krate.file_name().to_string_lossy().into_owned();
+            if name.starts_with(prefix) {
+                found.push(krate.path());
+            }
+        }
+    }
+    found.sort();
+    found.pop()
+}
+
+/// The workspace's `grader` binary, built by cargo if needed.
+pub fn grader_bin() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "grader",
+            "--bin",
+            "grader",
+            "--message-format=json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo build");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("\"executable\":\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .map(PathBuf::from)
+        .next_back()
+        .expect("cargo names the grader binary")
+}
+
+/// Runs test `name` of this binary in a child the way a user would: `grader emulate FLAGS --
+/// <this test binary> name`, with the environment's race-check variable removed.
+pub fn run_child_by_grader(flags: &[&str], name: &str) -> Output {
+    let out = Command::new(grader_bin())
+        .arg("emulate")
+        .args(flags)
+        .arg("--")
+        .arg(std::env::current_exe().expect("current exe"))
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name)
+        .env_remove("GPU_LABS_EMULATOR_RACECHECK")
+        .output()
+        .expect("run grader emulate");
+    eprintln!(
+        "--- grader emulate {flags:?} `{name}` stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Whether this process is the child that should run test `name`.
 pub fn is_child(name: &str) -> bool {
     std::env::var(CHILD).is_ok_and(|v| v == name)
