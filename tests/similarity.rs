@@ -3,8 +3,9 @@
 //! a copy of the solution with its names changed, its functions reordered and comments added
 //! is reported beside the original; an independently written solution is not; submissions of
 //! the template alone match nothing; the page opens in headless Chromium with every pair, its
-//! shares and its regions side by side, a hostile name and hostile code shown as text. A class
-//! of 300 generated submissions is compared in seconds (the figure is printed).
+//! shares and its regions side by side, a hostile name and hostile code shown as text;
+//! `grader batch` writes the same section (and none with `--no-similarity`). A class of 300
+//! generated submissions is compared in seconds (the figure is printed).
 
 use gpu_labs_e2e::{copy_crate, grader_bin, solution, workspace};
 use std::path::Path;
@@ -259,6 +260,62 @@ fn the_flags_turn_it_off_set_the_threshold_and_say_when_it_cannot_run() {
             assert!(help.contains(flag), "{command} --help: {help}");
         }
     }
+}
+
+/// Code every lab refuses before building it: a batch of such submissions grades in seconds.
+const REFUSED: &str = "#[no_mangle]\npub extern \"C\" fn clock_gettime() -> i32 { 0 }\n";
+
+#[test]
+fn grader_batch_writes_the_section_and_no_similarity_leaves_it_out() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let class = dir.path().join("class");
+    make_class(&class);
+    for student in ["alice", "bob", "carol", "dan", "erin", EVE] {
+        std::fs::write(class.join(student).join("src/sneaky.rs"), REFUSED).expect("sneaky.rs");
+    }
+    let batch = |extra: &[&str]| {
+        let mut args = vec![
+            "batch",
+            "class",
+            "--assignment",
+            "matmul",
+            "--gpu",
+            "emulate",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(grader_bin())
+            .args(&args)
+            .current_dir(dir.path())
+            .env(
+                "GPU_LABS_CACHE",
+                workspace().join("target").join("grader-cache"),
+            )
+            .output()
+            .expect("grader runs");
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(dir.path().join("grades.html")).expect("the class report")
+    };
+    let page = batch(&["--similarity-threshold", "80%"]);
+    assert!(
+        page.contains("refused"),
+        "the submissions were refused, not built"
+    );
+    let found = pairs(&page);
+    assert!(has_pair(&found, "alice", "bob"), "{found:?}");
+    assert!(
+        !found.iter().any(|p| p.0 == "carol" || p.1 == "carol"),
+        "{found:?}"
+    );
+    assert!(page.contains("data-threshold=\"0.8\""));
+    let csv = std::fs::read_to_string(dir.path().join("grades.csv")).expect("the CSV");
+    assert!(!csv.to_lowercase().contains("simil"), "{csv}");
+    let page = batch(&["--no-similarity"]);
+    assert!(!page.contains("id=\"similarity\""), "{page}");
 }
 
 /// A small deterministic generator (a linear congruential one).
