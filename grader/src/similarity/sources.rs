@@ -9,11 +9,14 @@ use std::path::Path;
 /// Files read per submission at most.
 pub const MAX_FILES: usize = 64;
 /// Bytes of one file at most: a larger file is not compared.
-pub const MAX_FILE_BYTES: u64 = 512 * 1024;
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Bytes read of one submission at most: the files after are not compared. (The labs'
+/// solutions are 31 kB and 107 kB.)
+pub const MAX_BYTES: usize = 1024 * 1024;
 /// Tokens read of one file at most.
-pub const MAX_FILE_TOKENS: usize = 40_000;
+pub const MAX_FILE_TOKENS: usize = 30_000;
 /// Tokens read of one submission at most.
-pub const MAX_TOKENS: usize = 120_000;
+pub const MAX_TOKENS: usize = 60_000;
 /// Folders below `src/` that are entered at most.
 const MAX_DEPTH: usize = 4;
 
@@ -85,6 +88,14 @@ impl Code {
             self.notes.push(format!(
                 "{path}: not compared (larger than {} KiB)",
                 MAX_FILE_BYTES / 1024
+            ));
+            return;
+        }
+        let read: usize = self.files.iter().map(|f| f.text.len()).sum();
+        if read + text.len() > MAX_BYTES {
+            self.notes.push(format!(
+                "{path}: not compared (the submission's first files already hold {} KiB)",
+                read / 1024
             ));
             return;
         }

@@ -227,3 +227,60 @@ fn thresholds_are_read_as_shares_or_percentages() {
         assert!(parse_threshold(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn the_labs_solutions_are_read_whole_within_the_bounds() {
+    for lab in ["matmul", "training"] {
+        let code = Code::of_crate(&repo(&format!("solutions/{lab}")));
+        eprintln!("{lab}: {} tokens", code.token_count());
+        assert!(code.notes.is_empty(), "{lab}: {:?}", code.notes);
+        assert!(code.token_count() * 2 < sources::MAX_TOKENS, "{lab}");
+    }
+}
+
+/// A generator of token soup: every k-gram of it is new, the most fingerprints a text can
+/// have.
+fn soup(seed: u64, bytes: usize) -> String {
+    let words = [
+        "a", "+", "(", ")", "let", "fn", "{", "}", ";", "1", "*", "if", "x", "-",
+    ];
+    let mut state = seed | 1;
+    let mut out = String::new();
+    while out.len() < bytes {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.push_str(words[(state % words.len() as u64) as usize]);
+        out.push(' ');
+    }
+    out
+}
+
+#[test]
+fn submissions_at_every_bound_are_compared_in_bounded_time() {
+    // 100 submissions, each as large as the bounds let it be (16 files of 64 kB of token
+    // soup: many more tokens than the budget), no two alike but the planted pair; timed from
+    // their text (tokenizing included).
+    let started = Instant::now();
+    let class: Vec<(String, Code)> = (0..100u64)
+        .map(|s| {
+            let seed = if s == 99 { 1 } else { s };
+            let files: Vec<(String, String)> = (0..16u64)
+                .map(|f| (format!("src/f{f:02}.rs"), soup(seed * 1000 + f, 64 * 1024)))
+                .collect();
+            (format!("s{s:03}"), code(&files))
+        })
+        .collect();
+    for (_, c) in &class {
+        assert_eq!(c.token_count(), sources::MAX_TOKENS);
+    }
+    let found = compare(&class, &template(), Settings::default());
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!(
+        "100 submissions of {} tokens each, read and compared: {seconds:.2} s",
+        sources::MAX_TOKENS
+    );
+    assert_eq!(found.pairs.len(), 1, "the planted pair only");
+    assert!(pair_of(&found, "s001", "s099").is_some_and(|p| p.score() > 0.99));
+    assert!(seconds < 20.0, "{seconds} s");
+}
