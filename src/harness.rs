@@ -74,16 +74,23 @@ pub fn build(name: &str, crates: &[&Path]) -> Result<Vec<PathBuf>, String> {
         .env("CARGO_TARGET_DIR", ws.join("target"))
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "the crates do not build:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
     let messages: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
+    if !out.status.success() {
+        // With JSON messages, the compiler's errors are on stdout.
+        let errors: Vec<&str> = messages
+            .iter()
+            .filter(|m| m["message"]["level"] == "error")
+            .filter_map(|m| m["message"]["rendered"].as_str())
+            .collect();
+        return Err(format!(
+            "the crates do not build:\n{}\n{}",
+            errors.join("\n"),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
     (0..crates.len())
         .map(|i| {
             let manifest = root.join(i.to_string()).join("Cargo.toml");

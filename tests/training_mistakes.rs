@@ -409,7 +409,7 @@ const SAYS: &[(&str, &str, &str)] = &[
     (
         "Linear::zero_grad forgets the bias",
         "linear_backward",
-        "Linear::zero_grad did not clear",
+        "`Linear::zero_grad` must leave weight_grad and bias_grad all zeros",
     ),
     (
         "Mlp::predict takes the argmax down each column",

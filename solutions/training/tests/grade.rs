@@ -31,13 +31,21 @@ fn layer(l: &lab::Linear) -> Layer {
     }
 }
 
+/// The model's name, as the lab's code and its messages write it.
+fn model_name(net: Net) -> &'static str {
+    match net {
+        Net::SimpleNn => "SimpleNN",
+        Net::Mlp => "Mlp",
+    }
+}
+
 /// The model's two layers, as the grader's.
-fn layers_of(model: &mut dyn Model) -> Layers {
+fn layers_of(model: &mut dyn Model, net: Net) -> Layers {
     let layers = model.layers_mut();
     assert!(
         layers.len() == 2,
         "{}",
-        grader::training::MESSAGES.format("layers-mut-two", &[])
+        grader::training::MESSAGES.format("layers-mut-two", &[("model", &model_name(net))])
     );
     [layer(layers[0]), layer(layers[1])]
 }
@@ -246,11 +254,31 @@ fn main() -> std::process::ExitCode {
         model_pass: |net, layers, x, labels| {
             with_model(net, layers, |m| {
                 let output = m.forward(x);
+                // Said here, where it is known: a wrong shape would otherwise panic later, in
+                // the loss or backward, under their names.
+                let classes = match net {
+                    Net::SimpleNn => 1,
+                    Net::Mlp => 10,
+                };
+                assert!(
+                    output.dim() == (x.nrows(), classes),
+                    "{}",
+                    grader::training::MESSAGES.format(
+                        "forward-shape",
+                        &[
+                            ("model", &model_name(net)),
+                            ("rows", &output.nrows()),
+                            ("cols", &output.ncols()),
+                            ("batch", &x.nrows()),
+                            ("classes", &classes),
+                        ]
+                    )
+                );
                 let loss = m.loss(&output, labels);
                 m.backward(&output, labels);
-                let after_backward = layers_of(m);
+                let after_backward = layers_of(m, net);
                 m.zero_grad();
-                let after_zero_grad = layers_of(m);
+                let after_zero_grad = layers_of(m, net);
                 ModelPass {
                     predicted: m.predict(x),
                     output,

@@ -388,6 +388,22 @@ fn short(sentence: &str) -> String {
         .to_string()
 }
 
+/// The function a `todo!()` names, as the templates write them (`todo!("Adam::new: …")`):
+/// the item's function may call several of the student's, and the one still to write is the
+/// one to name. `None` for any other message.
+fn todo_function(message: &str) -> Option<&str> {
+    let rest = message
+        .strip_prefix("not yet implemented: ")
+        .or_else(|| message.strip_prefix("not implemented: "))?;
+    let (name, _) = rest.split_once(": ")?;
+    let path_like = !name.is_empty()
+        && name.len() <= 60
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == ':');
+    path_like.then_some(name)
+}
+
 /// The feedback for a panic, with `todo!()` read as "not implemented yet".
 pub fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
     let at = p
@@ -396,10 +412,11 @@ pub fn panic_result(item: &Item, p: &PanicInfo) -> ItemResult {
         .map(|l| t!("panic-at", location = l))
         .unwrap_or_default();
     if p.is_not_implemented() {
+        let function = todo_function(&p.message).unwrap_or(&item.function);
         return ItemResult::failed(
             item,
-            t!("todo-reason", function = item.function),
-            t!("todo-details", function = item.function, at = at),
+            t!("todo-reason", function = function),
+            t!("todo-details", function = function, at = at),
         );
     }
     let case = p
@@ -652,6 +669,21 @@ mod tests {
                 unfit: false,
             }),
         }
+    }
+
+    /// A `todo!()` in another function than the item's is named by the todo's own message,
+    /// as the templates write it; any other message leaves the item's function.
+    #[test]
+    fn a_todo_names_the_function_its_message_names() {
+        assert_eq!(
+            super::todo_function("not yet implemented: Adam::new: PyTorch defaults"),
+            Some("Adam::new")
+        );
+        assert_eq!(super::todo_function("not yet implemented"), None);
+        assert_eq!(
+            super::todo_function("not yet implemented: do it: now please"),
+            None
+        );
     }
 
     /// A judge that panics on what a worker sent costs its own item only, said as the

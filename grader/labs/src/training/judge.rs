@@ -833,8 +833,16 @@ impl Judge<'_> {
                         continue;
                     }
                     return wrong(
-                        t!("zero-grad-reason", layer = n + 1),
-                        t!("zero-grad-details", layer = n + 1),
+                        t!(
+                            "zero-grad-reason",
+                            function = self.function(),
+                            layer = n + 1
+                        ),
+                        t!(
+                            "zero-grad-details",
+                            function = self.function(),
+                            layer = n + 1
+                        ),
                         &t!("zero-grad-hint"),
                     );
                 }

@@ -103,8 +103,8 @@ loss-central-differences-hint = this disagrees with central differences of the l
 
 ## The models (judge.rs)
 
-zero-grad-reason = zero_grad left layer{ $layer } with gradients
-zero-grad-details = After zero_grad, layer{ $layer }'s weight or bias gradient is not all zeros.
+zero-grad-reason = { $function }::zero_grad left layer{ $layer } with gradients
+zero-grad-details = After `{ $function }::zero_grad`, layer{ $layer }'s weight or bias gradient is not all zeros.
 zero-grad-hint = zero_grad must zero both gradients of both layers
 zero-grad-linear-reason = Linear::zero_grad did not clear the gradients ({ $case })
 zero-grad-linear-details = After `backward`, `Linear::zero_grad` must leave weight_grad and bias_grad all zeros, of the same shapes, and the weight and bias as they were: { $what }.
@@ -241,7 +241,7 @@ transfer-not-back-details = `to_host` returned the { $model }'s values, but { $m
 transfer-not-back-hint = `to_host` must read each tensor back from the device (`stream.clone_dtoh(&slice)`), so that it returns what the GPU computed
 transfer-right = SimpleNN and Mlp went to the GPU and came back bit for bit, read back from device memory
 loader-count-reason = { $got } batches, expected { $expected }{ $case }
-loader-count-details = The `DeviceDataLoader` yielded { $got } batches{ $case }; it was given { $expected } (the grader's batch order).
+loader-count-details = The `DeviceDataLoader` (its `next`) yielded { $got } batches{ $case }; it was given { $expected } (the grader's batch order).
 loader-count-hint = yield one batch per list of indices, in the order given
 loader-shape-reason = batch { $batch } is { $got }, expected { $expected }{ $case }
 loader-shape-details = Batch { $batch } of the `DeviceDataLoader`{ $case } holds { $rows }×{ $cols } values; it has { $examples } examples of { $inputs } inputs.
@@ -254,7 +254,7 @@ loader-labels-details = The labels of batch { $batch } of the `DeviceDataLoader`
 loader-labels-hint = gather the labels with the same indices as the rows
 loader-right = every batch of { $cases } cases arrived on the GPU with the right rows and labels
 on-device-details = `{ $function }`: { $what }
-on-device-hint = the step must run on the GPU: products with cuBLAS on the device buffers, everything else in your kernels, and nothing copied to or from the host inside `train_step`
+on-device-hint = the step must run on the GPU: products with cuBLAS on the device buffers, everything else in your kernels, and nothing copied to or from the host inside `GpuModel::train_step`
 moved-reason = parameters moved between host and GPU during the epoch
 moved-details = during one epoch of { $batches } batches, { $uploaded } bytes were copied to the GPU and { $copied_back } bytes back to the host; the batches themselves are { $batch_bytes } bytes, and nothing needs to come back but the loss. The parameters went through the host.
 host-computed-reason = parameters were computed on the host
@@ -303,4 +303,5 @@ idx-count-mismatch = { $images } (byte 4) holds { $image_count } images but { $l
 
 ## The harness (the lab's tests/grade.rs)
 
-layers-mut-two = layers_mut must return the model's two layers, in order
+layers-mut-two = { $model }::layers_mut must return the model's two layers, in order
+forward-shape = { $model }::forward returned a { $rows }×{ $cols } output for a batch of { $batch }: it must be { $batch }×{ $classes } (one row per example)

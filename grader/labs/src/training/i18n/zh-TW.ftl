@@ -103,8 +103,8 @@ loss-central-differences-hint = 這和損失函式的中央差分結果不一致
 
 ## 模型（judge.rs）
 
-zero-grad-reason = zero_grad 之後 layer{ $layer } 還留著梯度
-zero-grad-details = 呼叫 zero_grad 之後，layer{ $layer } 的權重或偏差梯度不是全部為零。
+zero-grad-reason = { $function }::zero_grad 之後 layer{ $layer } 還留著梯度
+zero-grad-details = 呼叫 `{ $function }::zero_grad` 之後，layer{ $layer } 的權重或偏差梯度不是全部為零。
 zero-grad-hint = zero_grad 必須把兩層的兩種梯度都歸零
 zero-grad-linear-reason = Linear::zero_grad 沒有清除梯度（{ $case }）
 zero-grad-linear-details = 在 `backward` 之後，`Linear::zero_grad` 必須讓 weight_grad 和 bias_grad 全部為零、形狀不變，weight 和 bias 保持原樣：{ $what }。
@@ -241,7 +241,7 @@ transfer-not-back-details = `to_host` 傳回了 { $model } 的值，但其中 { 
 transfer-not-back-hint = `to_host` 必須從裝置讀回每個張量（`stream.clone_dtoh(&slice)`），這樣傳回的才是 GPU 算出來的值
 transfer-right = SimpleNN 和 Mlp 送到 GPU 再傳回來，逐位元相同，而且是從裝置記憶體讀回的
 loader-count-reason = { $got } 個批次，應該是 { $expected } 個{ $case }
-loader-count-details = `DeviceDataLoader` 產生了 { $got } 個批次{ $case }；它拿到的是 { $expected } 個（評分程式給的批次順序）。
+loader-count-details = `DeviceDataLoader`（它的 `next`）產生了 { $got } 個批次{ $case }；它拿到的是 { $expected } 個（評分程式給的批次順序）。
 loader-count-hint = 每一組索引產生一個批次，依照給定的順序
 loader-shape-reason = 第 { $batch } 個批次是 { $got }，應該是 { $expected }{ $case }
 loader-shape-details = `DeviceDataLoader` 的第 { $batch } 個批次{ $case }有 { $rows }×{ $cols } 個值；它應該有 { $examples } 筆樣本，每筆 { $inputs } 個輸入。
@@ -254,7 +254,7 @@ loader-labels-details = `DeviceDataLoader` 的第 { $batch } 個批次{ $case }�
 loader-labels-hint = 用和各列相同的索引收集標籤
 loader-right = { $cases } 個案例的每個批次都帶著正確的列和標籤送到了 GPU
 on-device-details = `{ $function }`：{ $what }
-on-device-hint = 每一步都必須在 GPU 上執行：乘積用 cuBLAS 在裝置緩衝區上計算，其他的都在你的 kernel 裡做，而且 `train_step` 裡不能和主機之間複製任何東西
+on-device-hint = 每一步都必須在 GPU 上執行：乘積用 cuBLAS 在裝置緩衝區上計算，其他的都在你的 kernel 裡做，而且 `GpuModel::train_step` 裡不能和主機之間複製任何東西
 moved-reason = 在 epoch 中參數在主機和 GPU 之間搬來搬去
 moved-details = 在一個 { $batches } 個批次的 epoch 中，有 { $uploaded } 位元組複製到 GPU、{ $copied_back } 位元組複製回主機；批次本身只有 { $batch_bytes } 位元組，而除了損失之外什麼都不需要傳回來。參數經過了主機。
 host-computed-reason = 參數是在主機上算出來的
@@ -303,4 +303,5 @@ idx-count-mismatch = { $images }（第 4 個位元組）有 { $image_count } 張
 
 ## 測試程式（實驗的 tests/grade.rs）
 
-layers-mut-two = layers_mut 必須依序傳回模型的兩層
+layers-mut-two = { $model }::layers_mut 必須依序傳回模型的兩層
+forward-shape = { $model }::forward 對 { $batch } 筆的批次回傳了 { $rows }×{ $cols } 的輸出：必須是 { $batch }×{ $classes }（每個樣本一列）
