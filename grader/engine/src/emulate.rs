@@ -105,6 +105,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/nvrtc/source.rs",
     "src/nvrtc/symbols.rs",
     "src/nvrtc/prelude.h",
+    "src/nvrtc/cooperative_groups.h",
     "src/cublas/mod.rs",
     "src/cublas/gemm.rs",
     "tracer/Cargo.toml",

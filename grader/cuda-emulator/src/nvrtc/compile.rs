@@ -125,7 +125,9 @@ fn host_flags(options: &[String]) -> Vec<String> {
 }
 
 /// CUDA headers tutorials include, provided empty (the prelude already defines what they
-/// would): `cuda_runtime.h`, `cuda.h`, ... and `math_constants.h` with its common constants.
+/// would): `cuda_runtime.h`, `cuda.h`, ...; `math_constants.h` with its common constants;
+/// `cooperative_groups.h` with its basics; `cuda/barrier` and `cuda/pipeline` as a clear
+/// error.
 const STUB_HEADERS: &[(&str, &str)] = &[
     ("cuda_runtime.h", ""),
     ("cuda_runtime_api.h", ""),
@@ -133,6 +135,25 @@ const STUB_HEADERS: &[(&str, &str)] = &[
     ("device_launch_parameters.h", ""),
     ("device_functions.h", ""),
     ("sm_60_atomic_functions.h", ""),
+    ("cooperative_groups.h", include_str!("cooperative_groups.h")),
+    (
+        "cooperative_groups/reduce.h",
+        "#pragma once\n#include <cooperative_groups.h>\n",
+    ),
+    (
+        "cooperative_groups/memcpy_async.h",
+        "#pragma once\n#include <cooperative_groups.h>\n",
+    ),
+    (
+        "cuda/barrier",
+        "#error \"gpu-labs emulator: cuda::barrier is not supported on the CPU emulator; use \
+         __syncthreads() or cooperative_groups::this_thread_block().sync()\"\n",
+    ),
+    (
+        "cuda/pipeline",
+        "#error \"gpu-labs emulator: cuda::pipeline and memcpy_async are not supported on the \
+         CPU emulator; copy into shared memory with plain loads and __syncthreads()\"\n",
+    ),
     (
         "math_constants.h",
         "#pragma once\n#define CUDART_PI_F 3.141592654f\n#define CUDART_PI 3.1415926535897931e+0\n\
@@ -143,14 +164,30 @@ const STUB_HEADERS: &[(&str, &str)] = &[
 
 /// Writes the stub headers (once per version) and returns their directory.
 fn stub_headers() -> std::io::Result<PathBuf> {
-    let dir = cache_dir().join(format!("include-{}", &hash_hex(&[PRELUDE.as_bytes()])[..8]));
-    if !dir.join("math_constants.h").is_file() {
-        std::fs::create_dir_all(&dir)?;
+    let dir = cache_dir().join(format!("include-{}", &stub_headers_hash()[..8]));
+    let done = dir.join(".complete");
+    if !done.is_file() {
         for (name, text) in STUB_HEADERS {
-            std::fs::write(dir.join(name), text)?;
+            let path = dir.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, text)?;
         }
+        std::fs::write(done, "")?;
     }
     Ok(dir)
+}
+
+/// A hash of the prelude and the stub headers: their folder's name, and part of each
+/// compilation's cache key (a kernel that includes one is compiled again when it changes).
+fn stub_headers_hash() -> String {
+    let mut parts: Vec<&[u8]> = vec![PRELUDE.as_bytes()];
+    for (name, text) in STUB_HEADERS {
+        parts.push(name.as_bytes());
+        parts.push(text.as_bytes());
+    }
+    hash_hex(&parts)
 }
 
 /// Rewrites GCC diagnostics (`file:12:5: error: ...`) into NVRTC's style (`file(12): error: ...`).
@@ -307,7 +344,8 @@ fn compile_variant(
     }
     let cxx = compiler();
     let flags = host_flags(options);
-    let mut key_parts: Vec<&[u8]> = vec![tu.as_bytes()];
+    let stubs = stub_headers_hash();
+    let mut key_parts: Vec<&[u8]> = vec![tu.as_bytes(), stubs.as_bytes()];
     key_parts.extend(cxx.iter().map(|s| s.as_bytes()));
     key_parts.extend(flags.iter().map(|s| s.as_bytes()));
     key_parts.extend(BASE_FLAGS.iter().map(|s| s.as_bytes()));

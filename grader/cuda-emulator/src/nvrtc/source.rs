@@ -42,6 +42,7 @@ const SYNC_TOKENS: &[&str] = &[
     "__ballot_sync",
     "__any_sync",
     "__all_sync",
+    "cooperative_groups",
 ];
 
 /// The source with comments and string/char literals blanked out (same length, same lines).
