@@ -290,3 +290,116 @@ fn grader_emulate_check_flag() {
     assert!(plain.status.success());
     assert!(!String::from_utf8_lossy(&plain.stderr).contains("data race"));
 }
+
+/// The in-place (Hillis-Steele) block scan: thread t adds s[t - off] into s[t] while thread
+/// t - off updates s[t - off] in the same step. Its fix is two buffers, not an atomic.
+const IN_PLACE_SCAN: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    for (int off = 1; off < 64; off *= 2) {
+        if (t >= off) s[t] += s[t - off];
+        __syncthreads();
+    }
+    out[t] = s[t];
+}
+"#;
+
+checked!(
+    in_place_scan_gets_the_double_buffer_hint,
+    IN_PLACE_SCAN,
+    1,
+    64,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        assert!(
+        r.contains("thread (2,0,0) of block (0,0,0) read 4 bytes (line 8) in __shared__ `s` (byte offset 4)"),
+        "{r}"
+    );
+        assert!(
+            r.contains("thread (1,0,0) of block (0,0,0) wrote it (line 8)"),
+            "{r}"
+        );
+        assert!(r.contains("double buffering"), "{r}");
+        assert!(!r.contains("atomicAdd"), "{r}");
+    }
+);
+
+/// The same scan with two buffers: correct, no report.
+const DOUBLE_BUFFERED_SCAN: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float a[2][64];
+    int t = threadIdx.x, cur = 0;
+    a[0][t] = in[t];
+    __syncthreads();
+    for (int off = 1; off < 64; off *= 2) {
+        a[1 - cur][t] = t >= off ? a[cur][t] + a[cur][t - off] : a[cur][t];
+        cur = 1 - cur;
+        __syncthreads();
+    }
+    out[t] = a[cur][t];
+}
+"#;
+
+checked!(
+    double_buffered_scan_is_silent,
+    DOUBLE_BUFFERED_SCAN,
+    1,
+    64,
+    |races| {
+        assert!(races.is_empty(), "{races:?}");
+    }
+);
+
+/// A block histogram in shared memory; `ZERO` stands for its zeroing (and the barrier after).
+const HISTOGRAM: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ unsigned hist[8];
+    int t = threadIdx.x;
+    ZERO
+    atomicAdd(&hist[(int)in[blockIdx.x * blockDim.x + t] % 8], 1u);
+    __syncthreads();
+    if (t < 8) out[blockIdx.x * 8 + t] = hist[t];
+}
+"#;
+
+/// The uninitialized-shared-memory lines of test `name`'s checked run.
+fn uninit_of(name: &str) -> Vec<String> {
+    common::checked_child(name, &[])
+        .lines()
+        .filter(|l| l.contains("uninitialized shared memory"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn histogram_never_zeroed_is_reported() {
+    let name = "histogram_never_zeroed_is_reported";
+    if common::is_child(name) {
+        launch(&HISTOGRAM.replace("ZERO", ""), 2, 64);
+        return;
+    }
+    let found = uninit_of(name);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let u = &found[0];
+    assert!(
+        u.contains("thread (0,0,0) of block (0,0,0) read 4 bytes (line 6) in __shared__ `hist` (byte offset 0)"),
+        "{u}"
+    );
+    assert!(u.contains("Hint: set it first"), "{u}");
+}
+
+#[test]
+fn zeroed_histogram_is_silent() {
+    let name = "zeroed_histogram_is_silent";
+    if common::is_child(name) {
+        let zero = "if (t < 8) hist[t] = 0u; __syncthreads();";
+        launch(&HISTOGRAM.replace("ZERO", zero), 2, 64);
+        return;
+    }
+    assert!(uninit_of(name).is_empty());
+    assert!(races_of(name).is_empty());
+}

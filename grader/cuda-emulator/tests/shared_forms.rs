@@ -80,6 +80,7 @@ fn twin(name: &str, correct: bool, src: &str, expr: Option<&str>, dyn_smem: u32,
     if correct {
         assert!(races.is_empty(), "{stderr}");
         assert!(!stderr.contains("host memory"), "{stderr}");
+        assert!(!stderr.contains("uninitialized"), "{stderr}");
     } else {
         assert_eq!(races.len(), 1, "{stderr}");
         assert!(races[0].contains("is a data race"), "{}", races[0]);

@@ -97,6 +97,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/exec/mod.rs",
     "src/exec/decode.rs",
     "src/exec/fault.rs",
+    "src/exec/initcheck.rs",
     "src/exec/pool.rs",
     "src/exec/race.rs",
     "src/nvrtc/mod.rs",

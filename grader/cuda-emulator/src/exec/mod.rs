@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod fault;
+pub mod initcheck;
 pub mod pool;
 pub mod race;
 
@@ -39,7 +40,8 @@ pub struct LaunchDesc {
     race_volatile: [u8; 2],
     race_shared: u8,
     race_rmw: u8,
-    race_pad: [u8; 2],
+    race_next: u8,
+    race_pad: u8,
     race_size: u32,
     race_rmw_pc: u32,
     race_pad2: u32,
@@ -50,6 +52,14 @@ pub struct LaunchDesc {
     host_size: u32,
     host_write: u32,
     tls_span: unsafe extern "C" fn(u64, *mut u64) -> u32,
+    uninit_count: u64,
+    uninit_addr: u64,
+    uninit_block: u32,
+    uninit_thread: u32,
+    uninit_pc: u32,
+    uninit_size: u32,
+    uninit_shared: u32,
+    uninit_pad: u32,
 }
 
 impl LaunchDesc {
@@ -66,6 +76,20 @@ impl LaunchDesc {
             volatile: self.race_volatile.map(|v| v != 0),
             shared: self.race_shared,
             rmw: (self.race_rmw != 0).then_some(self.race_rmw_pc),
+            next: self.race_next,
+        })
+    }
+
+    /// The first read of shared memory its block had not written, if any.
+    fn uninit(&self) -> Option<initcheck::Unwritten> {
+        (self.uninit_count > 0).then(|| initcheck::Unwritten {
+            count: self.uninit_count,
+            offset: self.uninit_addr as usize,
+            size: self.uninit_size,
+            block: self.uninit_block,
+            thread: self.uninit_thread,
+            pc: self.uninit_pc,
+            shared: u8::try_from(self.uninit_shared).unwrap_or(0),
         })
     }
 }
@@ -201,6 +225,7 @@ struct JobState {
     active: usize,
     fault: Option<Fault>,
     race: Option<race::Race>,
+    uninit: Option<initcheck::Unwritten>,
 }
 
 /// One kernel launch in flight.
@@ -307,7 +332,8 @@ impl Job {
             race_volatile: [0; 2],
             race_shared: 0,
             race_rmw: 0,
-            race_pad: [0; 2],
+            race_next: 0,
+            race_pad: 0,
             race_size: 0,
             race_rmw_pc: 0,
             race_pad2: 0,
@@ -318,6 +344,14 @@ impl Job {
             host_size: 0,
             host_write: 0,
             tls_span,
+            uninit_count: 0,
+            uninit_addr: 0,
+            uninit_block: 0,
+            uninit_thread: 0,
+            uninit_pc: 0,
+            uninit_size: 0,
+            uninit_shared: 0,
+            uninit_pad: 0,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
@@ -351,6 +385,9 @@ impl Job {
         if st.race.is_none() {
             st.race = desc.race();
         }
+        if st.uninit.is_none() {
+            st.uninit = desc.uninit();
+        }
         st.active -= 1;
         let finished = st.active == 0 && self.exhausted();
         drop(st);
@@ -359,12 +396,18 @@ impl Job {
         }
     }
 
-    fn wait(&self) -> (Option<Fault>, Option<race::Race>) {
+    fn wait(
+        &self,
+    ) -> (
+        Option<Fault>,
+        Option<race::Race>,
+        Option<initcheck::Unwritten>,
+    ) {
         let mut st = self.lock();
         while !(st.active == 0 && self.exhausted()) {
             st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        (st.fault.clone(), st.race.take())
+        (st.fault.clone(), st.race.take(), st.uninit.take())
     }
 }
 
@@ -381,12 +424,18 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     }
     job.enter();
     job.work();
-    let (fault, race) = job.wait();
+    let (fault, race, uninit) = job.wait();
     // A fault comes first (its indices out of bounds often make the race too).
     if let Some(r) = race.filter(|_| fault.is_none()) {
         eprintln!(
             "{}",
             race::report(&job.func.name, job.grid, job.block, checked.as_deref(), &r)
+        );
+    }
+    if let Some(u) = uninit.filter(|_| fault.is_none()) {
+        eprintln!(
+            "{}",
+            initcheck::report(&job.func.name, job.grid, job.block, checked.as_deref(), &u)
         );
     }
     match fault {

@@ -27,16 +27,21 @@ pub struct Race {
     pub shared: u8,
     /// The earlier thread read and then wrote the element: the code offset of its read.
     pub rmw: Option<u32>,
+    /// With `rmw`, when the later access was a read: what its thread wrote next in the same
+    /// interval, 1 the same element (an update: a missing atomic), 2 another element (an
+    /// in-place step over neighbours, as in a scan), 0 nothing.
+    pub next: u8,
 }
 
-fn coords(linear: u32, dims: [u32; 3]) -> String {
+/// `(x,y,z)` of linear index `linear` in `dims`.
+pub(crate) fn coords(linear: u32, dims: [u32; 3]) -> String {
     let (x, y) = (dims[0].max(1), dims[1].max(1));
     format!("({},{},{})", linear % x, (linear / x) % y, linear / (x * y))
 }
 
 /// Source lines of code offsets in `so`, from its line table (`addr2line`, part of binutils,
 /// which the C++ compiler needs anyway); `None` for each where it cannot tell.
-fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
+pub(crate) fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
     let out = crate::config::get()
         .command("addr2line")
         .arg("-e")
@@ -60,17 +65,24 @@ fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
     found
 }
 
+/// Where offset `addr` of shared memory of kind `shared` (1: static, by its symbol in `so`;
+/// 2: dynamic) is, as "in __shared__ `tile` (byte offset 8)".
+pub(crate) fn shared_memory(shared: u8, addr: usize, so: Option<&Path>) -> String {
+    if shared == 2 {
+        return "in the dynamic shared memory (extern __shared__)".to_string();
+    }
+    so.and_then(|so| std::fs::read(so).ok())
+        .and_then(|elf| crate::nvrtc::symbols::object_at(&elf, addr))
+        .map_or_else(
+            || "in a __shared__ array".to_string(),
+            |(name, offset)| format!("in __shared__ `{name}` (byte offset {offset})"),
+        )
+}
+
 /// Where the racing address is: a shared variable (by symbol) or a device allocation.
 fn memory(r: &Race, so: Option<&Path>) -> String {
     match r.shared {
-        1 => so
-            .and_then(|so| std::fs::read(so).ok())
-            .and_then(|elf| crate::nvrtc::symbols::object_at(&elf, r.addr))
-            .map_or_else(
-                || "in a __shared__ array".to_string(),
-                |(name, offset)| format!("in __shared__ `{name}` (byte offset {offset})"),
-            ),
-        2 => "in the dynamic shared memory (extern __shared__)".to_string(),
+        1 | 2 => shared_memory(r.shared, r.addr, so),
         _ => match crate::memory::containing(r.addr, 1) {
             Some(a) => {
                 let what = match a.kind {
@@ -128,6 +140,14 @@ pub fn report(
              array does not order them. Put __syncwarp() between the steps (read into a \
              register, __syncwarp(), write, __syncwarp()), or use __shfl_down_sync",
         )
+    } else if rmw && r.next == 2 {
+        (
+            "is a data race",
+            "a thread reads an element that another thread updates in place in the same step \
+             (an in-place scan): use two buffers (double buffering: read one, write the \
+             other, __syncthreads(), swap), or read into a register, __syncthreads(), then \
+             write",
+        )
     } else if rmw {
         (
             "is a data race",
@@ -181,6 +201,7 @@ mod tests {
             volatile: [false, false],
             shared: 1,
             rmw: None,
+            next: 0,
         };
         let text = report("k", [4, 1, 1], [64, 1, 1], None, &r);
         assert!(

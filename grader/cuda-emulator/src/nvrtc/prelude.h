@@ -111,7 +111,8 @@ struct Launch {
     uint8_t race_volatile[2];
     uint8_t race_shared;       // 1: shared memory (static), 2: dynamic shared memory
     uint8_t race_rmw;          // the earlier access's thread read and wrote the element
-    uint8_t race_pad[2];
+    uint8_t race_next;         // the later thread's next write: 1 the same element, 2 another
+    uint8_t race_pad;
     uint32_t race_size;
     uint32_t race_rmw_pc;      // the earlier thread's read of the element (race_rmw)
     uint32_t race_pad2;
@@ -130,6 +131,13 @@ struct Launch {
     // ELF header is at `base`), as span[0] <= addr < span[1]; 0 when it has none. Static
     // `__shared__` variables live there.
     uint32_t (*tls_span)(uint64_t base, uint64_t* span);
+    // Checked runs (initcheck): the first read of shared memory that no thread of its block
+    // had written (an atomic update counts as a read), and how many such reads there were.
+    uint64_t uninit_count;
+    uint64_t uninit_addr;      // offset in the thread-local block (static) or dynamic buffer
+    uint32_t uninit_block, uninit_thread, uninit_pc, uninit_size;
+    uint32_t uninit_shared;    // 1: static __shared__, 2: dynamic (extern __shared__)
+    uint32_t uninit_pad;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -537,10 +545,21 @@ __GL_RT static inline bool concurrent(uint32_t b, uint16_t t, uint32_t e, uint32
     if (t == m.thread || e != m.epoch) return false;
     return (t >> 5) != (m.thread >> 5) || w == m.warp;
 }
+// The first race, when the later thread read an element another thread had updated in place:
+// what that later thread writes next tells an update of the same element (a missing atomic)
+// from an in-place step over neighbours (a scan that needs two buffers).
+struct Pending {
+    bool on;
+    uint32_t block, epoch;
+    uint16_t thread;
+    uintptr_t addr;
+};
+static Pending pending;
 __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_t a, unsigned size,
                           bool write, bool vol, uint32_t pc, int shared) {
     Launch* L = rc_now.launch;
     if (L->race_count++) return;
+    if (other_wrote && !write && (c->flags & RMW)) pending = Pending{true, m.block, m.epoch, m.thread, a};
     // Static shared memory: relative to the module's thread-local block, so that the report
     // can name the array (its symbol's value is that offset).
     L->race_addr = shared == 1 ? a - rc_now.tls_lo : a;
@@ -558,6 +577,18 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
     L->race_shared = (uint8_t)shared;
     L->race_rmw = other_wrote && (c->flags & RMW);
     L->race_rmw_pc = c->rmwpc;
+}
+// A read (or atomic update) of shared memory no thread of the block had written: shared memory
+// starts undefined in every block (compute-sanitizer's initcheck).
+__GL_RT static void uninit(uintptr_t a, unsigned size, int shared, const Me& m, uint32_t pc) {
+    Launch* L = rc_now.launch;
+    if (L->uninit_count++) return;
+    L->uninit_addr = shared == 1 ? a - rc_now.tls_lo : a - rc_now.dyn_lo;
+    L->uninit_size = size;
+    L->uninit_block = m.block;
+    L->uninit_thread = m.thread;
+    L->uninit_pc = pc;
+    L->uninit_shared = (uint32_t)shared;
 }
 // A global access must fall in device memory: a live allocation of the emulator (cuMemAlloc
 // and friends, managed memory) or a __device__/__constant__ variable; not the host's memory
@@ -591,6 +622,9 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
 #if __GL_USE_FIBERS
     if (a - now.fiber_lo < STACK) return;  // the running fiber's stack
 #endif
+    // The built-in variables (threadIdx...) are thread-locals too, but no shared memory.
+    for (unsigned i = 0; i < 4; i++)
+        if (a - builtin_at[i] < sizeof(uint3)) return;
     int shared = a - now.tls_lo < now.tls_len ? 1 : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
     if (!shared) confine(a, size, write);
     if (off || barriers_diverged) return;
@@ -600,6 +634,12 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     m.epoch = now.epoch;
     m.warp = now.warp;
     uint32_t pc = (uint32_t)(ret - 1 - (uintptr_t)__ehdr_start);
+    if (write && pending.on && pending.block == m.block && pending.thread == m.thread &&
+        pending.epoch == m.epoch) {
+        now.launch->race_next = pending.addr - a < size ? 1 : 2;
+        pending.on = false;
+    }
+    bool unwritten = false;
     for (uintptr_t w = a & ~(uintptr_t)3; w < a + size; w += 4) {
         unsigned lo = a > w ? (unsigned)(a - w) : 0u;
         unsigned hi = a + size - w < 4 ? (unsigned)(a + size - w) : 4u;
@@ -615,6 +655,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
             memset(c, 0, sizeof *c);
             c->gen = gen;
         }
+        if (shared && (!write || atom) && !(c->flags & W)) unwritten = true;
         bool wconc = (c->flags & W) && (c->wmask & mask) && !atom && !(c->flags & WATOM) &&
                      concurrent(c->wblock, c->wthread, c->wepoch, c->wwarp, m);
         bool rconc = (c->flags & R) && concurrent(c->rblock, c->rthread, c->repoch, c->rwarp, m);
@@ -642,6 +683,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
             c->rpc = pc;
         }
     }
+    if (unwritten) uninit(a, size, shared, m, pc);
 }
 __GL_RT static inline void begin_launch() {
     int expected = 0;
@@ -664,6 +706,7 @@ __GL_RT static inline void begin_launch() {
         rc_now.tls_len = 0;
     }
     barriers_diverged = false;
+    pending.on = false;
     span_n = 0;
     span_next = 0;
     builtin_at[0] = (uintptr_t)&threadIdx;
@@ -921,7 +964,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 6;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 7;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
