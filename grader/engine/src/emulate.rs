@@ -550,8 +550,8 @@ pub const RACECHECK: &str = "GPU_LABS_EMULATOR_RACECHECK";
 pub enum Check {
     /// No checks: kernels compiled plainly, as timed runs are.
     None,
-    /// Data races (global and shared memory, barriers, warps) and global accesses outside
-    /// device memory, reported on stderr with both threads, the lines and a hint.
+    /// Data races (global and shared memory, barriers, warps), reads of shared memory never
+    /// written, and global accesses outside device memory, reported on stderr with both threads, the lines and a hint.
     Races,
     /// Every check the emulator has (today the same as [`Check::Races`]).
     All,
