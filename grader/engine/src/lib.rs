@@ -24,6 +24,8 @@ pub mod gpu;
 pub mod i18n;
 pub mod intake;
 pub mod lab;
+#[cfg(feature = "replay")]
+pub mod replay;
 pub mod report;
 pub mod rubric;
 pub mod sandbox;

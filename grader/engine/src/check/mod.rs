@@ -322,6 +322,11 @@ fn outcome_with_env(
     order: &WorkOrder,
     env: Vec<(OsString, OsString)>,
 ) -> Result<Result<(Outcome, String), ItemResult>, SupervisorError> {
+    #[cfg(feature = "replay")]
+    if let Some((outcome, _)) = crate::replay::answer(order) {
+        let notes = String::new();
+        return judge_run(item, WorkerRun::Reported { outcome, notes });
+    }
     let mut command = ctx.command_for(order);
     command.env.extend(env);
     judge_run(item, run_worker(&command, item.timeout_secs, order)?)

@@ -439,6 +439,14 @@ pub fn bracketed(
     item: &Item,
     order: &WorkOrder,
 ) -> Result<Result<Bracketed, ItemResult>, SupervisorError> {
+    #[cfg(feature = "replay")]
+    if let Some((outcome, brackets)) = crate::replay::answer(order) {
+        let run = crate::supervisor::WorkerRun::Reported {
+            outcome,
+            notes: String::new(),
+        };
+        return Ok(judge_run(item, run)?.map(|(outcome, notes)| (outcome, notes, brackets)));
+    }
     let mut session = start(ctx, item, order, 0)?;
     let mut brackets = Vec::new();
     let mut open: Option<Instant> = None;

@@ -351,7 +351,7 @@ fn off_device(item: &Item, s: &GpuSetup, w: &StepWork) -> Option<ItemResult> {
             host,
         );
     }
-    if w.changed > 0 && 2 * w.changed_uploaded >= w.changed {
+    if w.changed > 0 && w.changed_uploaded.saturating_mul(2) >= w.changed {
         return fail(
             t!("host-computed-reason"),
             t!(

@@ -1198,11 +1198,15 @@ impl Judge<'_> {
         let run = |fault: Option<LoopFault>| epoch.run(s, fault);
         if let Some(batch) = first_bad {
             return wrong(
-                t!("epoch-nan-reason", batch = batch + 1, batches = order.len()),
+                t!(
+                    "epoch-nan-reason",
+                    batch = batch.saturating_add(1),
+                    batches = order.len()
+                ),
                 t!(
                     "epoch-nan-details",
                     function = function,
-                    batch = batch + 1,
+                    batch = batch.saturating_add(1),
                     batches = order.len()
                 ),
                 &t!("epoch-nan-hint"),

@@ -80,7 +80,7 @@ impl KindSpec for Kind {
         };
         Some(t!(
             "case-on",
-            case = case + 1,
+            case = case.saturating_add(1),
             total = total,
             shape = shape?
         ))
