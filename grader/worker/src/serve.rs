@@ -6,6 +6,8 @@
 //! default hook's noise or backtrace). Anything worse — an abort, a segfault, a stack overflow,
 //! `process::exit` — leaves no report, and the supervisor explains what it saw.
 
+mod call_site;
+
 use crate::protocol::{Outcome, PanicInfo, WorkOrder, WorkerReport};
 use crate::stopwatch::Checkpoints;
 use std::io::Read;
@@ -43,7 +45,8 @@ pub enum WorkerError {
 /// The last panic seen by the hook, from any thread (rayon workers included).
 static LAST_PANIC: Mutex<Option<(String, Option<String>)>> = Mutex::new(None);
 
-/// Installs a quiet panic hook that records the message and location instead of printing.
+/// Installs a quiet panic hook that records the message and location instead of printing
+/// (for a panic inside a dependency, the student's call site: [`call_site`]).
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let message = if let Some(s) = info.payload().downcast_ref::<&str>() {
@@ -53,9 +56,11 @@ fn install_panic_hook() {
         } else {
             "panic with a non-text payload".to_string()
         };
+        // A panic inside a library is reported where the student's code called it.
         let location = info
             .location()
-            .map(|l| format!("{}:{}", l.file(), l.line()));
+            .map(|l| call_site::reported(l.file(), l.line()));
+        let message = call_site::scrubbed(&message);
         if let Ok(mut last) = LAST_PANIC.lock() {
             // Keep the first panic: a panic in a rayon thread is re-raised on the caller.
             if last.is_none() {

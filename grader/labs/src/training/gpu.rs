@@ -4,7 +4,7 @@
 //! returned values came from, and queues its own GPU work for the synchronization check.
 
 use super::inputs;
-use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, StepWork};
+use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::worker::{sent_layer, sent_layers};
 use super::{t, EpochSetup, Layers, Marks, Net, Submission};
 use cudarc::driver::{CudaEvent, CudaStream};
@@ -15,6 +15,7 @@ use grader_worker::protocol::{DeviceWork, GpuTimerSample, Matrix, Outcome, WorkO
 use grader_worker::serve::guarded;
 use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use ndarray::Array2;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The most examples the timer's epoch is grown to (MNIST's training set).
@@ -41,7 +42,22 @@ pub fn run(
     let sent = match kind {
         Kind::GpuTransfer => transfer(lab, seed, item, &stream),
         Kind::GpuLoader(c) => loader(lab, seed, item, &c.cases, &stream),
-        Kind::GpuEpoch(s) => epoch(seed, item, s, &stream, lab.gpu_epoch),
+        Kind::GpuEpoch(s) => {
+            let sent = epoch(seed, item, s, &stream, lab.gpu_epoch);
+            return Ok(match sent {
+                Ok(sent) => {
+                    let diverged = match &sent {
+                        SentGpu::Epoch { layers, .. } => {
+                            first_divergence(lab, order, s, &stream, layers)
+                        }
+                        _ => None,
+                    };
+                    let sent = GpuSent { sent, diverged };
+                    Outcome::Lab(serde_json::to_value(sent).map_err(|e| e.to_string())?)
+                }
+                Err(outcome) => *outcome,
+            });
+        }
         Kind::GpuTrainOn(s) => train_on(lab, seed, item, s, &stream),
         _ => return Err("not a GPU kind of the training lab".into()),
     };
@@ -49,6 +65,131 @@ pub fn run(
         Ok(sent) => Outcome::Lab(serde_json::to_value(sent).map_err(|e| e.to_string())?),
         Err(outcome) => *outcome,
     })
+}
+
+/// What a GPU item sends back: its kind's report and, for a GPU epoch whose parameters end
+/// elsewhere than the student's own CPU epoch's, the first batch where they parted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GpuSent {
+    /// The kind's report.
+    #[serde(flatten)]
+    pub sent: SentGpu,
+    /// The first step the GPU took otherwise than the CPU, where one was found.
+    #[serde(default)]
+    pub diverged: Option<Diverged>,
+}
+
+/// The first batch of a GPU epoch whose step, taken alone from the GPU epoch's own
+/// parameters so far, differs from the student's CPU epoch (`train_epoch` with `Sgd`) on the
+/// same batch from the same parameters: what the supervisor measures a kernel's mistake on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Diverged {
+    /// The batch, counted from 0 in the epoch's order.
+    pub batch: usize,
+    /// The layers before that batch, gradients included (the GPU's own path so far).
+    pub before: Vec<SentLayer>,
+    /// The layers after the GPU's step on that batch alone.
+    pub after: Vec<SentLayer>,
+}
+
+/// A step differs when its parameters end more than this share of the CPU step's movement
+/// away from the CPU's: far above an f32 step's rounding (1e-6), far below a kernel's mistake.
+const STEP_DIFFERS: f64 = 0.05;
+
+/// How far `got`'s weights and biases are from `expected`'s, as a share of how far
+/// `expected`'s are from `start`'s (infinite for another shape or a value that is not a
+/// number).
+fn share_off(start: &Layers, expected: &Layers, got: &Layers) -> f64 {
+    let (mut off, mut moved) = (0.0f64, 0.0f64);
+    for ((s, e), g) in start.iter().zip(expected).zip(got) {
+        if g.weight.dim() != e.weight.dim() || g.bias.len() != e.bias.len() {
+            return f64::INFINITY;
+        }
+        let values = |l: &super::Layer| {
+            l.weight
+                .iter()
+                .chain(&l.bias)
+                .copied()
+                .collect::<Vec<f32>>()
+        };
+        for ((s, e), g) in values(s).into_iter().zip(values(e)).zip(values(g)) {
+            off += (f64::from(g) - f64::from(e)).powi(2);
+            moved += (f64::from(e) - f64::from(s)).powi(2);
+        }
+    }
+    if off.is_finite() {
+        (off / moved.max(1e-30)).sqrt()
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Where a GPU epoch that ends away from the student's CPU epoch (the grader's model, the
+/// student's `train_epoch` and `Sgd`) first parted from it: each batch stepped alone on both,
+/// from the GPU's parameters so far. `None` where they agree, or the CPU epoch is not there
+/// to compare with (a panic), or a step fails.
+fn first_divergence(
+    lab: &Submission,
+    order: &WorkOrder,
+    s: &GpuSetup,
+    stream: &Arc<CudaStream>,
+    sent: &[SentLayer],
+) -> Option<Diverged> {
+    let data = epoch_inputs(order.seed, &order.item, s);
+    let after = layers_of(sent)?;
+    let (_, cpu) = guarded(None, || (lab.sgd_epoch)(data.setup(s.model, s.lr))).ok()?;
+    if share_off(&data.layers, &cpu, &after) <= STEP_DIFFERS / 50.0 {
+        return None;
+    }
+    let mut now = data.layers.clone();
+    for (batch, indices) in data.order.iter().enumerate() {
+        let one = std::slice::from_ref(indices);
+        let setup = |layers: Layers| EpochSetup {
+            batches: one,
+            layers,
+            ..data.setup(s.model, s.lr)
+        };
+        let (_, cpu) = guarded(None, || (lab.sgd_epoch)(setup(now.clone()))).ok()?;
+        let (_, gpu) = called(None, || {
+            (lab.gpu_epoch)(stream, setup(now.clone()), &mut Unwatched)
+        })
+        .ok()?;
+        if share_off(&now, &cpu, &gpu) > STEP_DIFFERS {
+            return Some(Diverged {
+                batch,
+                before: sent_layers(&now),
+                after: sent_layers(&gpu),
+            });
+        }
+        now = gpu;
+    }
+    None
+}
+
+/// Sent layers back as layers (the worker's own report, so only a malformed one fails).
+fn layers_of(sent: &[SentLayer]) -> Option<Layers> {
+    let layer = |l: &SentLayer| -> Option<super::Layer> {
+        let row = |m: &Matrix| {
+            m.to_array()
+                .map(|a| a.iter().copied().collect::<ndarray::Array1<f32>>())
+        };
+        Some(super::Layer {
+            weight: l.weight.to_array()?,
+            bias: row(&l.bias)?,
+            weight_grad: l.weight_grad.to_array()?,
+            bias_grad: row(&l.bias_grad)?,
+        })
+    };
+    match sent {
+        [a, b] => Some([layer(a)?, layer(b)?]),
+        _ => None,
+    }
+}
+
+/// The inputs of a GPU epoch item (`s`'s model, examples, batches and hidden width), the
+/// same in the worker and the supervisor.
+pub fn epoch_inputs(seed: u64, item: &str, s: &GpuSetup) -> inputs::Epoch {
+    inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden)
 }
 
 /// The outcome that ends an item early: a student call's panic or GPU error.
@@ -61,6 +202,17 @@ fn called<T>(case: Option<usize>, f: impl FnOnce() -> GpuResult<T>) -> Result<T,
         Ok(Err(e)) => Err(Box::new(Outcome::Failed(describe(e.as_ref())))),
         Err(p) => Err(Box::new(Outcome::Panicked(p))),
     }
+}
+
+/// The f32 bits of the layers' parameters (weights and biases): what an epoch changes and
+/// what the epoch items grade (the gradients after an epoch are `to_host`'s to bring back,
+/// and `gpu_to_device`'s to grade).
+fn parameter_bits(layers: &Layers) -> Vec<u32> {
+    layers
+        .iter()
+        .flat_map(|l| l.weight.iter().chain(&l.bias))
+        .map(|v| v.to_bits())
+        .collect()
 }
 
 /// The f32 bits of every parameter and gradient of the layers.
@@ -176,17 +328,17 @@ fn epoch(
     stream: &Arc<CudaStream>,
     student: super::GpuEpochFn,
 ) -> Result<SentGpu, Ended> {
-    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
+    let data = epoch_inputs(seed, item, s);
     let mut watch = Watch::default();
     let result = called(None, || {
         student(stream, data.setup(s.model, s.lr), &mut watch)
     });
     let provenance = match &result {
         Ok((_, after)) => {
-            let after = bits(after);
+            let after = parameter_bits(after);
             let changed: Vec<u32> = after
                 .iter()
-                .zip(bits(&data.layers))
+                .zip(parameter_bits(&data.layers))
                 .filter(|(now, then)| **now != *then)
                 .map(|(now, _)| *now)
                 .collect();
@@ -233,7 +385,7 @@ fn train_on(
     else {
         return Err(Box::new(Outcome::Failed(t!("gpu-unexpected-report"))));
     };
-    let data = inputs::epoch(seed, item, s.model, s.examples, s.batch_size, s.hidden);
+    let data = epoch_inputs(seed, item, s);
     let direct = called(None, || {
         (lab.gpu_epoch)(stream, data.setup(s.model, s.lr), &mut Unwatched)
     })
@@ -528,4 +680,53 @@ pub fn speed_yardstick(
         losses.push(loss.to_bits());
     }
     speed_sent(losses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn epoch() -> SentGpu {
+        SentGpu::Epoch {
+            loss: 1.5f32.to_bits(),
+            layers: Vec::new(),
+            work: None,
+        }
+    }
+
+    #[test]
+    fn an_epoch_report_carries_its_divergence_and_reads_without_one() {
+        let diverged = Diverged {
+            batch: 2,
+            before: Vec::new(),
+            after: Vec::new(),
+        };
+        let value = serde_json::to_value(GpuSent {
+            sent: epoch(),
+            diverged: Some(diverged),
+        })
+        .expect("serializes");
+        let back: GpuSent = serde_json::from_value(value).expect("reads back");
+        assert_eq!(back.diverged.map(|d| d.batch), Some(2));
+        assert!(matches!(back.sent, SentGpu::Epoch { loss, .. } if loss == 1.5f32.to_bits()));
+        // Every other kind sends its report alone: it reads with no divergence.
+        let plain = serde_json::to_value(epoch()).expect("serializes");
+        let back: GpuSent = serde_json::from_value(plain).expect("reads");
+        assert!(back.diverged.is_none());
+    }
+
+    #[test]
+    fn a_step_is_off_by_its_share_of_the_movement() {
+        let layer = |v: f32| super::super::Layer {
+            weight: Array2::from_elem((2, 3), v),
+            bias: ndarray::Array1::from_elem(2, v),
+            weight_grad: Array2::zeros((2, 3)),
+            bias_grad: ndarray::Array1::zeros(2),
+        };
+        let (start, cpu) = ([layer(0.0), layer(0.0)], [layer(1.0), layer(1.0)]);
+        assert_eq!(share_off(&start, &cpu, &cpu.clone()), 0.0);
+        let off = share_off(&start, &cpu, &[layer(1.1), layer(1.1)]);
+        assert!((off - 0.1).abs() < 1e-6, "{off}");
+        assert!(share_off(&start, &cpu, &[layer(f32::NAN), layer(1.0)]).is_infinite());
+    }
 }

@@ -3,7 +3,9 @@
 //! of device work where the backend can give it) and the synchronization check of the epoch
 //! timer.
 
-use super::gpu::loader_case;
+mod epoch;
+
+use super::gpu::{loader_case, GpuSent};
 use super::inputs;
 use super::judge::{bad, result, wrong, Judge, ReferenceEpoch, Verdict};
 use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
@@ -18,10 +20,15 @@ use ndarray::Array2;
 
 /// Grades a `gpu-transfer`, `gpu-loader` or `gpu-epoch` item.
 pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult, SupervisorError> {
-    let sent = match outcome_of(ctx, item, &ctx.order(item))? {
+    let GpuSent { sent, diverged } = match outcome_of(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
         Ok((Outcome::Lab(value), _)) => read_sent(item, value)?,
-        Ok((Outcome::Failed(e), notes)) => return Ok(error_result(item, usize::MAX, &e, &notes)),
+        Ok((Outcome::Failed(e), notes)) => {
+            return match kind {
+                Kind::GpuTrainOn(s) => charged_once(ctx, item, s, &e, &notes),
+                _ => Ok(error_result(item, usize::MAX, &e, &notes)),
+            }
+        }
         Ok((other, _)) => return Err(unexpected(item, &other)),
     };
     let judge = Judge {
@@ -29,16 +36,6 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         item,
     };
     let mut untraced = false;
-    // Against the f64 reference trajectory, as the CPU epoch.
-    let reference = |s: &GpuSetup, loss: u32, layers: &[SentLayer]| {
-        judge.epoch(
-            &s.as_setup(),
-            f32::from_bits(loss),
-            layers,
-            None,
-            super::judge::GPU_TRAJECTORY,
-        )
-    };
     let verdict = match (kind, sent) {
         (Kind::GpuTransfer, SentGpu::Transfer(sent)) => transfer(&judge, &sent),
         (Kind::GpuLoader(c), SentGpu::Batches(sent)) => loader(&judge, &c.cases, &sent),
@@ -47,7 +44,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
             // What the counted device work must show: the step on the GPU.
             match work.as_ref().and_then(|w| off_device(item, s, w)) {
                 Some(failed) => return Ok(failed),
-                None => reference(s, loss, &layers),
+                None => judge.gpu_epoch(s, f32::from_bits(loss), &layers, diverged.as_ref()),
             }
         }
         (
@@ -72,7 +69,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
                     (f32::from_bits(loss), &layers),
                     (f32::from_bits(direct_loss), &direct_layers),
                 ),
-                None => reference(s, loss, &layers),
+                None => judge.gpu_epoch(s, f32::from_bits(loss), &layers, None),
             }
         }
         _ => return Err(bad(item, "its results do not fit the item's kind")),
@@ -85,7 +82,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
 }
 
 /// A GPU item's report, as its worker sent it.
-fn read_sent(item: &Item, value: serde_json::Value) -> Result<SentGpu, SupervisorError> {
+fn read_sent(item: &Item, value: serde_json::Value) -> Result<GpuSent, SupervisorError> {
     serde_json::from_value(value).map_err(|e| bad(item, &e.to_string()))
 }
 
@@ -448,9 +445,13 @@ fn failed_with_hint(item: &Item, reason: String, mut details: String, hint: &str
 /// The synchronization check of `time_gpu_epoch`, and the epoch it timed: each timed call
 /// started from the grader's parameters, so each must return the reference's mean loss.
 pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult, SupervisorError> {
-    let (sent, notes, brackets) = match timed::bracketed_lab(ctx, item, &ctx.order(item))? {
+    let (sent, notes, brackets) = match timed::bracketed(ctx, item, &ctx.order(item))? {
         Err(failed) => return Ok(failed),
-        Ok((value, notes, brackets)) => (read_sent(item, value)?, notes, brackets),
+        Ok((Outcome::Lab(value), notes, brackets)) => {
+            (read_sent(item, value)?.sent, notes, brackets)
+        }
+        Ok((Outcome::Failed(e), notes, _)) => return charged_once(ctx, item, s, &e, &notes),
+        Ok((other, _, _)) => return Err(unexpected(item, &other)),
     };
     let SentGpu::Timer {
         samples,
@@ -511,6 +512,43 @@ pub fn timer(ctx: &GradeContext, item: &Item, s: &GpuSetup) -> Result<ItemResult
     ))
 }
 
+/// The result of an item that runs the student's GPU epoch (`time_gpu_epoch`, `train_on`'s
+/// GPU branch) and failed with a GPU error `e`: when the student's own `train_epoch_gpu`,
+/// alone in a fresh worker (a faulting kernel leaves a context broken), fails on the GPU too,
+/// the fault is the epoch's, which the GPU epoch items charge; this item cannot be judged
+/// until the epoch runs and does not charge it again. Otherwise the error is this item's.
+fn charged_once(
+    ctx: &GradeContext,
+    item: &Item,
+    s: &GpuSetup,
+    e: &str,
+    notes: &str,
+) -> Result<ItemResult, SupervisorError> {
+    let mut order = ctx.order(item);
+    order.kind = "gpu-epoch".into();
+    order.function = "train_epoch_gpu".into();
+    order.task =
+        serde_json::to_value(Kind::GpuEpoch(s.clone())).map_err(|e| bad(item, &e.to_string()))?;
+    match outcome_of(ctx, item, &order)? {
+        Ok((Outcome::Failed(own), _)) => Ok(ItemResult::passed(
+            item,
+            t!("epoch-fails-reason"),
+            t!(
+                "epoch-fails-details",
+                function = item.function,
+                error = first_line(e),
+                own = first_line(&own)
+            ),
+        )),
+        _ => Ok(error_result(item, usize::MAX, e, notes)),
+    }
+}
+
+/// An error's first line, as a sentence shows it.
+fn first_line(e: &str) -> String {
+    e.lines().next().unwrap_or_default().trim().to_string()
+}
+
 /// One worker's timed epochs: their losses and the supervisor's bracket of each (ns).
 type Timed = (Vec<f32>, Vec<u64>);
 
@@ -523,7 +561,7 @@ fn timed_epochs(
 ) -> Result<Result<Timed, ItemResult>, SupervisorError> {
     match timed::bracketed(ctx, item, order)? {
         Err(failed) => Ok(Err(failed)),
-        Ok((Outcome::Lab(value), _, brackets)) => match read_sent(item, value)? {
+        Ok((Outcome::Lab(value), _, brackets)) => match read_sent(item, value)?.sent {
             SentGpu::Speed(losses) if losses.len() == samples && brackets.len() == samples => Ok(
                 Ok((losses.into_iter().map(f32::from_bits).collect(), brackets)),
             ),

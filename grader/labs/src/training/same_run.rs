@@ -133,7 +133,7 @@ struct Branch {
 
 impl Judge<'_> {
     /// Sent layers as the grader's, or the grader's own failure when they do not unpack.
-    fn layers(&self, sent: &[SentLayer]) -> Result<Layers, SupervisorError> {
+    pub(super) fn layers(&self, sent: &[SentLayer]) -> Result<Layers, SupervisorError> {
         let unpack = |l: &SentLayer| -> Result<Layer, SupervisorError> {
             let m = |m: &grader_worker::protocol::Matrix| {
                 m.to_array()
@@ -210,14 +210,7 @@ impl Judge<'_> {
         (loss, sent): (f32, &[SentLayer]),
         (direct_loss, direct_sent): (f32, &[SentLayer]),
     ) -> Verdict {
-        let epoch = inputs::epoch(
-            self.seed,
-            self.id(),
-            s.model,
-            s.examples,
-            s.batch_size,
-            s.hidden,
-        );
+        let epoch = super::gpu::epoch_inputs(self.seed, self.id(), s);
         let (got, direct) = (self.layers(sent)?, self.layers(direct_sent)?);
         let (call, path) = (b.call, &b.path);
         match compare(

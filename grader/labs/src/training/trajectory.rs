@@ -122,6 +122,67 @@ pub fn distance(reference: &TwoLayer, start: &[Layer; 2], got: &[Parameters]) ->
     }
 }
 
+/// One tensor's movement against a reference's from the same start: what the GPU epoch's
+/// feedback names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorStep {
+    /// The tensor, as the lesson names it (`layer1.bias`).
+    pub name: String,
+    /// How far it moved along the reference's movement, as a multiple of it (1 is right, 64
+    /// a step 64 times too large, 0 no movement, negative the wrong way).
+    pub scale: f64,
+    /// How far it ended from the reference, as a share of the reference's movement.
+    pub off: f64,
+}
+
+/// Each weight and bias of `got` against `reference`, both from `start` (a model of another
+/// shape gives nothing to name).
+pub fn tensor_steps(reference: &TwoLayer, start: &[Layer; 2], got: &[Layer; 2]) -> Vec<TensorStep> {
+    let references = [&reference.layer1, &reference.layer2];
+    let mut steps = Vec::new();
+    for (n, ((r, s), g)) in references.iter().zip(start).zip(got).enumerate() {
+        let fits = r.weight.dim() == s.weight.dim()
+            && g.weight.dim() == s.weight.dim()
+            && r.bias.len() == s.bias.len()
+            && g.bias.len() == s.bias.len();
+        if !fits {
+            return Vec::new();
+        }
+        let flat = |a: &ndarray::Array2<f32>| a.iter().copied().collect::<Vec<f32>>();
+        let tensors = [
+            (
+                "weight",
+                r.weight.iter().copied().collect::<Vec<f64>>(),
+                flat(&s.weight),
+                flat(&g.weight),
+            ),
+            ("bias", r.bias.to_vec(), s.bias.to_vec(), g.bias.to_vec()),
+        ];
+        for (what, r, s, g) in tensors {
+            let (mut along, mut moved, mut off) = (0.0f64, 0.0f64, 0.0f64);
+            for ((r, s), g) in r.iter().zip(&s).zip(&g) {
+                let (s, g) = (f64::from(*s), f64::from(*g));
+                along += (g - s) * (r - s);
+                moved += (r - s).powi(2);
+                off += (g - r).powi(2);
+            }
+            let (scale, off) = if moved > 0.0 {
+                (along / moved, (off / moved).sqrt())
+            } else if off > 0.0 {
+                (f64::INFINITY, f64::INFINITY)
+            } else {
+                (1.0, 0.0)
+            };
+            steps.push(TensorStep {
+                name: format!("layer{}.{what}", n + 1),
+                scale: if scale.is_nan() { f64::INFINITY } else { scale },
+                off: if off.is_nan() { f64::INFINITY } else { off },
+            });
+        }
+    }
+    steps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +301,55 @@ mod tests {
         got[1].1 = Array1::zeros(3);
         let d = measure(&start, &reference, &got);
         assert!(d.all.is_infinite() && !d.within(TIGHT), "{d:?}");
+    }
+
+    /// The student's layers as the grader's, with zero gradients.
+    fn as_layers(got: &[(Array2<f32>, Array1<f32>)]) -> [Layer; 2] {
+        let layer = |(w, b): &(Array2<f32>, Array1<f32>)| Layer {
+            weight_grad: Array2::zeros(w.raw_dim()),
+            bias_grad: Array1::zeros(b.len()),
+            weight: w.clone(),
+            bias: b.clone(),
+        };
+        [layer(&got[0]), layer(&got[1])]
+    }
+
+    #[test]
+    fn each_tensor_of_the_reference_steps_once_and_on_its_path() {
+        let (start, reference) = start_and_reference();
+        let steps = tensor_steps(
+            &reference,
+            &start,
+            &as_layers(&student(&reference, |_| 0.0)),
+        );
+        assert_eq!(steps.len(), 4);
+        for step in &steps {
+            assert!(
+                (step.scale - 1.0).abs() < 1e-3 && step.off < 1e-3,
+                "{step:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bias_that_steps_twice_as_far_is_the_one_named() {
+        let (start, reference) = start_and_reference();
+        let mut got = as_layers(&student(&reference, |_| 0.0));
+        got[0].bias = Array1::from_shape_fn(HIDDEN, |u| {
+            (2.0 * reference.layer1.bias[u] - f64::from(start[0].bias[u])) as f32
+        });
+        let steps = tensor_steps(&reference, &start, &got);
+        let worst = steps
+            .iter()
+            .max_by(|a, b| a.off.total_cmp(&b.off))
+            .expect("four tensors");
+        assert_eq!(worst.name, "layer1.bias");
+        assert!(
+            (worst.scale - 2.0).abs() < 1e-3 && (worst.off - 1.0).abs() < 1e-3,
+            "{worst:?}"
+        );
+        // Another shape: nothing to name.
+        got[1].bias = Array1::zeros(3);
+        assert!(tensor_steps(&reference, &start, &got).is_empty());
     }
 }

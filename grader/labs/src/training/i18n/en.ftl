@@ -305,3 +305,28 @@ idx-count-mismatch = { $images } (byte 4) holds { $image_count } images but { $l
 
 layers-mut-two = { $model }::layers_mut must return the model's two layers, in order
 forward-shape = { $model }::forward returned a { $rows }×{ $cols } output for a batch of { $batch }: it must be { $batch }×{ $classes } (one row per example)
+
+## GPU epoch: what the grader measured on the device (gpu_judge/epoch.rs)
+
+gpu-epoch-nan-reason = NaN or infinity after the GPU epoch
+gpu-epoch-nan-details = `{ $function }` on the GPU returned a mean loss of { $loss } and parameters of which some are not numbers.
+gpu-epoch-nan-hint = check the kernels for a log of 0 (clamp it at -100), a division by 0, or a read past the end of a buffer (every kernel skips the threads with i >= n)
+gpu-loss-details = `{ $function }` trained right on the GPU (the parameters follow the reference), but returned a mean loss of { $loss }, expected { $expected }: { $ratio }× the expected.
+gpu-loss-summed-hint = the batches' losses were summed on the device but not divided by the number of batches: copy loss_sum back once at the end and divide by the count
+gpu-loss-per-row-hint = each row's thread must add row_loss / N to loss_sum (the batch's mean), not row_loss
+gpu-loss-hint = each step adds its batch's mean loss to the one f32 loss_sum on the GPU; at the end copy it back once and divide by the number of batches
+gpu-epoch-off-reason = on the GPU, { $name } moved wrong
+gpu-epoch-off-details = `{ $function }` from the grader's start and batch order ends { $typical } of the way off the reference's parameters (the median hidden unit; { $all } for all of them together).{ $measured }
+gpu-measured = {" "}Measured on the device, { $over }: { $name } ended { $off } of its movement off the reference's, having moved { $scale }× as far along it.
+gpu-over-epoch = over the whole epoch
+gpu-over-batch = on batch { $batch } of { $batches } alone (the first where the GPU's step differs from your CPU epoch's, train_epoch with Sgd, from the same parameters)
+gpu-some-parameter = a parameter
+gpu-epoch-off-hint = the GPU step is the model here: check each kernel and cuBLAS product of train_step against the module's notes
+gpu-hint-per-row = every parameter stepped { $rows }× too far (the batch's rows): the loss kernel's gradient must be divided by the batch's rows, (p − y) / N
+gpu-hint-left-over = the step on batch { $batch } depends on the batches before it: zero the four gradients at the start of every train_step (stream.memset_zeros), and let no kernel add onto a buffer the step before filled
+gpu-hint-bias = check the kernels that read and write { $name }: the bias is added by column (bias[i % cols], i = row × cols + col), and its gradient is the column sums of the output's gradient, one thread per column
+gpu-hint-weight = check the cuBLAS products that use and compute { $name } (m, n, k, the leading dimensions, the transposes, beta) against the module's notes, and the kernels that feed them
+gpu-per-row-reason = on the GPU, every step is { $rows }× too large
+gpu-left-over-reason = on the GPU, the step on batch { $batch } depends on the batches before it
+epoch-fails-reason = not charged here: train_epoch_gpu fails on its own
+epoch-fails-details = `{ $function }` returned an error on the GPU ({ $error }). `train_epoch_gpu`, which it runs, fails on its own in a fresh process too ({ $own }); that mistake is charged by the GPU epoch items (gpu_epoch_simple_nn, gpu_epoch_mlp), once. This item is checked once the epoch runs.

@@ -305,3 +305,28 @@ idx-count-mismatch = { $images }（第 4 個位元組）有 { $image_count } 張
 
 layers-mut-two = { $model }::layers_mut 必須依序傳回模型的兩層
 forward-shape = { $model }::forward 對 { $batch } 筆的批次回傳了 { $rows }×{ $cols } 的輸出：必須是 { $batch }×{ $classes }（每個樣本一列）
+
+## GPU epoch：評分程式在裝置上量到的結果（gpu_judge/epoch.rs）
+
+gpu-epoch-nan-reason = GPU 上的 epoch 之後出現 NaN 或無限大
+gpu-epoch-nan-details = `{ $function }` 在 GPU 上傳回的平均損失是 { $loss }，而且有些參數不是數字。
+gpu-epoch-nan-hint = 檢查 kernel 裡有沒有對 0 取 log（要截在 -100）、除以 0，或讀到緩衝區結尾之外（每個 kernel 都要跳過 i >= n 的執行緒）
+gpu-loss-details = `{ $function }` 在 GPU 上訓練正確（參數和參考答案一致），但傳回的平均損失是 { $loss }，預期 { $expected }：是預期的 { $ratio }×。
+gpu-loss-summed-hint = 各批次的損失在裝置上加總了，卻沒有除以批次數：最後把 loss_sum 複製回來一次，再除以批次數
+gpu-loss-per-row-hint = 每一列的執行緒要把 row_loss / N（批次的平均）加到 loss_sum，而不是 row_loss
+gpu-loss-hint = 每一步把該批次的平均損失加到 GPU 上唯一的 f32 loss_sum；最後複製回來一次，再除以批次數
+gpu-epoch-off-reason = 在 GPU 上，{ $name } 的移動不對
+gpu-epoch-off-details = `{ $function }` 從評分程式給的起點和批次順序開始，最後離參考答案的參數有移動距離的 { $typical }（取隱藏單元的中位數；全部參數合起來是 { $all }）。{ $measured }
+gpu-measured = {" "}在裝置上量到（{ $over }）：{ $name } 離參考答案差了它移動距離的 { $off }，沿參考方向移動了 { $scale }× 的距離。
+gpu-over-epoch = 整個 epoch
+gpu-over-batch = 只看第 { $batch } 個批次（共 { $batches } 個；從相同參數出發，這是 GPU 的一步和你的 CPU epoch（train_epoch 配 Sgd）第一次不同的批次）
+gpu-some-parameter = 某個參數
+gpu-epoch-off-hint = 這裡 GPU 的一步就是模型：照模組說明逐一檢查 train_step 的每個 kernel 和 cuBLAS 乘積
+gpu-hint-per-row = 每個參數都多走了 { $rows }×（批次的列數）：損失 kernel 的梯度要除以批次的列數，(p − y) / N
+gpu-hint-left-over = 第 { $batch } 個批次的一步受到之前批次的影響：每次 train_step 一開始要把四個梯度歸零（stream.memset_zeros），也不要讓 kernel 加到上一步填過的緩衝區上
+gpu-hint-bias = 檢查讀寫 { $name } 的 kernel：偏差要依欄加上（bias[i % cols]，i = 列 × cols + 欄），它的梯度是輸出梯度每一欄的總和，每欄一個執行緒
+gpu-hint-weight = 照模組說明檢查使用和計算 { $name } 的 cuBLAS 乘積（m、n、k、leading dimension、轉置、beta），以及提供它們輸入的 kernel
+gpu-per-row-reason = 在 GPU 上，每一步都大了 { $rows }×
+gpu-left-over-reason = 在 GPU 上，第 { $batch } 個批次的一步受到之前批次的影響
+epoch-fails-reason = 這裡不扣分：train_epoch_gpu 自己就會失敗
+epoch-fails-details = `{ $function }` 在 GPU 上傳回錯誤（{ $error }）。它所執行的 `train_epoch_gpu` 在新的行程裡單獨執行也會失敗（{ $own }）；這個錯誤由 GPU epoch 的項目（gpu_epoch_simple_nn、gpu_epoch_mlp）扣分，只扣一次。等 epoch 能執行後，這個項目才會檢查。
