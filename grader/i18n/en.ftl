@@ -41,6 +41,7 @@ harness-building-emulator = building the GPU emulator for the GPU items (first r
 harness-warning = warning: { $note }
 harness-ignored = ignored, { $reason }
 harness-failure = { $score }/{ $max } points. { $details }
+harness-edited-first = changed since the last run, graded first: { $items }
 harness-repeat = seed { $seed }: repeat with `cargo test --test grade -- --seed { $seed }`
 harness-sandbox = sandbox (what this machine allows): { $sandbox }
 prepare-building = building the GPU emulator for the GPU items (about a minute) …

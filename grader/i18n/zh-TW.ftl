@@ -41,6 +41,7 @@ harness-building-emulator = 正在為 GPU 項目建置 GPU 模擬器（只有第
 harness-warning = 警告：{ $note }
 harness-ignored = ignored, { $reason }
 harness-failure = 得到 { $score }/{ $max } 分。{ $details }
+harness-edited-first = 上次執行後改過的部分先評分：{ $items }
 harness-repeat = 種子（seed）{ $seed }：用 `cargo test --test grade -- --seed { $seed }` 重現這次執行
 harness-sandbox = 沙箱（這台電腦允許的保護）：{ $sandbox }
 prepare-building = 正在為 GPU 項目建置 GPU 模擬器（大約一分鐘）…

@@ -331,6 +331,25 @@ fn cargo_build(
     Ok(target.join("release").join(cdylib))
 }
 
+/// The emulator (or tracer) library cargo built beside this program, when there is one that
+/// belongs to it: the `grader` crate depends on the emulator, so the cargo invocation that
+/// built this program built the library too, from the same sources, into the same target
+/// folder (`deps/` beside a binary, or beside a test binary in `deps/`). One built later than
+/// this program (the emulator rebuilt alone, its sources since changed) is not taken. `None`:
+/// build it in the cache, as for a program installed elsewhere.
+fn prebuilt(cdylib: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let exe_time = fs::metadata(&exe).and_then(|m| m.modified()).ok()?;
+    let dir = exe.parent()?;
+    [dir.join(cdylib), dir.join("deps").join(cdylib)]
+        .into_iter()
+        .find(|so| {
+            fs::metadata(so)
+                .and_then(|m| m.modified())
+                .is_ok_and(|built| built <= exe_time)
+        })
+}
+
 /// Whether [`Emulator::prepare`] will have to build the emulator first (about a minute), so a
 /// caller can say so before the pause.
 pub fn needs_build() -> bool {
@@ -340,7 +359,7 @@ pub fn needs_build() -> bool {
     let lib_dir = cache_dir()
         .join("emulator")
         .join(format!("lib-{}", sources_hash()));
-    !lib_dir.join(LIB_NAMES[0]).is_file()
+    !lib_dir.join(LIB_NAMES[0]).is_file() && prebuilt(CDYLIB).is_none()
 }
 
 impl Emulator {
@@ -385,6 +404,24 @@ impl Emulator {
         let lock = fs::File::create(&lock_path).map_err(cache_err(&lock_path))?;
         lock.lock().map_err(cache_err(&lock_path))?;
         if !ready(&lib_dir) {
+            if let Some(built) = prebuilt(CDYLIB) {
+                // Built with this program: installed as a cache build would be.
+                fs::create_dir_all(&lib_dir).map_err(cache_err(&lib_dir))?;
+                match prebuilt(TRACER_CDYLIB) {
+                    Some(tracer) => install(&tracer, &lib_dir.join(TRACER_CDYLIB))?,
+                    None => write_if_changed(
+                        &lib_dir.join(TRACER_FAILED),
+                        "the tracer was not built beside the grader",
+                    )?,
+                }
+                install(&built, &so)?;
+                link_names(&lib_dir, &so)?;
+                drop(lock);
+                return Ok(Emulator {
+                    lib_dir,
+                    kernel_cache,
+                });
+            }
             let src = root.join("src");
             for (path, text) in SOURCES {
                 let text = if path.ends_with("Cargo.toml") {
