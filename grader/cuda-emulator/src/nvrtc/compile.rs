@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::names::{self, Lowered};
-use super::{source, symbols};
+use super::{expand, source, symbols};
 use crate::util::hash_hex;
 
 /// The prelude every source is compiled against.
@@ -26,9 +26,12 @@ pub const PRELUDE: &str = include_str!("prelude.h");
 pub const MODULE_MAGIC: &str = "// gpu-labs CPU emulator module: not PTX";
 
 /// Flags that do not depend on the program. Optimised but portable (no -march=native).
+/// Kernels reinterpret memory freely (a `float4` load read as eight `__nv_bfloat16`), which
+/// NVCC compiles as written: strict aliasing is off.
 const BASE_FLAGS: &[&str] = &[
     "-std=c++17",
     "-O3",
+    "-fno-strict-aliasing",
     "-fPIC",
     "-shared",
     "-fvisibility=hidden",
@@ -126,8 +129,9 @@ fn host_flags(options: &[String]) -> Vec<String> {
 
 /// CUDA headers tutorials include, provided empty (the prelude already defines what they
 /// would): `cuda_runtime.h`, `cuda.h`, ...; `math_constants.h` with its common constants;
-/// `cooperative_groups.h` with its basics; `cuda/barrier` and `cuda/pipeline` as a clear
-/// error.
+/// `cooperative_groups.h` with its basics; `cuda_fp16.h`, `cuda_bf16.h` and `cuda_fp8.h`
+/// with the reduced-precision types; `cuda/std/limits`; `cuda/barrier` and `cuda/pipeline` as
+/// a clear error.
 const STUB_HEADERS: &[(&str, &str)] = &[
     ("cuda_runtime.h", ""),
     ("cuda_runtime_api.h", ""),
@@ -153,6 +157,13 @@ const STUB_HEADERS: &[(&str, &str)] = &[
         "cuda/pipeline",
         "#error \"gpu-labs emulator: cuda::pipeline and memcpy_async are not supported on the \
          CPU emulator; copy into shared memory with plain loads and __syncthreads()\"\n",
+    ),
+    ("cuda_fp16.h", include_str!("cuda_fp16.h")),
+    ("cuda_bf16.h", "#pragma once\n#include <cuda_fp16.h>\n"),
+    ("cuda_fp8.h", "#pragma once\n#include <cuda_fp16.h>\n"),
+    (
+        "cuda/std/limits",
+        "#pragma once\n#include <limits>\nnamespace cuda { namespace std { using ::std::numeric_limits; } }\n",
     ),
     (
         "math_constants.h",
@@ -220,6 +231,46 @@ pub fn nvrtc_style(log: &str) -> String {
         }
     }
     out
+}
+
+/// What `src` defines ([`source::scan`]), after the preprocessor when the text alone cannot
+/// say ([`expand::needed`]: kernels made by macros, barriers in its own headers).
+fn scan_program(
+    src: &str,
+    headers: &[(String, String)],
+    cxx: &[String],
+    flags: &[String],
+) -> source::Scan {
+    let include_paths = flags.iter().any(|f| f.starts_with("-I"));
+    if !expand::needed(src, !headers.is_empty(), include_paths) {
+        return source::scan(src);
+    }
+    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "");
+    let dir = cache_dir().join(format!("preprocess-{unique}"));
+    let text = (|| {
+        for (n, h) in headers {
+            let p = dir.join(n);
+            std::fs::create_dir_all(p.parent()?).ok()?;
+            std::fs::write(&p, h).ok()?;
+        }
+        std::fs::create_dir_all(&dir).ok()?;
+        let file = dir.join("program.cu");
+        std::fs::write(&file, src).ok()?;
+        let stubs = stub_headers().ok()?;
+        let args = expand::arguments(flags, &[stubs.as_path(), dir.as_path()], &file);
+        let out = crate::config::get()
+            .command(&cxx[0])
+            .args(&cxx[1..])
+            .args(args)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    expand::merged_scan(src, text)
 }
 
 /// Runs the host compiler on the translation unit `cpp` (called `name` in diagnostics),
@@ -338,12 +389,13 @@ fn compile_variant(
     exprs: &[String],
     checked: bool,
 ) -> Result<Compiled, String> {
-    let mut tu = source::translation_unit(src, name, PRELUDE, exprs);
+    let cxx = compiler();
+    let flags = host_flags(options);
+    let scan = scan_program(src, headers, &cxx, &flags);
+    let mut tu = source::translation_unit_for(&scan, src, name, PRELUDE, exprs);
     if checked {
         tu.insert_str(0, "#define __GL_RACECHECK 1\n");
     }
-    let cxx = compiler();
-    let flags = host_flags(options);
     let stubs = stub_headers_hash();
     let mut key_parts: Vec<&[u8]> = vec![tu.as_bytes(), stubs.as_bytes()];
     key_parts.extend(cxx.iter().map(|s| s.as_bytes()));
@@ -358,7 +410,7 @@ fn compile_variant(
     let so = dir.join("kernels.so");
     let source::Scan {
         kernels, globals, ..
-    } = source::scan(src);
+    } = scan;
     if so.is_file() {
         // Checked on every hit too: the cache is a directory anyone in the account can write.
         if let Err(refused) = symbols::check(&so, name) {

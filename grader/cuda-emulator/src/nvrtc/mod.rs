@@ -3,6 +3,7 @@
 //! `cuModuleLoadData` loads.
 
 pub mod compile;
+pub mod expand;
 pub mod names;
 pub mod source;
 pub mod symbols;

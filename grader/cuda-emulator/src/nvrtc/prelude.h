@@ -45,6 +45,8 @@
 #define __CUDACC__ 1
 #define __CUDACC_RTC__ 1
 #define __CUDA_ARCH__ 800
+#define __CUDACC_VER_MAJOR__ 12
+#define __CUDACC_VER_MINOR__ 8
 #define warpSize 32
 
 // ---------------------------------------------------------------- vector types
@@ -800,6 +802,12 @@ __GL_ATOMIC_INT(unsigned long long)
 __GL_ATOMIC_FLOAT(float)
 __GL_ATOMIC_FLOAT(double)
 #undef __GL_ATOMIC_FLOAT
+// 16-bit compare-and-swap (compute capability 7.0 and up): the reduced-precision atomics of
+// cuda_fp16.h are built on it.
+__GL_RT static inline unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) { __GL_ANOTE(p);
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return cmp;
+}
 __GL_RT static inline unsigned atomicInc(unsigned* p, unsigned lim) { __GL_ANOTE(p);
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(p, &old, old >= lim ? 0u : old + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
@@ -812,6 +820,11 @@ __GL_RT static inline unsigned atomicDec(unsigned* p, unsigned lim) { __GL_ANOTE
 }
 
 // ---------------------------------------------------------------- math and intrinsics
+// CUDA declares the classification functions at global scope, as C does (<cmath> only in std).
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+using std::signbit;
 template <class A, class B>
 static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
 template <class A, class B>
@@ -855,6 +868,7 @@ static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 static inline float saturate(float x) { return __saturatef(x); }
 static inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678f); }
+static inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
 static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }

@@ -435,7 +435,18 @@ fn strip_align(s: &str) -> String {
 /// The whole translation unit handed to the C++ compiler; `exprs` are the program's name
 /// expressions ([`super::names`]).
 pub fn translation_unit(src: &str, name: &str, prelude: &str, exprs: &[String]) -> String {
-    let scan = scan(src);
+    translation_unit_for(&scan(src), src, name, prelude, exprs)
+}
+
+/// [`translation_unit`] with the scan already made (by [`super::expand`] when the source
+/// needs the preprocessor to be scanned).
+pub fn translation_unit_for(
+    scan: &Scan,
+    src: &str,
+    name: &str,
+    prelude: &str,
+    exprs: &[String],
+) -> String {
     let mut tu = String::with_capacity(prelude.len() + src.len() + 1024);
     tu.push_str(&format!(
         "#define __GL_USE_FIBERS {}\n",
