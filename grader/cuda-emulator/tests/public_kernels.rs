@@ -7,8 +7,8 @@
 //! output compared with a CPU reference, and a checked run must print no emulator report at
 //! all (no race, no host memory, no uninitialized shared memory, no barrier mismatch).
 //!
-//! Full suite only (`GPU_LABS_FULL=1`): compiling the five files takes about a minute, twice
-//! (plain and checked).
+//! Full suite only (`GPU_LABS_FULL=1`): compiling the eight files, plain and checked, takes
+//! about 35 s on a 2-core machine (then the kernel cache answers).
 
 mod common;
 
