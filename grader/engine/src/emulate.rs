@@ -394,7 +394,16 @@ impl Emulator {
         let hash = sources_hash();
         let lib_dir = root.join(format!("lib-{hash}"));
         let so = lib_dir.join(CDYLIB);
-        let ready = |lib_dir: &Path| lib_dir.join(LIB_NAMES[0]).is_file();
+        let prebuilt_so = prebuilt(CDYLIB);
+        // Ready: installed, and not older than a library built with this program (which,
+        // while the emulator is being worked on, may hold code its embedded sources do not).
+        let modified = |path: &Path| fs::metadata(path).and_then(|m| m.modified()).ok();
+        let ready = |lib_dir: &Path| {
+            lib_dir.join(LIB_NAMES[0]).is_file()
+                && prebuilt_so
+                    .as_deref()
+                    .is_none_or(|p| modified(p) <= modified(&lib_dir.join(CDYLIB)))
+        };
         if ready(&lib_dir) {
             return Ok(Emulator {
                 lib_dir,
@@ -406,7 +415,7 @@ impl Emulator {
         let lock = fs::File::create(&lock_path).map_err(cache_err(&lock_path))?;
         lock.lock().map_err(cache_err(&lock_path))?;
         if !ready(&lib_dir) {
-            if let Some(built) = prebuilt(CDYLIB) {
+            if let Some(built) = &prebuilt_so {
                 // Built with this program: installed as a cache build would be.
                 fs::create_dir_all(&lib_dir).map_err(cache_err(&lib_dir))?;
                 match prebuilt(TRACER_CDYLIB) {
@@ -416,7 +425,7 @@ impl Emulator {
                         "the tracer was not built beside the grader",
                     )?,
                 }
-                install(&built, &so)?;
+                install(built, &so)?;
                 link_names(&lib_dir, &so)?;
                 drop(lock);
                 return Ok(Emulator {
