@@ -68,11 +68,13 @@ fn run(src: &str, check: bool) {
     }
 }
 
-/// The report lines of a checked run (races and reads of unwritten shared memory).
+/// The report lines of a checked run (races, reads of unwritten shared memory, synccheck).
 fn reports(name: &str) -> Vec<String> {
     common::checked_child(name, &[])
         .lines()
-        .filter(|l| l.contains("data race") || l.contains("uninitialized"))
+        .filter(|l| {
+            l.contains("data race") || l.contains("uninitialized") || l.contains("synccheck")
+        })
         .map(str::to_string)
         .collect()
 }

@@ -7,6 +7,7 @@ pub mod fault;
 pub mod initcheck;
 pub mod pool;
 pub mod race;
+pub mod synccheck;
 
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -60,6 +61,13 @@ pub struct LaunchDesc {
     uninit_size: u32,
     uninit_shared: u32,
     uninit_pad: u32,
+    sync_count: u64,
+    sync_block: u32,
+    sync_thread: u32,
+    sync_line: u32,
+    sync_op: u32,
+    sync_mask: u32,
+    sync_present: u32,
 }
 
 impl LaunchDesc {
@@ -90,6 +98,19 @@ impl LaunchDesc {
             thread: self.uninit_thread,
             pc: self.uninit_pc,
             shared: u8::try_from(self.uninit_shared).unwrap_or(0),
+        })
+    }
+
+    /// The first warp operation whose mask named lanes that did not reach it, if any.
+    fn divergent(&self) -> Option<synccheck::Divergent> {
+        (self.sync_count > 0).then_some(synccheck::Divergent {
+            count: self.sync_count,
+            block: self.sync_block,
+            thread: self.sync_thread,
+            line: self.sync_line,
+            op: self.sync_op,
+            mask: self.sync_mask,
+            present: self.sync_present,
         })
     }
 }
@@ -226,6 +247,15 @@ struct JobState {
     fault: Option<Fault>,
     race: Option<race::Race>,
     uninit: Option<initcheck::Unwritten>,
+    divergent: Option<synccheck::Divergent>,
+}
+
+/// What a checked launch found besides a fault.
+#[derive(Debug, Default)]
+struct Findings {
+    race: Option<race::Race>,
+    uninit: Option<initcheck::Unwritten>,
+    divergent: Option<synccheck::Divergent>,
 }
 
 /// One kernel launch in flight.
@@ -352,6 +382,13 @@ impl Job {
             uninit_size: 0,
             uninit_shared: 0,
             uninit_pad: 0,
+            sync_count: 0,
+            sync_block: 0,
+            sync_thread: 0,
+            sync_line: 0,
+            sync_op: 0,
+            sync_mask: 0,
+            sync_present: 0,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
@@ -388,6 +425,9 @@ impl Job {
         if st.uninit.is_none() {
             st.uninit = desc.uninit();
         }
+        if st.divergent.is_none() {
+            st.divergent = desc.divergent();
+        }
         st.active -= 1;
         let finished = st.active == 0 && self.exhausted();
         drop(st);
@@ -396,18 +436,17 @@ impl Job {
         }
     }
 
-    fn wait(
-        &self,
-    ) -> (
-        Option<Fault>,
-        Option<race::Race>,
-        Option<initcheck::Unwritten>,
-    ) {
+    fn wait(&self) -> (Option<Fault>, Findings) {
         let mut st = self.lock();
         while !(st.active == 0 && self.exhausted()) {
             st = self.done.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        (st.fault.clone(), st.race.take(), st.uninit.take())
+        let findings = Findings {
+            race: st.race.take(),
+            uninit: st.uninit.take(),
+            divergent: st.divergent.take(),
+        };
+        (st.fault.clone(), findings)
     }
 }
 
@@ -424,7 +463,14 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     }
     job.enter();
     job.work();
-    let (fault, race, uninit) = job.wait();
+    let (
+        fault,
+        Findings {
+            race,
+            uninit,
+            divergent,
+        },
+    ) = job.wait();
     // A fault comes first (its indices out of bounds often make the race too).
     if let Some(r) = race.filter(|_| fault.is_none()) {
         eprintln!(
@@ -436,6 +482,12 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         eprintln!(
             "{}",
             initcheck::report(&job.func.name, job.grid, job.block, checked.as_deref(), &u)
+        );
+    }
+    if let Some(d) = divergent.filter(|_| fault.is_none()) {
+        eprintln!(
+            "{}",
+            synccheck::report(&job.func.name, job.grid, job.block, &d)
         );
     }
     match fault {

@@ -44,32 +44,34 @@ struct thread_block_tile {
     static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0,
                   "gpu-labs emulator: tiled_partition<N> needs N a power of two up to 32");
     static constexpr unsigned full = 0xffffffffu;
-    void sync() const { __syncwarp(); }
+    // The lanes of this tile in its warp: the mask its operations pass (a tile of 16 in a
+    // branch that only its half of the warp takes is correct).
+    unsigned lanes() const {
+        return N == 32 ? full : ((1u << N) - 1) << ((__gl_cg::block_rank() & 31) & ~(N - 1));
+    }
+    void sync(int line = __builtin_LINE()) const { __syncwarp(lanes(), line); }
     unsigned thread_rank() const { return __gl_cg::block_rank() & (N - 1); }
     static constexpr unsigned size() { return N; }
     static constexpr unsigned num_threads() { return N; }
     unsigned meta_group_rank() const { return __gl_cg::block_rank() / N; }
     unsigned meta_group_size() const { return (__gl_cg::block_size() + N - 1) / N; }
     template <class V>
-    V shfl(V v, int src) const { return __shfl_sync(full, v, src, N); }
+    V shfl(V v, int src, int line = __builtin_LINE()) const { return __shfl_sync(lanes(), v, src, N, line); }
     template <class V>
-    V shfl_down(V v, unsigned d) const { return __shfl_down_sync(full, v, d, N); }
+    V shfl_down(V v, unsigned d, int line = __builtin_LINE()) const { return __shfl_down_sync(lanes(), v, d, N, line); }
     template <class V>
-    V shfl_up(V v, unsigned d) const { return __shfl_up_sync(full, v, d, N); }
+    V shfl_up(V v, unsigned d, int line = __builtin_LINE()) const { return __shfl_up_sync(lanes(), v, d, N, line); }
     template <class V>
-    V shfl_xor(V v, int m) const { return __shfl_xor_sync(full, v, m, N); }
+    V shfl_xor(V v, int m, int line = __builtin_LINE()) const { return __shfl_xor_sync(lanes(), v, m, N, line); }
     // The votes of this tile's threads, bit i for its thread i.
-    unsigned ballot(int pred) const {
-        unsigned all = __ballot_sync(full, pred);
+    unsigned ballot(int pred, int line = __builtin_LINE()) const {
+        unsigned all = __ballot_sync(lanes(), pred, line);
         unsigned base = (__gl_cg::block_rank() & 31) & ~(N - 1);
         unsigned mask = N == 32 ? full : ((1u << N) - 1);
         return (all >> base) & mask;
     }
-    int any(int pred) const { return ballot(pred) != 0; }
-    int all(int pred) const {
-        unsigned live = ballot(1);
-        return ballot(pred) == live;
-    }
+    int any(int pred, int line = __builtin_LINE()) const { return ballot(pred, line) != 0; }
+    int all(int pred, int line = __builtin_LINE()) const { return ballot(!pred, line) == 0; }
 };
 template <unsigned N, class G>
 static inline thread_block_tile<N> tiled_partition(const G&) { return thread_block_tile<N>(); }

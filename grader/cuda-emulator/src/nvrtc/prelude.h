@@ -140,6 +140,12 @@ struct Launch {
     uint32_t uninit_block, uninit_thread, uninit_pc, uninit_size;
     uint32_t uninit_shared;    // 1: static __shared__, 2: dynamic (extern __shared__)
     uint32_t uninit_pad;
+    // Checked runs (synccheck): the first warp operation called with a mask naming lanes
+    // that did not reach it (a full mask inside a divergent branch), and how many there were.
+    uint64_t sync_count;
+    uint32_t sync_block, sync_thread, sync_line, sync_op;
+    uint32_t sync_mask;        // the mask the thread passed
+    uint32_t sync_present;     // the lanes of its warp that reached the same call
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -167,6 +173,16 @@ struct Fiber {
     int barrier_line;        // source line of the __syncthreads() it waits at
     unsigned barrier_count;  // how many __syncthreads() it has reached
     unsigned warp_count;     // how many warp-wide operations (__syncwarp, shuffles) it has done
+    // The warp operation it waits at: its source line, which one (`WarpOp`), the mask it
+    // passed, its phase (a shuffle waits twice: 0 arriving, 1 reading), and the lanes of its
+    // warp waiting at the same call (set by the scheduler: what __activemask() returns).
+    int warp_line;
+    unsigned warp_op, warp_mask, warp_phase, present;
+};
+// Must match `exec::synccheck::OPS`.
+enum WarpOp {
+    OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL,
+    OP_ACTIVEMASK
 };
 
 static thread_local sigjmp_buf jump;
@@ -273,6 +289,21 @@ __GL_RT static inline void yield(int state) {
     if (state == WARP_WAIT) f->warp_count++;
     __gl_switch(&f->sp, sched_sp);
 }
+// A warp operation `op` on `line` with `mask`, phase 0 (arriving); `present` tells who came.
+__GL_RT static inline unsigned warp_arrive(unsigned op, unsigned mask, int line) {
+    Fiber* f = current;
+    f->warp_op = op;
+    f->warp_mask = mask;
+    f->warp_line = line;
+    f->warp_phase = 0;
+    yield(WARP_WAIT);
+    return f->present;
+}
+// The second wait of a shuffle or vote (the lanes read what the others wrote).
+__GL_RT static inline void warp_leave() {
+    current->warp_phase = 1;
+    yield(WARP_WAIT);
+}
 // Every thread of a block must reach the same __syncthreads() the same number of times; one
 // inside an `if` that only some threads take is undefined on a GPU (a hang or wrong results).
 // The emulator says so once per module, on stderr, where the grader picks it up.
@@ -312,6 +343,40 @@ __GL_RT static void check_barrier(unsigned n) {
             "__syncthreads() (is one inside an `if` or a loop that only some threads take?)\n",
             blockIdx.x, blockIdx.y, blockIdx.z, what);
 }
+// After a round of warp lanes lo..hi: the lanes waiting at one warp operation (same line,
+// same phase) are the ones present there; a lane whose mask names a lane of its warp that
+// is not (it took another branch, or finished) is what compute-sanitizer's synccheck reports:
+// on a GPU the call hangs or returns garbage. Checked runs record the first one.
+__GL_RT static void warp_groups(unsigned lo, unsigned hi) {
+    unsigned exists = hi - lo == 32 ? 0xffffffffu : (1u << (hi - lo)) - 1;
+    unsigned seen = 0;
+    for (unsigned a = lo; a < hi; a++) {
+        const Fiber* f = &fibers[a];
+        if (f->state != WARP_WAIT || ((seen >> (a - lo)) & 1)) continue;
+        unsigned present = 0;
+        for (unsigned b = a; b < hi; b++) {
+            const Fiber* g = &fibers[b];
+            if (g->state == WARP_WAIT && g->warp_line == f->warp_line && g->warp_phase == f->warp_phase)
+                present |= 1u << (b - lo);
+        }
+        seen |= present;
+        for (unsigned b = a; b < hi; b++) {
+            if (!((present >> (b - lo)) & 1)) continue;
+            Fiber* g = &fibers[b];
+            g->present = present;
+            __GL_RC(if (g->warp_phase == 0 && (g->warp_mask & exists & ~present) && !barriers_diverged) {
+                if (launch->sync_count++ == 0) {
+                    launch->sync_block = rc_now.block;
+                    launch->sync_thread = b;
+                    launch->sync_line = (uint32_t)g->warp_line;
+                    launch->sync_op = g->warp_op;
+                    launch->sync_mask = g->warp_mask;
+                    launch->sync_present = present;
+                }
+            })
+        }
+    }
+}
 __GL_RT static void run_block_fibers() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     unsigned n = nx * ny * nz;
@@ -328,6 +393,9 @@ __GL_RT static void run_block_fibers() {
                 fibers[i].barrier_line = 0;
                 fibers[i].barrier_count = 0;
                 fibers[i].warp_count = 0;
+                fibers[i].warp_line = 0;
+                fibers[i].warp_phase = 0;
+                fibers[i].present = 0;
                 fiber_reset(&fibers[i]);
             }
     unsigned warps = (n + 31) / 32;
@@ -346,6 +414,7 @@ __GL_RT static void run_block_fibers() {
                     threadIdx = f->tid;
                     __gl_switch(&sched_sp, f->sp);
                 }
+                warp_groups(lo, hi);
                 for (unsigned t = lo; t < hi; t++)
                     if (fibers[t].state == WARP_WAIT) {
                         fibers[t].state = RUNNING;
@@ -381,7 +450,9 @@ __GL_RT static inline void barrier(int line) {
 }  // namespace __gl
 // A macro, so each barrier knows its line in the student's source (`#line` keeps them).
 #define __syncthreads() __gl::barrier(__LINE__)
-__GL_RT static inline void __syncwarp(unsigned = 0xffffffffu) { __gl::yield(__gl::WARP_WAIT); }
+__GL_RT static inline void __syncwarp(unsigned m = 0xffffffffu, int line = __builtin_LINE()) {
+    __gl::warp_arrive(__gl::OP_SYNCWARP, m, line);
+}
 __GL_RT static inline int __gl_block_reduce(int pred, int op) {
     __shared__ int acc;
     if (__gl::linear_tid() == 0) acc = op == 2 ? 1 : 0;
@@ -400,66 +471,79 @@ static inline int __syncthreads_and(int p) { return __gl_block_reduce(p, 2); }
 
 namespace __gl {
 template <class T>
-__GL_RT static inline T exchange(T v, int src_lane, bool take) {
+__GL_RT static inline T exchange(T v, int src_lane, bool take, unsigned op, unsigned m, int line) {
     static_assert(sizeof(T) <= 8, "warp shuffles of types larger than 8 bytes are not supported");
     unsigned lin = linear_tid(), w = lin >> 5, lane = lin & 31;
     unsigned long long bits = 0;
     memcpy(&bits, &v, sizeof(T));
     warp_slots[w][lane] = bits;
-    yield(WARP_WAIT);
+    warp_arrive(op, m, line);
     T r = v;
     if (take) memcpy(&r, &warp_slots[w][src_lane & 31], sizeof(T));
-    yield(WARP_WAIT);
+    warp_leave();
     return r;
 }
-__GL_RT static inline unsigned warp_vote(int pred) {
+__GL_RT static inline unsigned warp_vote(int pred, unsigned op, unsigned m, int line) {
     unsigned lin = linear_tid(), w = lin >> 5, lane = lin & 31;
     warp_slots[w][lane] = pred != 0;
-    yield(WARP_WAIT);
+    unsigned present = warp_arrive(op, m, line);
     unsigned n = blockDim.x * blockDim.y * blockDim.z;
     unsigned r = 0;
     for (unsigned l = 0; l < 32 && w * 32 + l < n; l++)
         if (warp_slots[w][l]) r |= 1u << l;
-    yield(WARP_WAIT);
-    return r;
+    warp_leave();
+    // Only the lanes named in the mask and present vote (the others' slots are stale).
+    return r & m & present;
 }
 }  // namespace __gl
 
+// Each warp operation takes the caller's line (`__builtin_LINE()`, which `#line` maps to the
+// student's source) for synccheck's report.
 template <class T>
-static inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
+static inline T __shfl_sync(unsigned m, T v, int src, int width = 32, int line = __builtin_LINE()) {
     int lane = (int)(__gl::linear_tid() & 31);
     int base = lane & ~(width - 1);
-    return __gl::exchange(v, base + (src & (width - 1)), true);
+    return __gl::exchange(v, base + (src & (width - 1)), true, __gl::OP_SHFL, m, line);
 }
 template <class T>
-static inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
+static inline T __shfl_down_sync(unsigned m, T v, unsigned delta, int width = 32,
+                                 int line = __builtin_LINE()) {
     int lane = (int)(__gl::linear_tid() & 31);
     int seg = lane & (width - 1);
-    return __gl::exchange(v, lane + (int)delta, seg + (int)delta < width);
+    return __gl::exchange(v, lane + (int)delta, seg + (int)delta < width, __gl::OP_SHFL_DOWN, m, line);
 }
 template <class T>
-static inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32) {
+static inline T __shfl_up_sync(unsigned m, T v, unsigned delta, int width = 32,
+                               int line = __builtin_LINE()) {
     int lane = (int)(__gl::linear_tid() & 31);
     int seg = lane & (width - 1);
-    return __gl::exchange(v, lane - (int)delta, seg - (int)delta >= 0);
+    return __gl::exchange(v, lane - (int)delta, seg - (int)delta >= 0, __gl::OP_SHFL_UP, m, line);
 }
 template <class T>
-static inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
+static inline T __shfl_xor_sync(unsigned m, T v, int mask, int width = 32, int line = __builtin_LINE()) {
     int lane = (int)(__gl::linear_tid() & 31);
     int src = lane ^ mask;
-    return __gl::exchange(v, src, (src & ~(width - 1)) == (lane & ~(width - 1)));
+    return __gl::exchange(v, src, (src & ~(width - 1)) == (lane & ~(width - 1)), __gl::OP_SHFL_XOR, m,
+                          line);
 }
-static inline unsigned __ballot_sync(unsigned, int pred) { return __gl::warp_vote(pred); }
-static inline int __any_sync(unsigned, int pred) { return __gl::warp_vote(pred) != 0; }
-static inline int __all_sync(unsigned m, int pred) {
-    unsigned n = blockDim.x * blockDim.y * blockDim.z;
-    unsigned w = __gl::linear_tid() >> 5;
-    unsigned live = n - w * 32 >= 32 ? 0xffffffffu : (1u << (n - w * 32)) - 1;
-    return __gl::warp_vote(pred) == (live & m);
+static inline unsigned __ballot_sync(unsigned m, int pred, int line = __builtin_LINE()) {
+    return __gl::warp_vote(pred, __gl::OP_BALLOT, m, line);
 }
+static inline int __any_sync(unsigned m, int pred, int line = __builtin_LINE()) {
+    return __gl::warp_vote(pred, __gl::OP_ANY, m, line) != 0;
+}
+static inline int __all_sync(unsigned m, int pred, int line = __builtin_LINE()) {
+    return __gl::warp_vote(!pred, __gl::OP_ALL, m, line) == 0;
+}
+// The lanes of the warp that reached this call with this one (a warp operation here, so that
+// the scheduler sees who came; it names no other lane, so it is never reported).
+static inline unsigned __activemask(int line = __builtin_LINE()) {
+    return __gl::warp_arrive(__gl::OP_ACTIVEMASK, 0, line);
+}
+#else
+static inline unsigned __activemask() { return 0xffffffffu; }
 #endif  // __GL_USE_FIBERS
 
-static inline unsigned __activemask() { return 0xffffffffu; }
 __GL_RT static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 __GL_RT static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 __GL_RT static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
