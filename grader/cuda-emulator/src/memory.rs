@@ -100,6 +100,7 @@ pub fn free(base: usize, kind: Kind) -> bool {
         Some(a) if a.kind == kind && a.map_len > 0 => {
             let a = *a;
             map.remove(&base);
+            crate::driver::hazard::forget(a.map_start);
             // SAFETY: the mapping was created by `alloc` and is no longer registered.
             unsafe { libc::munmap(a.map_start as *mut _, a.map_len) };
             true

@@ -90,6 +90,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/driver/context.rs",
     "src/driver/device.rs",
     "src/driver/event.rs",
+    "src/driver/hazard.rs",
     "src/driver/launch.rs",
     "src/driver/memcpy.rs",
     "src/driver/module.rs",

@@ -114,6 +114,9 @@ impl Context {
         for q in retired {
             q.wait_for(q.submitted());
         }
+        if super::hazard::enabled() {
+            super::hazard::host_waited_all();
+        }
         self.check()
     }
 }

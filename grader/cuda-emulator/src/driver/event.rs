@@ -104,6 +104,9 @@ pub unsafe extern "C" fn cuEventRecord(h: CUevent, s: stream::CUstream) -> CUres
         (Ok(e), Ok(s)) => (e, s),
         (Err(x), _) | (_, Err(x)) => return x,
     };
+    if super::hazard::enabled() {
+        super::hazard::record(h as usize, s.id);
+    }
     let n = {
         let mut st = e.lock();
         st.recorded += 1;
@@ -151,6 +154,9 @@ pub unsafe extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
         Ok(e) => {
             let target = e.recorded();
             e.wait_for(target);
+            if super::hazard::enabled() {
+                super::hazard::host_waited_event(h as usize);
+            }
             SUCCESS
         }
         Err(x) => x,

@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 
 use super::context;
+use super::hazard;
 use super::stream::{self, OpKind, Stream};
 use super::{code, written};
 use crate::memory::{self, Kind};
@@ -32,6 +33,8 @@ fn copy_op(dst: usize, src: usize, len: usize) -> impl FnOnce() -> Result<(), CU
     move || {
         let (d, s) = (d, s);
         if len > 0 {
+            hazard::touch(s.0, false, &|| "a copy (cuMemcpy*)".into());
+            hazard::touch(d.0, true, &|| "a copy (cuMemcpy*)".into());
             // SAFETY: ranges checked at submission; the application keeps them alive.
             unsafe { std::ptr::copy(s.0 as *const u8, d.0 as *mut u8, len) };
         }
@@ -75,6 +78,7 @@ fn htod(
     let d = Addr(dst);
     s.enqueue(OpKind::Work, move || {
         let d = d;
+        hazard::touch(d.0, true, &|| "a copy from the host (cuMemcpyHtoD*)".into());
         // SAFETY: destination checked at submission.
         unsafe { std::ptr::copy_nonoverlapping(staged.as_ptr(), d.0 as *mut u8, staged.len()) };
         Ok(())
@@ -108,7 +112,7 @@ fn dtoh(
         Ok(())
     })?;
     if !pinned {
-        s.queue().wait_for(seq);
+        s.wait_until(seq);
         s.ctx.check()?;
     }
     Ok(())
@@ -269,7 +273,7 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(
         let d = check_device(dst, n)?;
         let s = context::current()?.null_stream();
         let seq = htod(&s, d, src, n)?;
-        s.queue().wait_for(seq);
+        s.wait_until(seq);
         s.ctx.check()
     })())
 }
@@ -415,6 +419,9 @@ fn memset(
     };
     s.enqueue(OpKind::Work, move || {
         let d = d;
+        if len > 0 {
+            hazard::touch(d.0, true, &|| "a memset (cuMemset*)".into());
+        }
         // SAFETY: the range was checked at submission.
         unsafe {
             match width {

@@ -4,6 +4,7 @@
 pub mod context;
 pub mod device;
 pub mod event;
+pub mod hazard;
 pub mod launch;
 pub mod memcpy;
 pub mod module;

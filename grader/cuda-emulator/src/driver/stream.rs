@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, LazyLock, Mutex};
 
 use super::context::{self, Context};
+use super::hazard;
 use super::{code, Registry};
 use crate::status::*;
 use crate::util::write_out;
@@ -27,6 +28,8 @@ type OpFn = Box<dyn FnOnce() -> Result<(), CUresult> + Send>;
 struct Op {
     kind: OpKind,
     run: OpFn,
+    /// Where the operation stands among the streams (checked runs only).
+    stamp: Option<Arc<hazard::Stamp>>,
 }
 
 #[derive(Default)]
@@ -86,8 +89,12 @@ pub struct Stream {
     pub priority: i32,
     /// Whether this is the context's legacy default stream.
     pub is_null: bool,
+    /// A number naming the stream in reports (never reused).
+    pub id: u64,
     queue: Arc<Queue>,
 }
+
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Handle type of streams.
 pub type CUstream = *mut Stream;
@@ -108,6 +115,7 @@ impl Stream {
             flags,
             priority,
             is_null,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             queue: queue.clone(),
         });
         let ctx = ctx.clone();
@@ -131,16 +139,20 @@ impl Stream {
         // Legacy default stream semantics: the null stream waits for blocking streams, and
         // blocking streams wait for the null stream.
         let mut deps: Vec<(Arc<Queue>, u64)> = Vec::new();
+        let mut after: Vec<u64> = Vec::new();
         if self.is_null {
             for s in self.ctx.streams() {
                 if s.flags & NON_BLOCKING == 0 && !Arc::ptr_eq(&s, self) {
                     deps.push((s.queue.clone(), s.queue.submitted()));
+                    after.push(s.id);
                 }
             }
         } else if self.flags & NON_BLOCKING == 0 {
             let n = self.ctx.null_stream();
             deps.push((n.queue.clone(), n.queue.submitted()));
+            after.push(n.id);
         }
+        let stamp = hazard::enabled().then(|| hazard::issue(self.id, &after));
         deps.retain(|(q, seq)| !q.reached(*seq));
         let mut st = self.queue.lock();
         if st.closed {
@@ -153,12 +165,14 @@ impl Stream {
                     q.wait_for(seq);
                     Ok(())
                 }),
+                stamp: None,
             });
             st.submitted += 1;
         }
         st.ops.push_back(Op {
             kind,
             run: Box::new(run),
+            stamp,
         });
         st.submitted += 1;
         let seq = st.submitted;
@@ -176,6 +190,17 @@ impl Stream {
     pub fn wait_idle(&self) {
         let seq = self.queue.submitted();
         self.queue.wait_for(seq);
+        if hazard::enabled() {
+            hazard::host_waited_stream(self.id);
+        }
+    }
+
+    /// Blocks until operation `seq` of this stream (one just issued by the host) has run.
+    pub fn wait_until(&self, seq: u64) {
+        self.queue.wait_for(seq);
+        if hazard::enabled() {
+            hazard::host_waited_stream(self.id);
+        }
     }
 
     /// Whether everything submitted so far has run.
@@ -209,7 +234,7 @@ fn worker(queue: &Queue, ctx: &Context) {
             }
         };
         if op.kind == OpKind::Marker || ctx.check().is_ok() {
-            if let Err(e) = (op.run)() {
+            if let Err(e) = hazard::running(op.stamp, op.run) {
                 ctx.set_sticky(e);
             }
         }
@@ -303,6 +328,9 @@ pub unsafe extern "C" fn cuStreamWaitEvent(
         (Err(x), _) | (_, Err(x)) => return x,
     };
     let target = e.recorded();
+    if hazard::enabled() {
+        hazard::wait_event(s.id, event as usize);
+    }
     code(
         s.enqueue(OpKind::Marker, move || {
             e.wait_for(target);

@@ -68,6 +68,9 @@ pub struct LaunchDesc {
     sync_op: u32,
     sync_mask: u32,
     sync_present: u32,
+    touch_id: u64,
+    touch_ctx: *const c_void,
+    touch: unsafe extern "C" fn(*const c_void, u64, u32),
 }
 
 impl LaunchDesc {
@@ -272,6 +275,26 @@ pub struct Job {
     abort: AtomicU32,
     state: Mutex<JobState>,
     done: Condvar,
+    /// Checked runs: a number naming this launch, and the device spans it read (false) or
+    /// wrote (true), for the stream hazard check.
+    touch_id: u64,
+    touched: Touched,
+}
+
+/// The device spans a checked launch touched, by their start.
+type Touched = Mutex<Vec<(u64, bool)>>;
+
+static NEXT_TOUCH_ID: AtomicU64 = AtomicU64::new(1);
+
+/// For a checked module: the launch at `ctx` (its [`Touched`]) reads or writes the device
+/// span starting at `lo`.
+unsafe extern "C" fn touched(ctx: *const c_void, lo: u64, write: u32) {
+    // SAFETY: `ctx` is the job's `touched`, alive while its blocks run.
+    if let Some(t) = unsafe { ctx.cast::<Touched>().as_ref() } {
+        t.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((lo, write != 0));
+    }
 }
 
 // SAFETY: the argument pointers point into `_storage`, owned by the job.
@@ -320,6 +343,8 @@ impl Job {
             abort: AtomicU32::new(0),
             state: Mutex::new(JobState::default()),
             done: Condvar::new(),
+            touch_id: NEXT_TOUCH_ID.fetch_add(1, Ordering::Relaxed),
+            touched: Mutex::default(),
         }
     }
 
@@ -389,6 +414,9 @@ impl Job {
             sync_op: 0,
             sync_mask: 0,
             sync_present: 0,
+            touch_id: self.touch_id,
+            touch_ctx: std::ptr::from_ref(&self.touched).cast(),
+            touch: touched,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
@@ -471,6 +499,15 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
             divergent,
         },
     ) = job.wait();
+    if checked.is_some() {
+        let mut spans = std::mem::take(&mut *job.touched.lock().unwrap_or_else(|e| e.into_inner()));
+        spans.sort_unstable();
+        spans.dedup();
+        let what = || format!("kernel `{}`", job.func.name);
+        for (lo, write) in spans {
+            crate::driver::hazard::touch(usize::try_from(lo).unwrap_or(0), write, &what);
+        }
+    }
     // A fault comes first (its indices out of bounds often make the race too).
     if let Some(r) = race.filter(|_| fault.is_none()) {
         eprintln!(

@@ -146,6 +146,11 @@ struct Launch {
     uint32_t sync_block, sync_thread, sync_line, sync_op;
     uint32_t sync_mask;        // the mask the thread passed
     uint32_t sync_present;     // the lanes of its warp that reached the same call
+    // Checked runs (stream hazards): each device span this launch reads or writes is told
+    // once per worker thread, as touch(touch_ctx, span start, write), for the stream check.
+    uint64_t touch_id;         // unique per launch, never 0
+    void* touch_ctx;
+    void (*touch)(void* ctx, uint64_t lo, uint32_t write);
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -595,6 +600,8 @@ static int busy;
 static const unsigned SPANS = 8;
 static uintptr_t span_lo[SPANS], span_hi[SPANS];
 static unsigned span_n, span_next;
+// The launch (touch_id) that last told the emulator it reads / writes each span.
+static uint64_t span_rid[SPANS], span_wid[SPANS];
 // The built-in variables of the worker thread (threadIdx...): thread-locals the kernel reads.
 static uintptr_t builtin_at[4];
 struct Me {
@@ -681,10 +688,20 @@ __GL_RT static void uninit(uintptr_t a, unsigned size, int shared, const Me& m, 
 // (its heap, its stack, page-locked host buffers), which a kernel on a GPU cannot read in
 // graded runs. Else the launch stops and the emulator reports the access. Addresses near zero
 // are left to fault as null pointers; guard pages fault as out of bounds.
+__GL_RT static void touched(unsigned i, bool write) {
+    Launch* L = rc_now.launch;
+    uint64_t* seen = write ? span_wid : span_rid;
+    if (seen[i] == L->touch_id) return;
+    seen[i] = L->touch_id;
+    L->touch(L->touch_ctx, (uint64_t)span_lo[i], write ? 1u : 0u);
+}
 __GL_RT static void confine(uintptr_t a, unsigned size, bool write) {
     uintptr_t end = a + size;
     for (unsigned i = 0; i < span_n; i++)
-        if (a >= span_lo[i] && end <= span_hi[i]) return;
+        if (a >= span_lo[i] && end <= span_hi[i]) {
+            touched(i, write);
+            return;
+        }
     for (unsigned i = 0; i < 4; i++)
         if (a >= builtin_at[i] && end <= builtin_at[i] + sizeof(uint3)) return;
     if (a < 65536) return;
@@ -694,6 +711,8 @@ __GL_RT static void confine(uintptr_t a, unsigned size, bool write) {
         unsigned i = span_n < SPANS ? span_n++ : (span_next++ % SPANS);
         span_lo[i] = (uintptr_t)span[0];
         span_hi[i] = (uintptr_t)span[1];
+        span_rid[i] = span_wid[i] = 0;
+        touched(i, write);
         return;
     }
     L->host_addr = a;
