@@ -176,6 +176,32 @@ pub struct Harness {
     items: Vec<String>,
 }
 
+/// One copy of a lab crate per entry of `copies`, each made by `make` in a temporary folder
+/// named with `prefix`, and [`harnesses`] built for them all: the folders (kept while the
+/// harnesses are used) and the harnesses, in order.
+pub fn copies<T>(
+    build: &str,
+    lab: &str,
+    prefix: &str,
+    copies: &[T],
+    make: impl Fn(&T, &Path),
+) -> (Vec<tempfile::TempDir>, Vec<Harness>) {
+    let dirs: Vec<tempfile::TempDir> = copies
+        .iter()
+        .map(|copy| {
+            let dir = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir()
+                .expect("a temporary folder");
+            make(copy, dir.path());
+            dir
+        })
+        .collect();
+    let paths: Vec<&Path> = dirs.iter().map(|d| d.path()).collect();
+    let built = harnesses(build, lab, &paths);
+    (dirs, built)
+}
+
 /// [`build`]s the lab crates in `crates` (each a crate of lab `lab`) for a test, in one cargo
 /// invocation while no grading of this test binary runs (compiling would disturb its timings).
 pub fn harnesses(name: &str, lab: &str, crates: &[&Path]) -> Vec<Harness> {

@@ -226,19 +226,9 @@ fn names(said: &str, function: &str) -> bool {
 fn uncovered(build: &str, gpu: bool, mode: &str, items: &[&str]) -> Vec<String> {
     let all = functions("training");
     let copies = copies(&all, gpu);
-    let dirs: Vec<tempfile::TempDir> = copies
-        .iter()
-        .map(|copy| {
-            let dir = tempfile::Builder::new()
-                .prefix("coverage-")
-                .tempdir()
-                .expect("a temporary folder");
-            make_copy("training", copy, dir.path());
-            dir
-        })
-        .collect();
-    let paths: Vec<&Path> = dirs.iter().map(|d| d.path()).collect();
-    let built = harness::harnesses(build, "training", &paths);
+    let (_dirs, built) = harness::copies(build, "training", "coverage-", &copies, |copy, to| {
+        make_copy("training", copy, to)
+    });
     let mut wrong = Vec::new();
     for (copy, built) in copies.iter().zip(&built) {
         let graded = built.grade(mode, Some(1), items);

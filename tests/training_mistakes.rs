@@ -321,6 +321,11 @@ const CPU_COPIES: &[&[Mistake]] = &[
     )],
 ];
 
+/// The GPU items judged against the student's own pieces (`train_epoch_gpu`) or owning one
+/// function alone (`to_host`'s gradients): a kernel's mistake must not cost them a second
+/// point. Every GPU copy is graded on them too.
+const GPU_WATCHED: &[&str] = &["gpu_to_device", "time_gpu_epoch", "train_on_gpu"];
+
 /// Copies of the GPU part, graded on the emulator.
 const GPU_COPIES: &[&[Mistake]] = &[
     &[
@@ -400,6 +405,44 @@ const GPU_COPIES: &[&[Mistake]] = &[
         HOST_STEP.0,
         HOST_STEP.1,
         &["gpu_epoch_simple_nn", "gpu_epoch_mlp", "train_on_gpu"],
+    )],
+    // Issue 34: GPU feedback about kernels, and one charge.
+    &[
+        m(
+            "a kernel adds layer 1's bias by row, not by column",
+            "src/gpu.rs",
+            "        float v = pre[i] + bias[i % cols];",
+            "        float v = pre[i] + bias[i / rows];",
+            &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
+        ),
+        m(
+            "to_host gives back zero gradients",
+            "src/gpu.rs",
+            "            weight_grad: matrix(&self.weight_grad)?,\n            bias_grad: vector(&self.bias_grad)?,\n",
+            "            weight_grad: Array2::zeros(shape),\n            bias_grad: Array1::zeros(shape.0),\n",
+            &["gpu_to_device"],
+        ),
+    ],
+    &[m(
+        "the softmax kernel's gradient not divided by the batch",
+        "src/gpu.rs",
+        "            g[c] = (g[c] / total - (c == label ? 1.0f : 0.0f)) / rows;",
+        "            g[c] = g[c] / total - (c == label ? 1.0f : 0.0f);",
+        &["gpu_epoch_mlp"],
+    )],
+    &[m(
+        "the GPU step never zeroes the gradients",
+        "src/gpu.rs",
+        "        stream.memset_zeros(&mut layer1.weight_grad)?;\n        stream.memset_zeros(&mut layer1.bias_grad)?;\n        stream.memset_zeros(&mut layer2.weight_grad)?;\n        stream.memset_zeros(&mut layer2.bias_grad)?;\n",
+        "",
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
+    )],
+    &[m(
+        "sgd_step runs one thread past the end",
+        "src/gpu.rs",
+        "    if (i < n) {\n        p[i] -= lr * g[i];",
+        "    if (i <= n) {\n        p[i] -= lr * g[i];",
+        &["gpu_epoch_simple_nn", "gpu_epoch_mlp"],
     )],
 ];
 
@@ -517,6 +560,31 @@ const SAYS: &[(&str, &str, &str)] = &[
         "relu_backward",
         "where x is exactly 0 the gradient is 0 too",
     ),
+    (
+        "a kernel adds layer 1's bias by row, not by column",
+        "gpu_epoch_mlp",
+        "on batch 1 of 33 alone",
+    ),
+    (
+        "a kernel adds layer 1's bias by row, not by column",
+        "gpu_epoch_simple_nn",
+        "Measured on the device",
+    ),
+    (
+        "the softmax kernel's gradient not divided by the batch",
+        "gpu_epoch_mlp",
+        "× too far (the batch's rows)",
+    ),
+    (
+        "the GPU step never zeroes the gradients",
+        "gpu_epoch_simple_nn",
+        "zero the four gradients at the start of every train_step",
+    ),
+    (
+        "the GPU step never zeroes the gradients",
+        "gpu_epoch_mlp",
+        "zero the four gradients at the start of every train_step",
+    ),
 ];
 
 /// The solution with every mistake of `copy` made, in `to`.
@@ -542,19 +610,9 @@ fn make_copy(copy: &[Mistake], to: &Path) {
 /// `watched`; returns one line per seed on which a copy lost other than exactly its mistakes'
 /// items.
 fn grade_copies(build: &str, copies: &[&[Mistake]], gpu: &str, watched: &[&str]) -> Vec<String> {
-    let dirs: Vec<tempfile::TempDir> = copies
-        .iter()
-        .map(|copy| {
-            let dir = tempfile::Builder::new()
-                .prefix("mistakes-")
-                .tempdir()
-                .expect("temp dir");
-            make_copy(copy, dir.path());
-            dir
-        })
-        .collect();
-    let paths: Vec<&Path> = dirs.iter().map(|d| d.path()).collect();
-    let built = harness::harnesses(build, "training", &paths);
+    let (_dirs, built) = harness::copies(build, "training", "mistakes-", copies, |copy, to| {
+        make_copy(copy, to)
+    });
     let mut wrong = Vec::new();
     for (copy, built) in copies.iter().zip(&built) {
         let expected: BTreeSet<&str> = copy.iter().flat_map(|m| m.lost.iter().copied()).collect();
@@ -602,7 +660,7 @@ fn every_gpu_mistake_loses_its_items_on_every_seed() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let wrong = grade_copies("training-mistakes-gpu", GPU_COPIES, "emulate", &[]);
+    let wrong = grade_copies("training-mistakes-gpu", GPU_COPIES, "emulate", GPU_WATCHED);
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
