@@ -338,20 +338,22 @@ fn cargo_build(
 /// The emulator (or tracer) library cargo built beside this program, when there is one that
 /// belongs to it: the `grader` crate depends on the emulator, so the cargo invocation that
 /// built this program built the library too, from the same sources, into the same target
-/// folder (`deps/` beside a binary, or beside a test binary in `deps/`). One built later than
+/// folder (`deps/` below a binary's folder, or a test binary's own `deps/`). One built later than
 /// this program (the emulator rebuilt alone, its sources since changed) is not taken. `None`:
 /// build it in the cache, as for a program installed elsewhere.
 fn prebuilt(cdylib: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let exe_time = fs::metadata(&exe).and_then(|m| m.modified()).ok()?;
     let dir = exe.parent()?;
-    [dir.join(cdylib), dir.join("deps").join(cdylib)]
-        .into_iter()
-        .find(|so| {
-            fs::metadata(so)
-                .and_then(|m| m.modified())
-                .is_ok_and(|built| built <= exe_time)
-        })
+    // Only cargo's `deps/` folder: the copy cargo puts beside `deps/` is the emulator's own
+    // build as a package (its tests), which may be older than this program's sources.
+    let so = if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.join(cdylib)
+    } else {
+        dir.join("deps").join(cdylib)
+    };
+    let built = fs::metadata(&so).and_then(|m| m.modified()).ok()?;
+    (built <= exe_time).then_some(so)
 }
 
 /// Whether [`Emulator::prepare`] will have to build the emulator first (about a minute), so a

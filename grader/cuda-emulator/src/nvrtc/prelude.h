@@ -334,8 +334,10 @@ __GL_RT static void check_barrier(unsigned n) {
             other = f;
     }
     if (waiting && (done || other)) {
+        // Whatever the block did from here on says nothing: the barrier is the report.
         barriers_diverged = true;
         launch->race_count = 0;
+        launch->uninit_count = 0;
     }
     if (!waiting || (!done && !other) || __atomic_exchange_n(&warned_divergent_barrier, true, __ATOMIC_RELAXED)) return;
     char what[200];
