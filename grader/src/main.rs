@@ -800,7 +800,7 @@ fn collect(
     let similarity = similarity.map(|settings| match &class {
         Some(class) => grader::similarity::of_class(
             class.iter().map(|s| (s.name.as_str(), s.folder.as_path())),
-            &assignment.assignment.name,
+            grader::release::template_sources(&assignment.assignment.name),
             settings,
         ),
         None => grader::similarity::SimilaritySection::NotCompared(

@@ -175,6 +175,14 @@ struct LockedPackage {
     dependencies: Vec<String>,
 }
 
+/// The `src/` files students start from for `lab` (path, text): what `grader release`
+/// writes from `solutions/<lab>/`; the similarity report leaves them out.
+pub fn template_sources(lab: &str) -> Result<Vec<(String, String)>, String> {
+    let info = crate::labs::find(lab).ok_or_else(|| format!("this grader has no lab `{lab}`"))?;
+    crate::template::generate(&solution_dir(info))
+        .map_err(|e| format!("the template of `{lab}` could not be made: {e}"))
+}
+
 /// The released crate's `Cargo.lock`: this workspace's, cut down to the packages the lab's
 /// build uses, so students and Classroom build the versions this repository tested (and
 /// Classroom's cache key, the lock's hash, changes exactly when they do). The grader is a path

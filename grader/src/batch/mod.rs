@@ -255,7 +255,7 @@ pub fn run(
         let similarity = options.similarity.map(|settings| {
             crate::similarity::of_class(
                 all.iter().map(|s| (s.name.as_str(), s.folder.as_path())),
-                &options.assignment.assignment.name,
+                crate::release::template_sources(&options.assignment.assignment.name),
                 settings,
             )
         });

@@ -143,27 +143,19 @@ impl SimilarPair {
     }
 }
 
-/// The template students start from, for `lab`: what `grader release` writes from
-/// `solutions/<lab>/`, its `src/` files.
-pub fn template_of(lab: &str) -> Result<Code, String> {
-    let info = crate::labs::find(lab).ok_or_else(|| format!("this grader has no lab `{lab}`"))?;
-    let files = crate::template::generate(&crate::release::solution_dir(info))
-        .map_err(|e| format!("the template of `{lab}` could not be made: {e}"))?;
-    Ok(Code::of_texts(
-        files.iter().map(|(p, t)| (p.as_str(), t.as_str())),
-    ))
-}
-
-/// Compares the submissions `class` (name, crate folder) of `lab`: reads each one's sources
-/// (a link is not read, as batch grades none) and the lab's template, then [`compare`]s.
+/// Compares the submissions `class` (name, crate folder): reads each one's sources (a link
+/// is not read, as batch grades none), then [`compare`]s them, the lab's `template` (its
+/// `src/` files as students get them: [`crate::release::template_sources`], or why it could
+/// not be made) excluded. The caller makes the template, so that this module reaches nothing
+/// of the grader's flows (the class report, below them, shows what it finds).
 pub fn of_class<'a>(
     class: impl IntoIterator<Item = (&'a str, &'a Path)>,
-    lab: &str,
+    template: Result<Vec<(String, String)>, String>,
     settings: Settings,
 ) -> SimilaritySection {
     let started = Instant::now();
-    let template = match template_of(lab) {
-        Ok(t) => t,
+    let template = match template {
+        Ok(files) => Code::of_texts(files.iter().map(|(p, t)| (p.as_str(), t.as_str()))),
         Err(why) => {
             return SimilaritySection::NotCompared(format!(
                 "{why}; without it every submission would match what all students were given"

@@ -107,7 +107,9 @@ fn solution() -> Vec<(String, String)> {
 }
 
 fn template() -> Code {
-    template_of("matmul").expect("the matmul template")
+    // As `release::template_sources` makes it (this module reaches no flow).
+    let files = crate::template::generate(&repo("solutions/matmul")).expect("the matmul template");
+    Code::of_texts(files.iter().map(|(p, t)| (p.as_str(), t.as_str())))
 }
 
 fn pair_of<'a>(found: &'a ClassSimilarity, a: &str, b: &str) -> Option<&'a SimilarPair> {
