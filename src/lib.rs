@@ -95,6 +95,16 @@ pub fn copy_with_sources(from: &Path, src: &Path) -> tempfile::TempDir {
     dir
 }
 
+/// Puts the independently written matmul submission's sources (`tests/fixtures/
+/// matmul_alternative/src`: `lib.rs` and `gpu.rs`) over those of the lab crate at `crate_dir`,
+/// whose other files (`batched.rs`) stay.
+pub fn use_alternative_matmul_sources(crate_dir: &Path) {
+    copy_dir(
+        &workspace().join("tests/fixtures/matmul_alternative/src"),
+        &crate_dir.join("src"),
+    );
+}
+
 /// Copies the folder `from` into `to`, its files and folders.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");

@@ -59,15 +59,7 @@ fn make_class(dir: &Path) -> Vec<Student> {
     submission(dir, "bob", &template, lib, &[]);
     // An independent correct submission: the fixture's sources in the solution's crate.
     submission(dir, "carol", &sol, lib, &[]);
-    for file in ["lib.rs", "gpu.rs"] {
-        std::fs::copy(
-            workspace()
-                .join("tests/fixtures/matmul_alternative/src")
-                .join(file),
-            dir.join("carol/src").join(file),
-        )
-        .expect("copy the alternative solution");
-    }
+    gpu_labs_e2e::use_alternative_matmul_sources(&dir.join("carol"));
     submission(
         dir,
         "dan",

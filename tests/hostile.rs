@@ -207,15 +207,7 @@ fn the_hostile_corpus_graded_beside_honest_submissions_moves_no_other_grade() {
     let subs = class.path().join("submissions");
     copy_crate(&solution(), &subs.join("alice"));
     copy_crate(&solution(), &subs.join("carol"));
-    for file in ["lib.rs", "gpu.rs"] {
-        std::fs::copy(
-            workspace()
-                .join("tests/fixtures/matmul_alternative/src")
-                .join(file),
-            subs.join("carol/src").join(file),
-        )
-        .expect("the alternative solution");
-    }
+    gpu_labs_e2e::use_alternative_matmul_sources(&subs.join("carol"));
     for attack in &attacks {
         make(attack, &subs.join(&attack.name));
     }

@@ -81,15 +81,7 @@ fn make_class(class: &Path) {
         std::fs::write(&path, reordered(&renamed(&text, &names))).expect("disguised");
     }
     copy_crate(&sol, &class.join("carol"));
-    for file in ["lib.rs", "gpu.rs"] {
-        std::fs::copy(
-            workspace()
-                .join("tests/fixtures/matmul_alternative/src")
-                .join(file),
-            class.join("carol/src").join(file),
-        )
-        .expect("the alternative solution");
-    }
+    gpu_labs_e2e::use_alternative_matmul_sources(&class.join("carol"));
     // carol's batched.rs is the template's (she did not do that part).
     let template = workspace().join("templates/matmul");
     std::fs::copy(

@@ -403,6 +403,42 @@ fn lab_value(g: &mut Gen, lab: &str, kind: &str) -> Value {
     }
 }
 
+thread_local! {
+    /// Where the last panic on this thread was raised (the quiet hook's record).
+    static PANICKED_AT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Runs `body` (a property test's loop) with panics kept quiet: each is recorded, not printed,
+/// so that [`caught`] can say where it was raised.
+pub(crate) fn with_quiet_panics<T>(body: impl FnOnce() -> T) -> T {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|info| {
+        let at = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()));
+        PANICKED_AT.with(|p| *p.borrow_mut() = at.unwrap_or_default());
+    }));
+    let out = body();
+    std::panic::set_hook(previous);
+    out
+}
+
+/// Runs `f`; a panic comes back as its message and where it was raised (inside
+/// [`with_quiet_panics`]).
+pub(crate) fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        format!(
+            "{message} (at {})",
+            PANICKED_AT.with(|p| p.borrow().clone())
+        )
+    })
+}
+
 /// Every item of `lab` graded `trials` times on made-up outcomes; returns the panics (item,
 /// trial, message) and how many gradings of each kind ended in a verdict.
 fn grade_all(lab: &'static LabInfo, trials: u64) -> (Vec<String>, Vec<(String, usize)>) {
@@ -416,51 +452,32 @@ fn grade_all(lab: &'static LabInfo, trials: u64) -> (Vec<String>, Vec<(String, u
     .expect("the lab's rubric parses");
     let mut panics = Vec::new();
     let mut verdicts: Vec<(String, usize)> = Vec::new();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|info| {
-        if std::env::var_os("JUDGES_DEBUG").is_some() {
-            eprintln!("panic at {:?}", info.location());
-        }
-    }));
-    for item in &rubric.items {
-        let mut reached = 0;
-        for trial in 0..trials {
-            let mut ctx =
-                GradeContext::for_listing(grader_engine::gpu::GpuMode::Off).expect("a context");
-            ctx.lab = lab.name.to_string();
-            ctx.seed = trial + 1;
-            let name = lab.name;
-            let mut round = 0;
-            let _replay = grader_engine::replay::answer_with(move |order: &WorkOrder| {
-                round += 1;
-                let mut g = Gen::new(trial * 1000 + round, order);
-                let kind = order.kind.clone();
-                let outcome = outcome(&mut g, |g| lab_value(g, name, &kind));
-                (outcome, g.list(Gen::count))
-            });
-            let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                item.spec.grade(&ctx, item)
-            }));
-            match judged {
-                Err(payload) => panics.push(format!(
-                    "{} (trial {trial}): {}",
-                    item.id(),
-                    payload
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default()
-                )),
-                Ok(Ok(_)) => reached += 1,
-                Ok(Err(e)) if std::env::var_os("JUDGES_DEBUG").is_some() => {
-                    eprintln!("{}: {e}", item.id())
+    with_quiet_panics(|| {
+        for item in &rubric.items {
+            let mut reached = 0;
+            for trial in 0..trials {
+                let mut ctx =
+                    GradeContext::for_listing(grader_engine::gpu::GpuMode::Off).expect("a context");
+                ctx.lab = lab.name.to_string();
+                ctx.seed = trial + 1;
+                let name = lab.name;
+                let mut round = 0;
+                let _replay = grader_engine::replay::answer_with(move |order: &WorkOrder| {
+                    round += 1;
+                    let mut g = Gen::new(trial * 1000 + round, order);
+                    let kind = order.kind.clone();
+                    let outcome = outcome(&mut g, |g| lab_value(g, name, &kind));
+                    (outcome, g.list(Gen::count))
+                });
+                match caught(|| item.spec.grade(&ctx, item)) {
+                    Err(panic) => panics.push(format!("{} (trial {trial}): {panic}", item.id())),
+                    Ok(Ok(_)) => reached += 1,
+                    Ok(Err(_)) => {}
                 }
-                Ok(Err(_)) => {}
             }
+            verdicts.push((format!("{} ({})", item.id(), item.kind), reached));
         }
-        verdicts.push((format!("{} ({})", item.id(), item.kind), reached));
-    }
-    std::panic::set_hook(previous);
+    });
     (panics, verdicts)
 }
 

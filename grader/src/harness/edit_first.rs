@@ -18,10 +18,6 @@ const FILE: &str = "sources.json";
 const MAX_FILES: usize = 64;
 const MAX_BYTES: u64 = 1 << 20;
 
-fn hash(text: &str) -> u64 {
-    grader_engine::protocol::seal(0, text.as_bytes())
-}
-
 /// `fn name` at the start of a line (after `pub` and the like): the name, when there is one.
 fn defined_function(line: &str) -> Option<&str> {
     let rest = line.trim_start();
@@ -48,13 +44,16 @@ pub fn snapshot(src: &Path) -> Snapshot {
     collect(src, src, &mut files);
     let mut out = Snapshot::new();
     for (relative, text) in files.into_iter().take(MAX_FILES) {
-        out.insert(relative.clone(), hash(&text));
+        out.insert(relative.clone(), grader_engine::fingerprint::of_text(&text));
         // Each function's text runs from its `fn` line to the next one.
         let mut current: Option<(String, String)> = None;
         for line in text.lines() {
             if let Some(name) = defined_function(line) {
                 if let Some((name, body)) = current.take() {
-                    out.insert(format!("{relative}::{name}"), hash(&body));
+                    out.insert(
+                        format!("{relative}::{name}"),
+                        grader_engine::fingerprint::of_text(&body),
+                    );
                 }
                 current = Some((name.to_string(), String::new()));
             }
@@ -64,7 +63,10 @@ pub fn snapshot(src: &Path) -> Snapshot {
             }
         }
         if let Some((name, body)) = current {
-            out.insert(format!("{relative}::{name}"), hash(&body));
+            out.insert(
+                format!("{relative}::{name}"),
+                grader_engine::fingerprint::of_text(&body),
+            );
         }
     }
     out

@@ -192,15 +192,17 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         .into_iter()
         .filter(|id| selected.contains(id))
         .collect();
+    let reordered;
     let in_order = if first.is_empty() || first.len() == selected.len() {
-        assignment.clone()
+        &assignment
     } else {
         println!("{}", t!("harness-edited-first", items = first.join(", ")));
-        edit_first::reordered(&assignment, &first)
+        reordered = edit_first::reordered(&assignment, &first);
+        &reordered
     };
     grade_options.only = Some(selected);
     let mut lines = LibtestLines::default();
-    let mut report = grade(&target, &in_order, &grade_options, &mut |event| {
+    let mut report = grade(&target, in_order, &grade_options, &mut |event| {
         lines.on_event(event, &assignment)
     })
     .map_err(|e| e.to_string())?;

@@ -9,6 +9,7 @@ use super::judge::{judge_outcome, reference_layer, reference_model, targets};
 use super::kinds::Kind;
 use super::reference::{self as r, Optimizer, Targets};
 use super::{EpochSetup, Layer, Layers, ModelPass, Net, Opt, StepGrads, Submission};
+use crate::judges_never_panic::{caught, with_quiet_panics};
 use grader_engine::rubric::Item;
 use grader_worker::serve::LabWorker;
 use grader_worker::stopwatch::Checkpoints;
@@ -217,14 +218,10 @@ fn optimizer(opt: Opt) -> Optimizer {
     }
 }
 
-fn labels_targets(net: Net, labels: &[usize]) -> r::EpochTargets {
-    targets(net, labels)
-}
-
 fn pass(net: Net, layers: Layers, x: &Array2<f32>, labels: &[usize]) -> ModelPass {
     let mut model = reference_model(net, &layers);
     let trace = model.forward(&wide(x));
-    let all = labels_targets(net, labels);
+    let all = targets(net, labels);
     let t = match &all {
         r::EpochTargets::Binary(y) => Targets::Binary(y),
         r::EpochTargets::Classes(l) => Targets::Classes(l),
@@ -273,7 +270,7 @@ fn epoch(
         &mut model,
         &mut optimizer(opt),
         &wide(x),
-        &labels_targets(net, labels),
+        &targets(net, labels),
         &batches,
         None,
     );
@@ -401,7 +398,7 @@ static STAND_IN: Submission = Submission {
     sgd_epoch,
     accuracy: |net, layers, x, labels| {
         let model = reference_model(net, &layers);
-        let share = r::accuracy(&model, &wide(x), &labels_targets(net, labels)) as f32;
+        let share = r::accuracy(&model, &wide(x), &targets(net, labels)) as f32;
         unless_broken("accuracy", twist_f(share))
     },
     train: |net, opt, x, labels, epochs, size, seed| {
@@ -439,61 +436,62 @@ fn cpu_items() -> Vec<(Item, Kind)> {
         .collect()
 }
 
+/// The checkpoints a worker is handed (CPU items never stop at one), in a folder kept as
+/// long as they are used.
+fn checkpoints() -> (tempfile::TempDir, Checkpoints) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let region = dir.path().join("region");
+    grader_worker::region::Region::create(&region, 16).expect("a region");
+    let checkpoints = Checkpoints::open(&region).expect("checkpoints");
+    (dir, checkpoints)
+}
+
 /// Every CPU item judged on what the stand-in returned, `trials` times at each share of
 /// twisted returns; `Err` lists every panic with its item, seed and share. Returns how many
 /// verdicts passed at share 0 (the untwisted reference), which shows the judges were reached
 /// past their first check.
 fn judge_all(trials: u64) -> Result<usize, Vec<String>> {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let region = dir.path().join("region");
-    grader_worker::region::Region::create(&region, 16).expect("a region");
-    let mut checkpoints = Checkpoints::open(&region).expect("checkpoints");
+    let (_dir, mut checkpoints) = checkpoints();
     let mut panics = Vec::new();
     let mut passed = 0;
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    for (item, kind) in cpu_items() {
-        for rate in [0.0, 0.2, 0.6, 1.0] {
-            for seed in 0..trials {
-                PLAN.with(|p| {
-                    *p.borrow_mut() = (
-                        StdRng::seed_from_u64(seed * 31 + (rate * 10.0) as u64),
-                        rate,
+    with_quiet_panics(|| {
+        for (item, kind) in cpu_items() {
+            for rate in [0.0, 0.2, 0.6, 1.0] {
+                for seed in 0..trials {
+                    PLAN.with(|p| {
+                        *p.borrow_mut() = (
+                            StdRng::seed_from_u64(seed * 31 + (rate * 10.0) as u64),
+                            rate,
+                        )
+                    });
+                    let mut ctx = grader_engine::check::GradeContext::for_listing(
+                        grader_engine::gpu::GpuMode::Off,
                     )
-                });
-                let mut ctx = grader_engine::check::GradeContext::for_listing(
-                    grader_engine::gpu::GpuMode::Off,
-                )
-                .expect("a context");
-                ctx.seed = seed + 1;
-                let order = ctx.order(&item);
-                let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let outcome = STAND_IN.run(&order, &mut checkpoints)?;
-                    Ok::<_, String>(judge_outcome(ctx.seed, &item, &kind, outcome))
-                }));
-                match verdict {
-                    Err(payload) => panics.push(format!(
-                        "{} (seed {}, share {rate}): {}",
-                        item.id(),
-                        ctx.seed,
-                        payload
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_default()
-                    )),
-                    Ok(Ok(Ok(result)))
-                        if rate == 0.0
-                            && result.status == grader_engine::report::Status::Passed =>
-                    {
-                        passed += 1
+                    .expect("a context");
+                    ctx.seed = seed + 1;
+                    let order = ctx.order(&item);
+                    let verdict = caught(|| {
+                        let outcome = STAND_IN.run(&order, &mut checkpoints)?;
+                        Ok::<_, String>(judge_outcome(ctx.seed, &item, &kind, outcome))
+                    });
+                    match verdict {
+                        Err(panic) => panics.push(format!(
+                            "{} (seed {}, share {rate}): {panic}",
+                            item.id(),
+                            ctx.seed
+                        )),
+                        Ok(Ok(Ok(result)))
+                            if rate == 0.0
+                                && result.status == grader_engine::report::Status::Passed =>
+                        {
+                            passed += 1
+                        }
+                        Ok(_) => {}
                     }
-                    Ok(_) => {}
                 }
             }
         }
-    }
-    std::panic::set_hook(previous);
+    });
     if panics.is_empty() {
         Ok(passed)
     } else {
@@ -517,10 +515,7 @@ fn no_value_a_student_returns_crashes_a_training_judge() {
 /// reaches would fail here.
 #[test]
 fn every_cpu_function_broken_alone_costs_an_item_that_names_it() {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let region = dir.path().join("region");
-    grader_worker::region::Region::create(&region, 16).expect("a region");
-    let mut checkpoints = Checkpoints::open(&region).expect("checkpoints");
+    let (_dir, mut checkpoints) = checkpoints();
     let items = cpu_items();
     let mut uncovered = Vec::new();
     for function in [
