@@ -9,7 +9,7 @@ use super::judge::{judge_outcome, reference_layer, reference_model, targets};
 use super::kinds::Kind;
 use super::reference::{self as r, Optimizer, Targets};
 use super::{EpochSetup, Layer, Layers, ModelPass, Net, Opt, StepGrads, Submission};
-use crate::judges_never_panic::{caught, with_quiet_panics};
+use grader_engine::replay::{caught, with_quiet_panics};
 use grader_engine::rubric::Item;
 use grader_worker::serve::LabWorker;
 use grader_worker::stopwatch::Checkpoints;
