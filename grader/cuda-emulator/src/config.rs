@@ -20,6 +20,11 @@ pub const DEVICES_VARIABLE: &str = "GPU_LABS_EMULATOR_DEVICES";
 /// The variable naming the kernel cache directory.
 pub const CACHE_VARIABLE: &str = "GPU_LABS_EMULATOR_CACHE";
 
+/// The variable that runs every kernel that synchronises as fibers when it is `1` (no
+/// barrier kernel as a coroutine: [`crate::nvrtc::coroutine`]), to compare the two or to
+/// rule the coroutines out while debugging.
+pub const FIBERS_VARIABLE: &str = "GPU_LABS_EMULATOR_FIBERS";
+
 /// Everything the emulator takes from its environment, as it was when the library was loaded.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -31,6 +36,9 @@ pub struct Config {
     /// Whether kernels are compiled with race detection and device-memory confinement
     /// (`GPU_LABS_EMULATOR_RACECHECK=1`, see [`crate::nvrtc::compile::RACECHECK_VARIABLE`]).
     pub race_check: bool,
+    /// Whether plain builds may run barrier kernels as coroutines (unless
+    /// [`FIBERS_VARIABLE`] is `1`).
+    pub coroutines: bool,
     /// The kernel cache directory: `$GPU_LABS_EMULATOR_CACHE`, else
     /// `$XDG_CACHE_HOME/gpu-labs/kernels`, else `~/.cache/gpu-labs/kernels`, else a directory
     /// under the temporary directory.
@@ -83,6 +91,7 @@ impl Config {
                 })
                 .unwrap_or_default(),
             race_check: var(crate::nvrtc::compile::RACECHECK_VARIABLE).is_some_and(|v| v == "1"),
+            coroutines: var(FIBERS_VARIABLE).is_none_or(|v| v.trim() != "1"),
             kernel_cache,
             cxx,
             child_env: vars,

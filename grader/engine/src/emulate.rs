@@ -104,6 +104,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/exec/synccheck.rs",
     "src/nvrtc/mod.rs",
     "src/nvrtc/compile.rs",
+    "src/nvrtc/coroutine.rs",
     "src/nvrtc/expand.rs",
     "src/nvrtc/names.rs",
     "src/nvrtc/source.rs",

@@ -287,8 +287,9 @@ fn run_compiler(
     with_inc: bool,
     cpp: &Path,
     so: &Path,
-    checked: bool,
+    variant: Variant,
 ) -> Result<String, String> {
+    let checked = variant == Variant::Checked;
     let mut cmd = crate::config::get().command(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS).args(flags);
     if let Ok(stubs) = stub_headers() {
@@ -298,6 +299,9 @@ fn run_compiler(
         cmd.arg(format!("-I{}", inc.display()));
     }
     let object = so.with_extension("o");
+    if variant == Variant::Coroutines {
+        cmd.arg("-fcoroutines");
+    }
     if checked {
         cmd.args(RACECHECK_FLAGS).arg("-c");
     }
@@ -363,11 +367,11 @@ pub fn compile(
         }
     }
     if race_check_asked() {
-        let why = match compile_variant(src, name, headers, options, exprs, true) {
+        let why = match compile_variant(src, src, name, headers, options, exprs, Variant::Checked) {
             Ok(c) => return Ok(c),
             Err(log) => log,
         };
-        let plain = compile_variant(src, name, headers, options, exprs, false);
+        let plain = compile_plain(src, name, headers, options, exprs);
         if plain.is_ok() {
             let first = why.lines().find(|l| l.contains("error")).unwrap_or("");
             eprintln!(
@@ -377,24 +381,76 @@ pub fn compile(
         }
         return plain;
     }
-    compile_variant(src, name, headers, options, exprs, false)
+    compile_plain(src, name, headers, options, exprs)
 }
 
-/// [`compile`] for one variant: plain, or `checked` (race detection).
-fn compile_variant(
+/// How a module's kernels are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// As fast as the host compiler makes them; threads that synchronise run as fibers.
+    Plain,
+    /// With race detection ([`RACECHECK_FLAGS`]).
+    Checked,
+    /// Plain, with barrier kernels as coroutines ([`super::coroutine`]).
+    Coroutines,
+}
+
+/// The uninstrumented build: barrier kernels as coroutines where the source allows it,
+/// else (or when the compiler refuses that rewrite) threads as fibers.
+fn compile_plain(
     src: &str,
     name: &str,
     headers: &[(String, String)],
     options: &[String],
     exprs: &[String],
-    checked: bool,
+) -> Result<Compiled, String> {
+    let include_paths = options
+        .iter()
+        .any(|o| o.starts_with("-I") || o.starts_with("--include-path"));
+    // Name expressions' lowered names are read from symbols, which the rewrite can change.
+    if crate::config::get().coroutines
+        && exprs.is_empty()
+        && !expand::needed(src, !headers.is_empty(), include_paths)
+    {
+        if let Some(rewritten) = super::coroutine::rewrite(src) {
+            let built = compile_variant(
+                src,
+                &rewritten,
+                name,
+                headers,
+                options,
+                exprs,
+                Variant::Coroutines,
+            );
+            if built.is_ok() {
+                return built;
+            }
+        }
+    }
+    compile_variant(src, src, name, headers, options, exprs, Variant::Plain)
+}
+
+/// [`compile`] for one variant; `text` is what is compiled (`src` rewritten, for
+/// [`Variant::Coroutines`]), `src` what is scanned.
+fn compile_variant(
+    src: &str,
+    text: &str,
+    name: &str,
+    headers: &[(String, String)],
+    options: &[String],
+    exprs: &[String],
+    variant: Variant,
 ) -> Result<Compiled, String> {
     let cxx = compiler();
     let flags = host_flags(options);
     let scan = scan_program(src, headers, &cxx, &flags);
-    let mut tu = source::translation_unit_for(&scan, src, name, PRELUDE, exprs);
+    let mut tu = source::translation_unit_for(&scan, text, name, PRELUDE, exprs);
+    let checked = variant == Variant::Checked;
     if checked {
         tu.insert_str(0, "#define __GL_RACECHECK 1\n");
+    }
+    if variant == Variant::Coroutines {
+        tu.insert_str(0, "#define __GL_USE_CORO 1\n");
     }
     let stubs = stub_headers_hash();
     let mut key_parts: Vec<&[u8]> = vec![tu.as_bytes(), stubs.as_bytes()];
@@ -451,7 +507,7 @@ fn compile_variant(
         !headers.is_empty(),
         &cpp,
         &tmp_so,
-        checked,
+        variant,
     );
     let _ = std::fs::remove_dir_all(&inc);
     let log = match output {
@@ -556,27 +612,54 @@ mod tests {
         );
     }
 
-    /// The prelude's own needs (with an empty kernel, and with one that runs its threads as
-    /// fibers) must all be in `symbols::PRELUDE_NEEDS` or `symbols::COMPILER_INSERTED`: a
+    /// The prelude's own needs (with an empty kernel, with one that runs its threads as
+    /// fibers, and with one that runs them as coroutines) must all be in `symbols::PRELUDE_NEEDS` or `symbols::COMPILER_INSERTED`: a
     /// prelude change that needs more from the process fails here.
     #[test]
     fn prelude_needs_only_allowed_symbols() {
         let dir =
             std::env::temp_dir().join(format!("gpu-labs-prelude-needs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let sources = [
-            "extern \"C\" __global__ void k() {}\n",
-            "extern \"C\" __global__ void k() { __syncthreads(); }\n",
+        let barrier = "extern \"C\" __global__ void k() { __syncthreads(); }\n";
+        let coroutine = format!(
+            "#define __GL_USE_CORO 1\n{}",
+            source::translation_unit(
+                &super::super::coroutine::rewrite(barrier).expect("a coroutine kernel"),
+                "empty.cu",
+                PRELUDE,
+                &[]
+            )
+        );
+        let units = [
+            (
+                source::translation_unit(
+                    "extern \"C\" __global__ void k() {}\n",
+                    "empty.cu",
+                    PRELUDE,
+                    &[],
+                ),
+                Variant::Plain,
+            ),
+            (
+                source::translation_unit(barrier, "empty.cu", PRELUDE, &[]),
+                Variant::Plain,
+            ),
+            (coroutine, Variant::Coroutines),
         ];
-        for (i, src) in sources.iter().enumerate() {
+        for (i, (unit, variant)) in units.iter().enumerate() {
             let cpp = dir.join(format!("p{i}.cpp"));
             let so = dir.join(format!("p{i}.so"));
-            std::fs::write(
+            std::fs::write(&cpp, unit).unwrap();
+            let log = run_compiler(
+                "empty.cu",
+                &compiler(),
+                &[],
+                &dir,
+                false,
                 &cpp,
-                source::translation_unit(src, "empty.cu", PRELUDE, &[]),
-            )
-            .unwrap();
-            let log = run_compiler("empty.cu", &compiler(), &[], &dir, false, &cpp, &so, false);
+                &so,
+                *variant,
+            );
             assert!(log.is_ok(), "{log:?}");
             let needs = symbols::undefined(&so).unwrap();
             assert!(!needs.is_empty());

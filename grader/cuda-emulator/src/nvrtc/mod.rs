@@ -3,6 +3,7 @@
 //! `cuModuleLoadData` loads.
 
 pub mod compile;
+pub mod coroutine;
 pub mod expand;
 pub mod names;
 pub mod source;

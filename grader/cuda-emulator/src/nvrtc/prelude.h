@@ -3,6 +3,9 @@
 // use and the block runner the emulator's worker threads call. __GL_USE_FIBERS is defined
 // (0 or 1) before this file: 1 when the source synchronises threads (__syncthreads, warp
 // shuffles...), which then run as cooperative fibers; 0 runs the threads of a block in a loop.
+// __GL_USE_CORO is defined 1 (with __GL_USE_FIBERS 1) when the source's barrier kernels were
+// rewritten into coroutines (nvrtc/coroutine.rs): each of their threads is then a stackless
+// coroutine, and each region between barriers a loop over the block's threads.
 #ifndef __GL_RACECHECK
 #define __GL_RACECHECK 0
 #endif
@@ -18,6 +21,15 @@
 #include <atomic>
 #include <type_traits>
 #include <utility>
+#ifndef __GL_USE_CORO
+#define __GL_USE_CORO 0
+#endif
+#if __GL_USE_CORO
+#if __GL_RACECHECK
+#error "checked builds run threads as fibers"
+#endif
+#include <coroutine>
+#endif
 
 #define __GL_VIS __attribute__((visibility("default")))
 #define __global__
@@ -1016,6 +1028,125 @@ static inline T __ldcs(const T* p) { return *p; }
 template <class T>
 static inline void __stcs(T* p, T v) { __GL_ANOTE(p); *p = v; }
 
+// ---------------------------------------------------------------- barrier regions as loops
+#if __GL_USE_CORO
+namespace __gl {
+// Coroutine frames: one bump arena per worker thread, reset per block. Every thread of a
+// block runs the same kernel, so the first frame's size tells how much the block needs.
+static thread_local char* arena;
+static thread_local size_t arena_cap, arena_top;
+static thread_local unsigned arena_threads;
+// What a barrier kernel returns: its thread, suspended before its first line.
+struct Task {
+    struct promise_type {
+        static void* operator new(size_t n) {
+            size_t size = (n + 63) & ~(size_t)63;
+            if (arena_top == 0 && arena_cap < size * arena_threads) {
+                free(arena);
+                arena = (char*)aligned_alloc(64, size * arena_threads);
+                arena_cap = arena ? size * arena_threads : 0;
+            }
+            if (arena_top + size > arena_cap) {
+                snprintf(launch->message, sizeof(launch->message),
+                         "out of memory for the frames of %u threads", arena_threads);
+                stop(FAULT_TRAP);
+            }
+            void* p = arena + arena_top;
+            arena_top += size;
+            return p;
+        }
+        static void operator delete(void*) {}
+        Task get_return_object() { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        std::suspend_always initial_suspend() noexcept { return {}; }
+        std::suspend_always final_suspend() noexcept { return {}; }
+        void return_void() {}
+        void unhandled_exception() {}
+    };
+    std::coroutine_handle<promise_type> h;
+};
+// `__syncthreads()` in a barrier kernel: the thread stops here until the block runner has run
+// every other thread of the block up to a barrier too.
+struct Barrier {
+    int line;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<>) const noexcept {
+        current->barrier_line = line;
+        current->barrier_count++;
+    }
+    void await_resume() const noexcept {}
+};
+static thread_local std::coroutine_handle<> spawned;
+static thread_local std::coroutine_handle<>* handles;
+static thread_local unsigned coro_cap;
+// The trampoline of a barrier kernel hands its new thread over here.
+static inline void spawn(Task t) { spawned = t.h; }
+// Runs a block: each thread is started (a kernel without barriers runs to its end there),
+// then every round resumes the threads still running, in order, up to their next barrier or
+// their end: the region between two barriers is this loop over the threads. The barrier
+// check is the fibers' (same states, same report).
+__GL_RT static void run_block_coro() {
+    unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
+    unsigned n = nx * ny * nz;
+    if (n > coro_cap) {
+        Fiber* fs = (Fiber*)realloc(fibers, sizeof(Fiber) * n);
+        if (fs) fibers = fs;
+        auto* hs = (std::coroutine_handle<>*)realloc((void*)handles, sizeof(std::coroutine_handle<>) * n);
+        if (hs) handles = hs;
+        if (!fs || !hs) {
+            snprintf(launch->message, sizeof(launch->message), "out of memory for %u threads", n);
+            stop(FAULT_TRAP);
+        }
+        coro_cap = n;
+    }
+    arena_top = 0;
+    arena_threads = n;
+    unsigned i = 0;
+    for (unsigned z = 0; z < nz; z++)
+        for (unsigned y = 0; y < ny; y++)
+            for (unsigned x = 0; x < nx; x++, i++) {
+                Fiber* f = &fibers[i];
+                f->tid = uint3{x, y, z};
+                f->barrier_line = 0;
+                f->barrier_count = 0;
+                current = f;
+                threadIdx = f->tid;
+                spawned = nullptr;
+                tramp(args);
+                handles[i] = spawned;
+                f->state = spawned ? RUNNING : DONE;
+            }
+    for (;;) {
+        for (unsigned t = 0; t < n; t++) {
+            Fiber* f = &fibers[t];
+            if (f->state != RUNNING) continue;
+            current = f;
+            threadIdx = f->tid;
+            handles[t].resume();
+            f->state = handles[t].done() ? DONE : BLOCK_WAIT;
+        }
+        check_barrier(n);
+        bool all_done = true;
+        for (unsigned t = 0; t < n; t++)
+            if (fibers[t].state == BLOCK_WAIT) {
+                fibers[t].state = RUNNING;
+                all_done = false;
+            }
+        if (all_done) break;
+    }
+    for (unsigned t = 0; t < n; t++)
+        if (handles[t]) handles[t].destroy();
+}
+}  // namespace __gl
+#undef __syncthreads
+#define __syncthreads() co_await ::__gl::Barrier{__LINE__}
+#define __GL_TASK ::__gl::Task
+#else
+namespace __gl {
+template <class T>
+static inline void spawn(T&&) {}
+}  // namespace __gl
+#endif  // __GL_USE_CORO
+
 // ---------------------------------------------------------------- block runner
 namespace __gl {
 __GL_RT static void run_block_loop() {
@@ -1073,7 +1204,9 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
         __GL_RC(rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
-#if __GL_USE_FIBERS
+#if __GL_USE_CORO
+        run_block_coro();
+#elif __GL_USE_FIBERS
         run_block_fibers();
 #else
         run_block_loop();
@@ -1094,24 +1227,29 @@ extern "C" __GL_VIS const uint32_t __gl_module_abi = 7;
 namespace __gl {
 template <class T>
 using arg_t = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
-template <class... A>
+// `R` is `void`, or `Task` for a barrier kernel made a coroutine (whose trampoline starts the
+// thread and hands it to the block runner).
+template <class R, class... A>
 struct Sig {
     static constexpr uint32_t n = sizeof...(A);
     static constexpr uint32_t sizes[sizeof...(A) + 1] = {uint32_t(sizeof(arg_t<A>))..., 0u};
     static constexpr uint32_t aligns[sizeof...(A) + 1] = {uint32_t(alignof(arg_t<A>))..., 0u};
     // Not instrumented: the argument array is the emulator's, not memory of the kernel's
     // (a checked kernel F, with attributes of its own, is then not inlined here).
-    template <void (*F)(A...), std::size_t... I>
-    __GL_RT static inline __attribute__((always_inline)) void call(void** a, std::index_sequence<I...>) {
-        F(*static_cast<arg_t<A>*>(a[I])...);
+    template <R (*F)(A...), std::size_t... I>
+    __GL_RT static inline __attribute__((always_inline)) R call(void** a, std::index_sequence<I...>) {
+        return F(*static_cast<arg_t<A>*>(a[I])...);
     }
-    template <void (*F)(A...)>
+    template <R (*F)(A...)>
     __GL_RT static void tramp(void** a) {
-        call<F>(a, std::index_sequence_for<A...>{});
+        if constexpr (std::is_void<R>::value)
+            call<F>(a, std::index_sequence_for<A...>{});
+        else
+            spawn(call<F>(a, std::index_sequence_for<A...>{}));
     }
 };
-template <class... A>
-Sig<A...> sig_of(void (*)(A...));
+template <class R, class... A>
+Sig<R, A...> sig_of(R (*)(A...));
 }  // namespace __gl
 #define __GL_KERNEL(NAME)                                                                  \
     extern "C" __GL_VIS const ::__gl::KernelDesc __gl_kernel_##NAME = {                    \

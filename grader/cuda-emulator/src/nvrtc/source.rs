@@ -92,7 +92,7 @@ fn is_ident(c: u8) -> bool {
 }
 
 /// Positions where `word` occurs as a whole identifier.
-fn find_word(code: &[u8], word: &str) -> Vec<usize> {
+pub(crate) fn find_word(code: &[u8], word: &str) -> Vec<usize> {
     let w = word.as_bytes();
     let mut hits = Vec::new();
     let mut i = 0;
@@ -167,7 +167,7 @@ pub fn forbidden(src: &str) -> Option<(usize, String)> {
 }
 
 /// Identifiers and single punctuation characters from `start`, skipping whitespace.
-fn tokens(code: &[u8], start: usize) -> impl Iterator<Item = (usize, String)> + '_ {
+pub(crate) fn tokens(code: &[u8], start: usize) -> impl Iterator<Item = (usize, String)> + '_ {
     let mut i = start;
     std::iter::from_fn(move || {
         while i < code.len() && code[i].is_ascii_whitespace() {
@@ -215,7 +215,7 @@ fn matching(code: &[u8], open: usize) -> Option<usize> {
 }
 
 /// The body `{...}` of the function whose parameter list opens at `paren`.
-fn body_after(code: &[u8], paren: usize) -> Option<(usize, usize)> {
+pub(crate) fn body_after(code: &[u8], paren: usize) -> Option<(usize, usize)> {
     let close = matching(code, paren)?;
     let rest = close
         + 1
