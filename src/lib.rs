@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub mod browser;
 pub mod edit;
@@ -123,14 +123,58 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// `real_gpu_conditions`, `real_gpu_check`).
 pub const TEST_GPU_MODE: &str = "emulate";
 
-/// Gradings run one at a time: speedups are measured, and two at once would disturb them.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// Gradings that compare measured times run alone: speedups are measured, and another grading
+/// beside them would disturb them. Gradings of items that compare none (a harness graded on
+/// chosen items: [`harness::Harness::grade`]) share the turn with each other, so tables of
+/// faulty copies keep both cores busy ([`on_every_core`]).
+static ONE_AT_A_TIME: RwLock<()> = RwLock::new(());
+
+/// The turn of a grading that may compare measured times: no other grading of this test
+/// binary runs.
+pub(crate) fn alone() -> RwLockWriteGuard<'static, ()> {
+    ONE_AT_A_TIME.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The turn of a grading that compares no measured times: only beside others like it.
+pub(crate) fn beside_others() -> RwLockReadGuard<'static, ()> {
+    ONE_AT_A_TIME.read().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Runs `f`, a grading of some other kind (a packaged autograder, say), while no other
 /// grading of this test binary runs.
 pub fn one_at_a_time<T>(f: impl FnOnce() -> T) -> T {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = alone();
     f()
+}
+
+/// `f` on every element of `work`, on as many threads as the machine has cores (each takes
+/// the next element when it is done), the results in `work`'s order: a table of faulty copies
+/// graded on items that compare no measured times takes half the time on two cores.
+pub fn on_every_core<T: Sync, R: Send>(work: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(work.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(w) = work.get(i) else { break };
+                        mine.push((i, f(w)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The `grader` binary, built by cargo if needed: once per test binary (it does not change
@@ -219,15 +263,79 @@ pub fn grade(path: &Path, extra: &[&str]) -> Graded {
     grade_with_env(path, extra, &[])
 }
 
-/// [`grade`] with extra environment variables for the grader.
+/// [`grade`] with extra environment variables for the grader. A grading that cannot compare
+/// measured times ([`may_compare_times`]) runs beside others like it.
 pub fn grade_with_env(path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = if may_compare_times(extra, env) {
+        Ok(alone())
+    } else {
+        Err(beside_others())
+    };
     run_grader(path, extra, env, None)
+}
+
+/// The value after `flag` in `args`, every time it is given.
+fn flag_values<'a>(args: &[&'a str], flag: &str) -> Vec<&'a str> {
+    args.windows(2)
+        .filter(|w| w[0] == flag)
+        .map(|w| w[1])
+        .collect()
+}
+
+/// The ids of the items, in every lab's rubric, that compare measured times and are measured
+/// without a real GPU: the CPU speedups (a GPU speedup is skipped on the emulator).
+fn cpu_speedups() -> Vec<String> {
+    let mut ids = Vec::new();
+    for lab in ["matmul", "training"] {
+        let path = workspace().join(format!("assignments/{lab}/assignment.toml"));
+        let text = std::fs::read_to_string(&path).expect("a lab's rubric");
+        let rubric: toml::Table = text.parse().expect("a rubric is TOML");
+        for item in rubric["item"].as_array().expect("[[item]]s") {
+            let kind = item["kind"].as_str().unwrap_or_default();
+            if kind.contains("speedup") && !kind.starts_with("gpu") {
+                ids.push(item["id"].as_str().unwrap_or_default().to_string());
+            }
+        }
+    }
+    ids
+}
+
+/// Whether `grader grade … EXTRA` (with `env`) may grade an item that compares measured times:
+/// on a real GPU or `auto`, or with a rubric (the lab's own, or one given by path) or `--only`
+/// items that hold a CPU speedup. Anything it cannot tell counts as measuring.
+fn may_compare_times(extra: &[&str], env: &[(&str, &str)]) -> bool {
+    let gpu = flag_values(extra, "--gpu")
+        .last()
+        .copied()
+        .or_else(|| {
+            env.iter()
+                .rev()
+                .find(|(k, _)| *k == "GRADER_GPU")
+                .map(|(_, v)| *v)
+        })
+        .unwrap_or(TEST_GPU_MODE);
+    if !matches!(gpu, "emulate" | "off") {
+        return true;
+    }
+    let speedups = cpu_speedups();
+    let only = flag_values(extra, "--only");
+    if !only.is_empty() {
+        return only.iter().any(|id| speedups.iter().any(|s| s == id));
+    }
+    match flag_values(extra, "--assignment").last() {
+        Some(rubric) if rubric.ends_with(".toml") => {
+            std::fs::read_to_string(rubric).map_or(true, |text| {
+                text.contains("cpu-speedup")
+                    || speedups.iter().any(|s| text.contains(&format!("\"{s}\"")))
+            })
+        }
+        _ => true,
+    }
 }
 
 /// [`grade_with_env`] with the grader started in `cwd` (an instructor's folder, say).
 pub fn grade_from(cwd: &Path, path: &Path, extra: &[&str], env: &[(&str, &str)]) -> Graded {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = alone();
     run_grader(path, extra, env, Some(cwd))
 }
 
@@ -235,7 +343,7 @@ pub fn grade_from(cwd: &Path, path: &Path, extra: &[&str], env: &[(&str, &str)])
 /// program on a shared machine would.
 pub fn grade_with_a_busy_core(path: &Path, extra: &[&str]) -> Graded {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = alone();
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         scope.spawn(|| {

@@ -285,14 +285,11 @@ const EPOCH_SEEDS: [u64; 8] = [1, 2, 23, 29, 39, 43, 47, 60];
 /// against the reference trajectory; `cpu_fallback` is judged by the student's own epoch, and
 /// tests/training_mistakes.rs watches it).
 fn epochs_on_eight_seeds(built: &Harness) -> Vec<(u64, bool)> {
-    EPOCH_SEEDS
-        .iter()
-        .map(|&seed| {
-            let g = built.grade("off", Some(seed), &["train_epoch"]);
-            let max = g.item("train_epoch")["max_score"].as_f64().unwrap_or(-1.0);
-            (seed, g.score("train_epoch") == max)
-        })
-        .collect()
+    gpu_labs_e2e::on_every_core(&EPOCH_SEEDS, |&seed| {
+        let g = built.grade("off", Some(seed), &["train_epoch"]);
+        let max = g.item("train_epoch")["max_score"].as_f64().unwrap_or(-1.0);
+        (seed, g.score("train_epoch") == max)
+    })
 }
 
 /// The solution's loop body, as the variants below rewrite it.
@@ -380,16 +377,14 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
 /// Whether each of `items` passed for the built crate on seeds 1–4 (graded on those items
 /// only).
 fn passes_on_four_seeds(built: &Harness, items: &[&str]) -> Vec<(u64, Vec<bool>)> {
-    (1..=4)
-        .map(|seed| {
-            let g = built.grade("off", Some(seed), items);
-            let passed = items
-                .iter()
-                .map(|id| g.score(id) == g.item(id)["max_score"].as_f64().unwrap_or(-1.0))
-                .collect();
-            (seed, passed)
-        })
-        .collect()
+    gpu_labs_e2e::on_every_core(&[1, 2, 3, 4], |&seed| {
+        let g = built.grade("off", Some(seed), items);
+        let passed = items
+            .iter()
+            .map(|id| g.score(id) == g.item(id)["max_score"].as_f64().unwrap_or(-1.0))
+            .collect();
+        (seed, passed)
+    })
 }
 
 #[test]

@@ -613,8 +613,9 @@ fn grade_copies(build: &str, copies: &[&[Mistake]], gpu: &str, watched: &[&str])
     let (_dirs, built) = harness::copies(build, "training", "mistakes-", copies, |copy, to| {
         make_copy(copy, to)
     });
-    let mut wrong = Vec::new();
-    for (copy, built) in copies.iter().zip(&built) {
+    let pairs: Vec<(&&[Mistake], &harness::Harness)> = copies.iter().zip(&built).collect();
+    gpu_labs_e2e::on_every_core(&pairs, |(copy, built)| {
+        let mut wrong = Vec::new();
         let expected: BTreeSet<&str> = copy.iter().flat_map(|m| m.lost.iter().copied()).collect();
         for (n, seed) in SEEDS.into_iter().enumerate() {
             // Each mistake's own items on every seed; the watched items on the first
@@ -642,8 +643,9 @@ fn grade_copies(build: &str, copies: &[&[Mistake]], gpu: &str, watched: &[&str])
                 ));
             }
         }
-    }
-    wrong
+        wrong
+    })
+    .concat()
 }
 
 #[test]
