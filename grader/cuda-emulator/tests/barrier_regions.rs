@@ -184,3 +184,54 @@ fn the_fibers_variable_turns_the_coroutines_off() {
     assert!(out.status.success(), "child failed: {:?}", out.status);
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
 }
+
+/// A barrier kernel whose thread 5 of block 1 writes one element past the end of its 4 KiB
+/// buffer (on the guard page) after the barrier.
+const WRITES_PAST: &str = r#"
+extern "C" __global__ void writes_past(float* out) {
+    __shared__ float tile[32];
+    tile[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockIdx.x == 1 && threadIdx.x == 5) i = 1024;
+    out[i] = tile[31 - threadIdx.x];
+}
+"#;
+
+emulated!(
+    a_fault_in_a_coroutine_is_reported_with_its_block_and_thread,
+    {
+        let ptx = compile_ptx(WRITES_PAST).unwrap();
+        assert!(runs_as_coroutines(&ptx));
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let f = ctx
+            .load_module(ptx)
+            .unwrap()
+            .load_function("writes_past")
+            .unwrap();
+        let mut out = stream.alloc_zeros::<f32>(1024).unwrap();
+        let mut l = stream.launch_builder(&f);
+        l.arg(&mut out);
+        let cfg = LaunchConfig {
+            grid_dim: (2, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { l.launch(cfg) }.expect("the launch itself succeeds");
+        let err = stream.synchronize().expect_err("the fault surfaces");
+        assert_eq!(
+            err.0,
+            cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
+        );
+        std::mem::forget((out, ctx));
+    },
+    |out: &std::process::Output| {
+        assert!(out.status.success(), "child failed: {:?}", out.status);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("kernel `writes_past` block (1,0,0) thread (5,0,0)"),
+            "{stderr}"
+        );
+    }
+);
