@@ -26,6 +26,12 @@ fn drawn_ms(svg: &roxmltree::Document, id: &str, series: &str) -> Vec<f64> {
 
 #[test]
 fn a_students_cargo_test_writes_a_speed_chart_of_what_the_grader_measured() {
+    // Full suite only: its `cargo test -p matmul-lab` builds the grader with the lab's features
+    // alone, a second build of the grader's crates (about 35 s); the default suite's run of
+    // the solution's own tests/grade.rs writes the chart too.
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
     let crate_dir = workspace().join("solutions/matmul");
     let chart_dir = crate_dir.join("target/gpu-labs");
     let _ = std::fs::remove_dir_all(&chart_dir);
