@@ -67,6 +67,34 @@ pub(super) fn percent(fraction: f64) -> String {
     format!("{p:.decimals$}%")
 }
 
+/// How a returned mean loss stands to the expected one: about `batches` times it (the batch
+/// losses summed, not averaged), about `batch_size` times it (a batch's per-example losses
+/// summed), or neither. Each epoch judge (CPU and GPU) words its own hint for each.
+pub(super) enum LossScale {
+    Summed,
+    PerExample,
+    Other,
+}
+
+/// The returned loss over the expected one, and what that ratio most likely means.
+pub(super) fn loss_scale(
+    loss: f32,
+    expected: f64,
+    batches: usize,
+    batch_size: usize,
+) -> (f64, LossScale) {
+    let ratio = f64::from(loss) / expected;
+    let near = |n: f64| n > 1.0 && (ratio / n - 1.0).abs() < 0.02;
+    let scale = if near(batches as f64) {
+        LossScale::Summed
+    } else if near(batch_size as f64) {
+        LossScale::PerExample
+    } else {
+        LossScale::Other
+    };
+    (ratio, scale)
+}
+
 /// Grades one training item.
 pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult, SupervisorError> {
     match outcome_of(ctx, item, &ctx.order(item))? {
@@ -1283,14 +1311,11 @@ impl Judge<'_> {
         }
         if off.within(trajectory) {
             // Say what the returned loss is, measured: the ratio names the likely mistake.
-            let ratio = f64::from(loss) / expected_loss;
-            let near = |n: f64| n > 1.0 && (ratio / n - 1.0).abs() < 0.02;
-            let hint = if near(order.len() as f64) {
-                t!("mean-loss-summed-hint")
-            } else if near(s.batch_size as f64) {
-                t!("mean-loss-per-example-hint")
-            } else {
-                t!("mean-loss-hint")
+            let (ratio, scale) = loss_scale(loss, expected_loss, order.len(), s.batch_size);
+            let hint = match scale {
+                LossScale::Summed => t!("mean-loss-summed-hint"),
+                LossScale::PerExample => t!("mean-loss-per-example-hint"),
+                LossScale::Other => t!("mean-loss-hint"),
             };
             return wrong(
                 t!("mean-loss-reason", ratio = format!("{ratio:.3}")),

@@ -7,7 +7,7 @@
 
 use super::super::gpu::{epoch_inputs, Diverged};
 use super::super::judge::{
-    percent, reference_model, targets, wrong, Judge, Verdict, GPU_TRAJECTORY,
+    loss_scale, percent, reference_model, targets, wrong, Judge, LossScale, Verdict, GPU_TRAJECTORY,
 };
 use super::super::kinds::{GpuSetup, SentLayer};
 use super::super::reference::{self as r, Optimizer};
@@ -82,14 +82,11 @@ impl Judge<'_> {
                     loss = format!("{loss:.5}")
                 )));
             }
-            let ratio = f64::from(loss) / expected_loss;
-            let near = |n: f64| n > 1.0 && (ratio / n - 1.0).abs() < 0.02;
-            let hint = if near(batches as f64) {
-                t!("gpu-loss-summed-hint")
-            } else if near(s.batch_size as f64) {
-                t!("gpu-loss-per-row-hint")
-            } else {
-                t!("gpu-loss-hint")
+            let (ratio, scale) = loss_scale(loss, expected_loss, batches, s.batch_size);
+            let hint = match scale {
+                LossScale::Summed => t!("gpu-loss-summed-hint"),
+                LossScale::PerExample => t!("gpu-loss-per-row-hint"),
+                LossScale::Other => t!("gpu-loss-hint"),
             };
             return wrong(
                 t!("mean-loss-reason", ratio = format!("{ratio:.3}")),
