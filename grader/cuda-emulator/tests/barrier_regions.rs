@@ -122,6 +122,36 @@ emulated!(
     }
 );
 
+/// Compiles `src`, checks that it runs as coroutines, and launches its kernel `name` on one
+/// buffer of `len` floats with `(blocks, threads)`; what synchronizing then says. A faulted
+/// context is left as it is (its errors are sticky).
+fn launch_as_coroutines(
+    src: &str,
+    name: &str,
+    len: usize,
+    (blocks, threads): (u32, u32),
+) -> Result<(), cudarc::driver::DriverError> {
+    let ptx = compile_ptx(src).unwrap();
+    assert!(runs_as_coroutines(&ptx), "{name} took the fibers' path");
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let f = ctx.load_module(ptx).unwrap().load_function(name).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(len).unwrap();
+    let mut l = stream.launch_builder(&f);
+    l.arg(&mut out);
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    unsafe { l.launch(cfg) }.expect("the launch itself succeeds");
+    let synchronized = stream.synchronize();
+    if synchronized.is_err() {
+        std::mem::forget((out, stream, ctx));
+    }
+    synchronized
+}
+
 /// Thread 0 leaves before the barrier the others wait at.
 const LEAVES_EARLY: &str = r#"
 extern "C" __global__ void leaves_early(float* out) {
@@ -136,25 +166,7 @@ extern "C" __global__ void leaves_early(float* out) {
 emulated!(
     a_barrier_some_threads_left_before_is_reported_on_the_coroutine_path,
     {
-        let ptx = compile_ptx(LEAVES_EARLY).unwrap();
-        assert!(runs_as_coroutines(&ptx));
-        let ctx = CudaContext::new(0).unwrap();
-        let stream = ctx.default_stream();
-        let f = ctx
-            .load_module(ptx)
-            .unwrap()
-            .load_function("leaves_early")
-            .unwrap();
-        let mut out = stream.alloc_zeros::<f32>(64).unwrap();
-        let mut l = stream.launch_builder(&f);
-        l.arg(&mut out);
-        let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (64, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        unsafe { l.launch(cfg) }.unwrap();
-        stream.synchronize().unwrap();
+        launch_as_coroutines(LEAVES_EARLY, "leaves_early", 64, (1, 64)).unwrap();
     },
     |out: &std::process::Output| {
         assert!(out.status.success(), "child failed: {:?}", out.status);
@@ -201,30 +213,12 @@ extern "C" __global__ void writes_past(float* out) {
 emulated!(
     a_fault_in_a_coroutine_is_reported_with_its_block_and_thread,
     {
-        let ptx = compile_ptx(WRITES_PAST).unwrap();
-        assert!(runs_as_coroutines(&ptx));
-        let ctx = CudaContext::new(0).unwrap();
-        let stream = ctx.default_stream();
-        let f = ctx
-            .load_module(ptx)
-            .unwrap()
-            .load_function("writes_past")
-            .unwrap();
-        let mut out = stream.alloc_zeros::<f32>(1024).unwrap();
-        let mut l = stream.launch_builder(&f);
-        l.arg(&mut out);
-        let cfg = LaunchConfig {
-            grid_dim: (2, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        unsafe { l.launch(cfg) }.expect("the launch itself succeeds");
-        let err = stream.synchronize().expect_err("the fault surfaces");
+        let err = launch_as_coroutines(WRITES_PAST, "writes_past", 1024, (2, 32))
+            .expect_err("the fault surfaces");
         assert_eq!(
             err.0,
             cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
         );
-        std::mem::forget((out, ctx));
     },
     |out: &std::process::Output| {
         assert!(out.status.success(), "child failed: {:?}", out.status);
