@@ -284,20 +284,40 @@ fn flag_values<'a>(args: &[&'a str], flag: &str) -> Vec<&'a str> {
 
 /// The ids of the items, in every lab's rubric, that compare measured times and are measured
 /// without a real GPU: the CPU speedups (a GPU speedup is skipped on the emulator).
-fn cpu_speedups() -> Vec<String> {
-    let mut ids = Vec::new();
-    for lab in ["matmul", "training"] {
-        let path = workspace().join(format!("assignments/{lab}/assignment.toml"));
-        let text = std::fs::read_to_string(&path).expect("a lab's rubric");
-        let rubric: toml::Table = text.parse().expect("a rubric is TOML");
-        for item in rubric["item"].as_array().expect("[[item]]s") {
-            let kind = item["kind"].as_str().unwrap_or_default();
-            if kind.contains("speedup") && !kind.starts_with("gpu") {
-                ids.push(item["id"].as_str().unwrap_or_default().to_string());
-            }
-        }
-    }
-    ids
+fn cpu_speedups() -> &'static [String] {
+    static IDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    IDS.get_or_init(read_cpu_speedups)
+}
+
+/// [`cpu_speedups`], read from the rubrics (once per test binary).
+fn read_cpu_speedups() -> Vec<String> {
+    ["matmul", "training"]
+        .into_iter()
+        .flat_map(rubric_items)
+        .filter(|(_, kind)| kind.contains("speedup") && !kind.starts_with("gpu"))
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Each item of lab `lab`'s rubric (`assignments/LAB/assignment.toml`), as (id, kind), in order.
+pub(crate) fn rubric_items(lab: &str) -> Vec<(String, String)> {
+    let path = workspace().join(format!("assignments/{lab}/assignment.toml"));
+    let text = std::fs::read_to_string(&path).expect("the lab's rubric");
+    let rubric: toml::Table = text.parse().expect("the lab's rubric is TOML");
+    rubric["item"]
+        .as_array()
+        .expect("[[item]]s")
+        .iter()
+        .map(|item| {
+            let field = |key: &str| {
+                item[key]
+                    .as_str()
+                    .expect("an item's id and kind")
+                    .to_string()
+            };
+            (field("id"), field("kind"))
+        })
+        .collect()
 }
 
 /// Whether `grader grade … EXTRA` (with `env`) may grade an item that compares measured times:
