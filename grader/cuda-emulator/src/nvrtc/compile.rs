@@ -404,9 +404,8 @@ fn compile_plain(
     options: &[String],
     exprs: &[String],
 ) -> Result<Compiled, String> {
-    let include_paths = options
-        .iter()
-        .any(|o| o.starts_with("-I") || o.starts_with("--include-path"));
+    // As scan_program reads the options.
+    let include_paths = host_flags(options).iter().any(|f| f.starts_with("-I"));
     // Name expressions' lowered names are read from symbols, which the rewrite can change.
     if crate::config::get().coroutines
         && exprs.is_empty()
