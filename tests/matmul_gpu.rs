@@ -230,6 +230,22 @@ fn a_synchronizing_copy_back_counts_as_synchronizing() {
     assert_says(&g, "gpu_timer_sync", "waits for the GPU on both sides");
 }
 
+/// The emulator queues less work before each timed call than a real GPU (the worker's
+/// `busy::EMULATED_QUEUED_MS`): a correct timer that compiles and loads its kernel inside the
+/// clock (which the lesson advises against, but which synchronizes) must still pass there.
+#[test]
+fn a_kernel_loaded_inside_the_clock_still_synchronizes() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let g = grade_gpu_faulty(
+        "let kernel = load_kernel(stream, TILED_KERNEL, \"matmul_tiled\")?;\n    stream.synchronize()?;\n    let start = Instant::now();",
+        "stream.synchronize()?;\n    let start = Instant::now();\n    let kernel = load_kernel(stream, TILED_KERNEL, \"matmul_tiled\")?;",
+    );
+    assert_lost(&g, &[]);
+    assert_says(&g, "gpu_timer_sync", "waits for the GPU on both sides");
+}
+
 #[test]
 fn a_context_wide_synchronize_counts_too() {
     if gpu_labs_e2e::skip_unless_full() {

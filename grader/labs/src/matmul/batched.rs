@@ -10,7 +10,7 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use grader_engine::check::speedup::check_tiers;
 #[cfg(feature = "judge")]
 use grader_engine::rubric::KeyError;
-use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
 use grader_worker::protocol::{DeviceWork, GpuTimerSample, Outcome, WorkOrder};
@@ -348,15 +348,14 @@ fn upload(stream: &Arc<CudaStream>, x: &Array3<f32>) -> Result<CudaSlice<f32>, S
 
 /// The synchronization check of the batched timer, as for the single product's (see
 /// [`super::gpu::timer`]): the shape grows until one call keeps the device busy
-/// [`MIN_DEVICE_MS`], then each timed call comes right after a second of the grader's queued
-/// work, bracketed by the grader's events and the supervisor's checkpoints.
+/// [`MIN_DEVICE_MS`], then each timed call comes right after the grader's queued work, bracketed by the grader's events and the supervisor's checkpoints.
 pub fn timer(
     f: GpuBatchedTimerFn,
     order: &WorkOrder,
     size: [usize; 4],
     checkpoints: &mut Checkpoints,
 ) -> Result<Outcome, String> {
-    let (stream, busy) = match busy::set_up() {
+    let (stream, busy) = match busy::set_up(order.backend) {
         Ok(ready) => ready,
         Err(e) => return Ok(Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e))),
     };
@@ -418,7 +417,7 @@ fn timer_samples(
     let (mut samples, mut queued_ms) = (Vec::new(), 0.0f64);
     for _ in 0..TIMER_SAMPLES {
         let before_queue = stream.record_event(timing).map_err(err)?;
-        busy.queue(QUEUED_MS)?;
+        busy.queue_before_call()?;
         let before_call = stream.record_event(timing).map_err(err)?;
         checkpoints.stop(Checkpoint::CallStart);
         let reported = called(|| f(stream, &a_dev, &b_dev, &mut c_dev, shape));

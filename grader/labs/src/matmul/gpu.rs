@@ -3,7 +3,7 @@
 
 use super::t;
 use cudarc::driver::{CudaSlice, CudaStream};
-use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::inputs;
 use grader_worker::protocol::{
@@ -108,7 +108,7 @@ pub fn timer(
     checkpoints: &mut Checkpoints,
 ) -> Outcome {
     // The grader's own set-up runs before any student code: its failure is the grader's.
-    let (stream, busy) = match busy::set_up() {
+    let (stream, busy) = match busy::set_up(order.backend) {
         Ok(ready) => ready,
         Err(e) => return Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e)),
     };
@@ -176,7 +176,7 @@ fn timer_samples(
     let mut queued_ms: f64 = 0.0;
     for _ in 0..TIMER_SAMPLES {
         let before_queue = stream.record_event(timing).map_err(err)?;
-        busy.queue(QUEUED_MS)?;
+        busy.queue_before_call()?;
         let before_call = stream.record_event(timing).map_err(err)?;
         checkpoints.stop(Checkpoint::CallStart);
         let called = call(shape, &a_dev, &b_dev, &mut c_dev);

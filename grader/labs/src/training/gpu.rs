@@ -8,7 +8,7 @@ use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::worker::{sent_layer, sent_layers};
 use super::{t, EpochSetup, Layers, Marks, Net, Submission};
 use cudarc::driver::{CudaEvent, CudaStream};
-use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, QUEUED_MS, TIMER_SAMPLES};
+use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
 use grader_worker::protocol::{DeviceWork, GpuTimerSample, Matrix, Outcome, WorkOrder};
@@ -30,7 +30,7 @@ pub fn run(
 ) -> Result<Outcome, String> {
     let (seed, item) = (order.seed, order.item.as_str());
     if let Kind::GpuTimer(s) = kind {
-        return Ok(timer(lab, seed, item, s, checkpoints));
+        return Ok(timer(lab, order, s, checkpoints));
     }
     if let Kind::GpuSpeedup(s) = kind {
         return speed(lab, order, s, checkpoints);
@@ -447,7 +447,7 @@ impl Marks for TimerMarks<'_> {
         self.events.clear();
         if self.queue {
             self.record()?;
-            self.busy.queue(QUEUED_MS)?;
+            self.busy.queue_before_call()?;
         } else {
             self.stream.synchronize().map_err(|e| e.to_string())?;
         }
@@ -467,16 +467,16 @@ impl Marks for TimerMarks<'_> {
 }
 
 /// The synchronization check of `time_gpu_epoch`: the epoch is grown until it keeps the device
-/// busy for [`MIN_DEVICE_MS`]; then each timed call comes right after a second of the grader's
-/// own queued work.
+/// busy for [`MIN_DEVICE_MS`]; then each timed call comes right after the grader's own queued
+/// work.
 fn timer(
     lab: &Submission,
-    seed: u64,
-    item: &str,
+    order: &WorkOrder,
     s: &GpuSetup,
     checkpoints: &mut Checkpoints,
 ) -> Outcome {
-    let (stream, mut busy) = match busy::set_up() {
+    let (seed, item) = (order.seed, order.item.as_str());
+    let (stream, mut busy) = match busy::set_up(order.backend) {
         Ok(ready) => ready,
         Err(e) => return Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e)),
     };
