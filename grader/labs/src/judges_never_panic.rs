@@ -415,34 +415,65 @@ fn grade_all(lab: &'static LabInfo, trials: u64) -> (Vec<String>, Vec<(String, u
         std::path::Path::new("assignment.toml"),
     )
     .expect("the lab's rubric parses");
+    // The items are shared out among the cores (the replay is each thread's own).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let items: Vec<&grader_engine::rubric::Item> = rubric.items.iter().collect();
+    let shares: Vec<Vec<&grader_engine::rubric::Item>> = (0..cores)
+        .map(|c| items.iter().skip(c).step_by(cores).copied().collect())
+        .collect();
+    let results: Vec<(Vec<String>, Vec<(String, usize)>)> = with_quiet_panics(|| {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = shares
+                .into_iter()
+                .map(|share| scope.spawn(move || grade_items(lab, &share, trials)))
+                .collect();
+            running
+                .into_iter()
+                .map(|r| r.join().expect("a share of the items was graded"))
+                .collect()
+        })
+    });
+    let mut panics = Vec::new();
+    let mut verdicts = Vec::new();
+    for (p, v) in results {
+        panics.extend(p);
+        verdicts.extend(v);
+    }
+    (panics, verdicts)
+}
+
+/// [`grade_all`]'s work on one thread: `items`, each graded `trials` times.
+fn grade_items(
+    lab: &'static LabInfo,
+    items: &[&grader_engine::rubric::Item],
+    trials: u64,
+) -> (Vec<String>, Vec<(String, usize)>) {
     let mut panics = Vec::new();
     let mut verdicts: Vec<(String, usize)> = Vec::new();
-    with_quiet_panics(|| {
-        for item in &rubric.items {
-            let mut reached = 0;
-            for trial in 0..trials {
-                let mut ctx =
-                    GradeContext::for_listing(grader_engine::gpu::GpuMode::Off).expect("a context");
-                ctx.lab = lab.name.to_string();
-                ctx.seed = trial + 1;
-                let name = lab.name;
-                let mut round = 0;
-                let _replay = grader_engine::replay::answer_with(move |order: &WorkOrder| {
-                    round += 1;
-                    let mut g = Gen::new(trial * 1000 + round, order);
-                    let kind = order.kind.clone();
-                    let outcome = outcome(&mut g, |g| lab_value(g, name, &kind));
-                    (outcome, g.list(Gen::count))
-                });
-                match caught(|| item.spec.grade(&ctx, item)) {
-                    Err(panic) => panics.push(format!("{} (trial {trial}): {panic}", item.id())),
-                    Ok(Ok(_)) => reached += 1,
-                    Ok(Err(_)) => {}
-                }
+    for item in items {
+        let mut reached = 0;
+        for trial in 0..trials {
+            let mut ctx =
+                GradeContext::for_listing(grader_engine::gpu::GpuMode::Off).expect("a context");
+            ctx.lab = lab.name.to_string();
+            ctx.seed = trial + 1;
+            let name = lab.name;
+            let mut round = 0;
+            let _replay = grader_engine::replay::answer_with(move |order: &WorkOrder| {
+                round += 1;
+                let mut g = Gen::new(trial * 1000 + round, order);
+                let kind = order.kind.clone();
+                let outcome = outcome(&mut g, |g| lab_value(g, name, &kind));
+                (outcome, g.list(Gen::count))
+            });
+            match caught(|| item.spec.grade(&ctx, item)) {
+                Err(panic) => panics.push(format!("{} (trial {trial}): {panic}", item.id())),
+                Ok(Ok(_)) => reached += 1,
+                Ok(Err(_)) => {}
             }
-            verdicts.push((format!("{} ({})", item.id(), item.kind), reached));
         }
-    });
+        verdicts.push((format!("{} ({})", item.id(), item.kind), reached));
+    }
     (panics, verdicts)
 }
 
