@@ -404,9 +404,12 @@ fn lab_value(g: &mut Gen, lab: &str, kind: &str) -> Value {
     }
 }
 
+/// The panics (item, trial, message) and the verdicts reached per item of some gradings.
+type Findings = (Vec<String>, Vec<(String, usize)>);
+
 /// Every item of `lab` graded `trials` times on made-up outcomes; returns the panics (item,
 /// trial, message) and how many gradings of each kind ended in a verdict.
-fn grade_all(lab: &'static LabInfo, trials: u64) -> (Vec<String>, Vec<(String, usize)>) {
+fn grade_all(lab: &'static LabInfo, trials: u64) -> Findings {
     let labs = [lab];
     let labs: &'static [&'static LabInfo] = Box::leak(Box::new(labs));
     let rubric = grader_engine::rubric::parse(
@@ -421,7 +424,7 @@ fn grade_all(lab: &'static LabInfo, trials: u64) -> (Vec<String>, Vec<(String, u
     let shares: Vec<Vec<&grader_engine::rubric::Item>> = (0..cores)
         .map(|c| items.iter().skip(c).step_by(cores).copied().collect())
         .collect();
-    let results: Vec<(Vec<String>, Vec<(String, usize)>)> = with_quiet_panics(|| {
+    let results: Vec<Findings> = with_quiet_panics(|| {
         std::thread::scope(|scope| {
             let running: Vec<_> = shares
                 .into_iter()
@@ -447,7 +450,7 @@ fn grade_items(
     lab: &'static LabInfo,
     items: &[&grader_engine::rubric::Item],
     trials: u64,
-) -> (Vec<String>, Vec<(String, usize)>) {
+) -> Findings {
     let mut panics = Vec::new();
     let mut verdicts: Vec<(String, usize)> = Vec::new();
     for item in items {
