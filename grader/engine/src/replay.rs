@@ -1,7 +1,8 @@
 //! For tests (the `replay` feature): the outcome a worker would have sent, handed to the
 //! judges by the test itself. A property test sets an answer for every order this thread
 //! sends, and the judges meet it exactly where a worker's report comes in
-//! ([`crate::check::outcome_of`]); nothing else changes. Only code in the supervisor's process can set it (a call, never input); no submission runs there.
+//! ([`crate::check::outcome_of`]); nothing else changes. Only code in the supervisor's process
+//! can set it (a call, never input); no submission runs there.
 
 use crate::protocol::{Outcome, WorkOrder};
 use std::cell::RefCell;

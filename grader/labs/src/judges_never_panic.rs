@@ -420,9 +420,8 @@ fn grade_all(lab: &'static LabInfo, trials: u64) -> Findings {
     .expect("the lab's rubric parses");
     // The items are shared out among the cores (the replay is each thread's own).
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let items: Vec<&grader_engine::rubric::Item> = rubric.items.iter().collect();
     let shares: Vec<Vec<&grader_engine::rubric::Item>> = (0..cores)
-        .map(|c| items.iter().skip(c).step_by(cores).copied().collect())
+        .map(|c| rubric.items.iter().skip(c).step_by(cores).collect())
         .collect();
     let results: Vec<Findings> = with_quiet_panics(|| {
         std::thread::scope(|scope| {

@@ -348,7 +348,8 @@ fn upload(stream: &Arc<CudaStream>, x: &Array3<f32>) -> Result<CudaSlice<f32>, S
 
 /// The synchronization check of the batched timer, as for the single product's (see
 /// [`super::gpu::timer`]): the shape grows until one call keeps the device busy
-/// [`MIN_DEVICE_MS`], then each timed call comes right after the grader's queued work, bracketed by the grader's events and the supervisor's checkpoints.
+/// [`MIN_DEVICE_MS`], then each timed call comes right after the grader's queued work,
+/// bracketed by the grader's events and the supervisor's checkpoints.
 pub fn timer(
     f: GpuBatchedTimerFn,
     order: &WorkOrder,
