@@ -489,7 +489,7 @@ pub fn rubric_with(lab: &str, ids: &[&str]) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Three ways to pass off host work as GPU work (each caught on the emulator by
-/// `tests/matmul_gpu.rs`), all in one copy of the matmul solution's `src/gpu.rs`: on a real
+/// `tests/e2e/matmul_gpu.rs`), all in one copy of the matmul solution's `src/gpu.rs`: on a real
 /// GPU only the tracer catches them.
 pub const HOST_WORK: [(&str, &str); 3] = [
     // gpu_correct: no launch at all, a host product uploaded and copied back.

@@ -21,7 +21,7 @@
 //!
 //! Both scripts honour `AUTOGRADER_ROOT` (default `/autograder`), `GPU_LABS_CACHE` (default
 //! `$AUTOGRADER_ROOT/cache`), and `run_autograder` also `GRADER` (default `grader` on `PATH`),
-//! so the package can be tried without Gradescope (`tests/gradescope.rs` does).
+//! so the package can be tried without Gradescope (`tests/e2e/gradescope.rs` does).
 
 use crate::labs::{self, LabInfo};
 use std::io::Write;

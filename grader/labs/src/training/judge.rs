@@ -35,7 +35,7 @@ const ABS: f64 = 1e-4;
 /// seeds of eight.) Those epochs ran the student's own model (the MLP's epoch was then an item
 /// of its own, `train_epoch_mlp`); the loop items now run the grader's model and optimizer
 /// ([`super::stand_in`]), whose f64 math lies closer still (typical unit 1e-6, seed 1), and
-/// `tests/training.rs` shows four loops written differently pass and the smallest loop
+/// `tests/e2e/training.rs` shows four loops written differently pass and the smallest loop
 /// mistake (the last batch never steps) fails, on eight seeds.
 pub(super) const TRAJECTORY: Tolerance = Tolerance {
     typical: 3e-4,

@@ -9,7 +9,7 @@
 //! types) and the loop items grade the loop alone. The math is the f64 reference's
 //! ([`super::reference`]), rounded to f32 where it meets the student's values, which is one
 //! more correct way to compute an epoch: it lies well within the trajectory tolerance
-//! (measured in `tests/training.rs`).
+//! (measured in `tests/e2e/training.rs`).
 
 use super::reference::{self as r, relu, relu_backward, sigmoid};
 use super::{Net, Opt};

@@ -2,7 +2,7 @@
 //! correct fixture score full marks, the template scores zero with "not implemented"
 //! everywhere, and faulty copies of the solution lose exactly the items their mistake breaks,
 //! each with the specific diagnosis, over the whole lab. The table of mistakes graded on eight
-//! seeds is `tests/training_mistakes.rs`.
+//! seeds is `tests/e2e/training_mistakes.rs`.
 
 use gpu_labs_e2e::harness::{harnesses, Harness};
 use gpu_labs_e2e::{
@@ -283,7 +283,7 @@ const EPOCH_SEEDS: [u64; 8] = [1, 2, 23, 29, 39, 43, 47, 60];
 
 /// For each of [`EPOCH_SEEDS`], whether `train_epoch` passed for the built crate (the loop
 /// against the reference trajectory; `cpu_fallback` is judged by the student's own epoch, and
-/// tests/training_mistakes.rs watches it).
+/// tests/e2e/training_mistakes.rs watches it).
 fn epochs_on_eight_seeds(built: &Harness) -> Vec<(u64, bool)> {
     gpu_labs_e2e::on_every_core(&EPOCH_SEEDS, |&seed| {
         let g = built.grade("off", Some(seed), &["train_epoch"]);
@@ -371,7 +371,7 @@ fn the_epoch_tolerance_separates_right_from_wrong_on_every_seed() {
         );
     }
     // A model's mistake (SimpleNN's backward without the sigmoid's derivative) costing no loop
-    // item is a row of tests/training_mistakes.rs, graded there on these items and seeds.
+    // item is a row of tests/e2e/training_mistakes.rs, graded there on these items and seeds.
 }
 
 /// Whether each of `items` passed for the built crate on seeds 1–4 (graded on those items

@@ -986,7 +986,7 @@ fn a_slurm_array_grades_each_submission_in_its_own_task_and_collect_writes_the_g
 /// Writes the 20-submission class into `$GPU_LABS_CLASS_DIR`, for timing `grader batch` by
 /// hand (`--jobs 1` against `--jobs 2`, a cold cache against a warm one).
 #[test]
-#[ignore = "makes the class for a measurement by hand: GPU_LABS_CLASS_DIR=DIR cargo test --test batch -- --ignored"]
+#[ignore = "makes the class for a measurement by hand: GPU_LABS_CLASS_DIR=DIR cargo test --test e2e batch:: -- --ignored"]
 fn write_the_class_for_a_measurement() {
     let dir = std::env::var_os("GPU_LABS_CLASS_DIR").expect("GPU_LABS_CLASS_DIR names a folder");
     assert_eq!(make_class(Path::new(&dir)).len(), 23);

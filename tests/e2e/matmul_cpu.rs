@@ -330,7 +330,7 @@ fn the_speedup_score_is_the_same_on_every_run() {
 
 #[test]
 #[ignore = "a robustness measurement whose margin depends on the machine's speed: run it with \
-            `cargo test --test matmul_cpu -- --ignored`"]
+            `cargo test --test e2e matmul_cpu:: -- --ignored`"]
 fn the_speedup_score_holds_while_another_program_keeps_a_core_busy() {
     // Half of a 2-core machine taken: the solution's threads lose a core for the whole
     // measurement, and short runs get preempted. Its tier must not move. (Here the solution
