@@ -128,7 +128,13 @@ pub fn grade(
             )
         }
     };
-    let (ctx, _kernels) = context(&built, &assignment.assignment.name, options, on_event)?;
+    let (ctx, _kernels) = context(
+        target,
+        &built,
+        &assignment.assignment.name,
+        options,
+        on_event,
+    )?;
     report.sandbox = Some(grader_engine::sandbox::available().describe());
     on_event(Event::Started {
         seed: options.seed,
@@ -272,23 +278,69 @@ fn own_binary() -> Result<PathBuf, GradeError> {
     Err(GradeError::OwnBinaryGone(exe))
 }
 
+/// The folder where a grading's workers keep the kernels the emulator compiles.
+enum Kernels {
+    /// Official grading: a fresh folder for this submission, shared by its items and by no
+    /// other submission (a worker can write what a later worker loads), gone with the value.
+    Fresh(tempfile::TempDir),
+    /// A student's own run (their `cargo test`: the supervisor is their own test binary, so
+    /// there is nothing to keep from them): the grader cache's `kernels`, kept from run to
+    /// run, so that after an edit only the kernels whose source changed are compiled again.
+    Kept(PathBuf),
+}
+
+impl Kernels {
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Kernels::Fresh(dir) => dir.path(),
+            Kernels::Kept(dir) => dir,
+        }
+    }
+}
+
+/// The grader cache's `kernels` folder for [`Kernels::Kept`], where the workers can write it:
+/// a grader run as root starts its workers as another user, who cannot enter a cache in
+/// root's home (none then: each run compiles its kernels in a fresh folder, as before).
+fn kept_kernels(cache: &std::path::Path) -> Option<PathBuf> {
+    let dir = cache.join("kernels");
+    std::fs::create_dir_all(&dir).ok()?;
+    #[cfg(unix)]
+    {
+        use grader_engine::sandbox::{available, child::identity_for, root::reachable};
+        if identity_for(available()).is_some() && !reachable(&dir) {
+            return None;
+        }
+    }
+    Some(dir)
+}
+
 /// Where GPU items run (building the emulator first when they run on it) and everything the
-/// items' grading needs; the folder of this submission's compiled kernels, shared by its items
-/// and by no other submission, lives as long as the second value.
+/// items' grading needs; the folder of this submission's compiled kernels lives as long as
+/// the second value ([`Kernels`]).
 fn context(
+    target: &Target,
     built: &Program,
     lab: &str,
     options: &GradeOptions,
     on_event: &mut dyn FnMut(Event<'_>),
-) -> Result<(GradeContext, tempfile::TempDir), GradeError> {
+) -> Result<(GradeContext, Kernels), GradeError> {
     if grader_engine::gpu::will_build_emulator(options.gpu) {
         on_event(Event::BuildingEmulator);
     }
     let (backend, backend_label) = grader_engine::gpu::backend_for(options.gpu)?;
-    let kernels = tempfile::Builder::new()
-        .prefix("grader-kernels-")
-        .tempdir()
-        .map_err(GradeError::Scratch)?;
+    let kept = match target {
+        Target::Running { .. } => kept_kernels(&options.cache),
+        Target::Crate(_) => None,
+    };
+    let kernels = match kept {
+        Some(dir) => Kernels::Kept(dir),
+        None => Kernels::Fresh(
+            tempfile::Builder::new()
+                .prefix("grader-kernels-")
+                .tempdir()
+                .map_err(GradeError::Scratch)?,
+        ),
+    };
     let ctx = GradeContext {
         command: WorkerCommand {
             program: built.program.clone(),
@@ -356,4 +408,73 @@ fn nothing_graded(
     report.execution_time = started.elapsed().as_secs_f64();
     on_event(Event::Finished { report: &report });
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program() -> Program {
+        Program {
+            program: PathBuf::from("/bin/true"),
+            yardstick: None,
+            source_dir: PathBuf::from("src"),
+            cwd: None,
+            _run_dir: None,
+        }
+    }
+
+    /// A student's own runs share the grader cache's kernels from run to run; official
+    /// grading gives each submission a fresh folder, outside the cache, that no other
+    /// submission's worker ever gets.
+    #[test]
+    fn only_a_students_own_run_keeps_its_kernels_from_run_to_run() {
+        let cache = tempfile::tempdir().expect("temp dir");
+        // Searchable by others: a grader run as root starts its workers as another user.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
+        let mut options = GradeOptions::new(1);
+        options.gpu = GpuMode::Off;
+        options.cache = cache.path().to_path_buf();
+        let running = Target::Running {
+            program: PathBuf::from("/bin/true"),
+            source_dir: PathBuf::from("src"),
+        };
+        let official = Target::Crate(PathBuf::from("lab"));
+        let kernels_of = |target: &Target| {
+            let (ctx, kernels) =
+                context(target, &program(), "matmul", &options, &mut |_| {}).expect("a context");
+            let dir = ctx.command.kernel_cache.expect("a kernel folder");
+            assert_eq!(dir, kernels.path());
+            (dir, matches!(kernels, Kernels::Kept(_)))
+        };
+        let (own, kept) = kernels_of(&running);
+        let (again, _) = kernels_of(&running);
+        assert!(kept);
+        assert_eq!(own, cache.path().join("kernels"));
+        assert_eq!(again, own);
+        // Where the workers (another user, under root) could not reach the cache, a run
+        // compiles in a fresh folder instead.
+        #[cfg(unix)]
+        if grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available())
+            .is_some()
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o700))
+                .expect("chmod");
+            let (fresh, kept) = kernels_of(&running);
+            assert!(!kept && fresh != own);
+            std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
+        let (first, kept) = kernels_of(&official);
+        let (second, _) = kernels_of(&official);
+        assert!(!kept);
+        assert_ne!(first, second);
+        assert!(!first.starts_with(cache.path()) && !second.starts_with(cache.path()));
+    }
 }

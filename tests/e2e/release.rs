@@ -565,3 +565,85 @@ fn a_students_cargo_test_warns_about_what_official_grading_will_not_use() {
         );
     }
 }
+
+/// The compiled kernels under `kernels` (a grader cache's): each one's folder and when its
+/// object was written.
+fn compiled_kernels(kernels: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut found: Vec<(String, std::time::SystemTime)> = std::fs::read_dir(kernels)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let so = e.path().join("kernels.so");
+            let written = std::fs::metadata(&so).and_then(|m| m.modified()).ok()?;
+            Some((e.file_name().to_string_lossy().into_owned(), written))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_students_next_run_compiles_only_the_kernels_they_changed() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::Builder::new()
+        .prefix("kernels-kept-")
+        .tempdir()
+        .expect("temp dir");
+    // Searchable by others: a grader run as root (CI) starts its workers as another user.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let dir = root.path().join("lab");
+    let cache = root.path().join("cache");
+    let grader_dir = workspace().join("grader").display().to_string();
+    release(&dir, &["--grader-path", &grader_dir]);
+    put_back_the_solution(&dir);
+    let cargo_test = |what: &str| {
+        let out = in_release(
+            &dir,
+            "cargo",
+            &["test", "--test", "grade", "--", "gpu_correct"],
+        )
+        .env("GPU_LABS_CACHE", &cache)
+        .output()
+        .expect("cargo");
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    let kernels = cache.join("kernels");
+    cargo_test("first run");
+    let first = compiled_kernels(&kernels);
+    assert!(!first.is_empty(), "the first run kept no compiled kernel");
+    cargo_test("second run, nothing changed");
+    assert_eq!(
+        compiled_kernels(&kernels),
+        first,
+        "a run with no change compiled a kernel again"
+    );
+    // An edit inside the kernel's source: that kernel alone is compiled again.
+    let gpu = dir.join("src/gpu.rs");
+    let text = std::fs::read_to_string(&gpu).expect("gpu.rs");
+    let edited = text.replacen(
+        "extern \"C\" __global__ void matmul(",
+        "// edited\nextern \"C\" __global__ void matmul(",
+        1,
+    );
+    assert_ne!(edited, text, "the kernel's signature is in gpu.rs");
+    std::fs::write(&gpu, edited).expect("write gpu.rs");
+    cargo_test("after an edit of the kernel");
+    let after = compiled_kernels(&kernels);
+    for kept in &first {
+        assert!(after.contains(kept), "{kept:?} was compiled again");
+    }
+    assert!(
+        after.len() > first.len(),
+        "the edited kernel was not compiled"
+    );
+    // Official grading keeps a folder of its own per submission: `grade::tests`.
+}
