@@ -298,19 +298,17 @@ impl Kernels {
     }
 }
 
-/// The grader cache's `kernels` folder for [`Kernels::Kept`], where the workers can write it:
-/// a grader run as root starts its workers as another user, who cannot enter a cache in
-/// root's home (none then: each run compiles its kernels in a fresh folder, as before).
+/// The grader cache's `kernels` folder for [`Kernels::Kept`], or none for a grader run as
+/// root: it starts its workers as a user of its own (one per grader process, so the workers
+/// of two runs are kept apart), and a folder kept from run to run would belong to another
+/// run's user. Each run then compiles its kernels in a fresh folder, as official grading does.
 fn kept_kernels(cache: &std::path::Path) -> Option<PathBuf> {
+    #[cfg(unix)]
+    if grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available()).is_some() {
+        return None;
+    }
     let dir = cache.join("kernels");
     std::fs::create_dir_all(&dir).ok()?;
-    #[cfg(unix)]
-    {
-        use grader_engine::sandbox::{available, child::identity_for, root::reachable};
-        if identity_for(available()).is_some() && !reachable(&dir) {
-            return None;
-        }
-    }
     Some(dir)
 }
 
@@ -427,16 +425,13 @@ mod tests {
     /// A student's own runs share the grader cache's kernels from run to run; official
     /// grading gives each submission a fresh folder, outside the cache, that no other
     /// submission's worker ever gets.
+    /// A student's own runs share the grader cache's kernels from run to run (a grader run as
+    /// root, whose workers are a user of each run's own, compiles them afresh instead);
+    /// official grading gives each submission a fresh folder, outside the cache, that no other
+    /// submission's worker ever gets.
     #[test]
     fn only_a_students_own_run_keeps_its_kernels_from_run_to_run() {
         let cache = tempfile::tempdir().expect("temp dir");
-        // Searchable by others: a grader run as root starts its workers as another user.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755))
-                .expect("chmod");
-        }
         let mut options = GradeOptions::new(1);
         options.gpu = GpuMode::Off;
         options.cache = cache.path().to_path_buf();
@@ -454,22 +449,15 @@ mod tests {
         };
         let (own, kept) = kernels_of(&running);
         let (again, _) = kernels_of(&running);
-        assert!(kept);
-        assert_eq!(own, cache.path().join("kernels"));
-        assert_eq!(again, own);
-        // Where the workers (another user, under root) could not reach the cache, a run
-        // compiles in a fresh folder instead.
-        #[cfg(unix)]
-        if grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available())
-            .is_some()
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o700))
-                .expect("chmod");
-            let (fresh, kept) = kernels_of(&running);
-            assert!(!kept && fresh != own);
-            std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755))
-                .expect("chmod");
+        let as_root =
+            grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available())
+                .is_some();
+        if as_root {
+            assert!(!kept && own != again && !own.starts_with(cache.path()));
+        } else {
+            assert!(kept);
+            assert_eq!(own, cache.path().join("kernels"));
+            assert_eq!(again, own);
         }
         let (first, kept) = kernels_of(&official);
         let (second, _) = kernels_of(&official);

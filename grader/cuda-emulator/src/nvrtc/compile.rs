@@ -512,7 +512,9 @@ fn compile_variant(
     let log = match output {
         Ok(log) => log,
         Err(mut log) => {
+            // Nothing of a failed compile stays (a student's own runs keep this folder).
             let _ = std::fs::remove_file(&tmp_so);
+            let _ = std::fs::remove_file(&cpp);
             let poisoned = |w: &&str| log.contains(&format!("attempt to use poisoned \"{w}\""));
             if source::ASM_WORDS.iter().any(poisoned) {
                 log.push_str(&format!(
