@@ -401,10 +401,16 @@ fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
         "launch_product(stream, &kernel, (a, b, c), [shape[0] * 4, shape[1], shape[2]])?;\n    Ok(start.elapsed())",
     );
     assert_lost(&g, &["gpu_timer_sync"]);
-    assert_says(
-        &g,
-        "gpu_timer_sync",
-        "the GPU reported an error after `time_gpu_matmul` ran",
+    // Where the fault surfaces depends on when the emulated stream ran the launch: in the
+    // grader's next GPU call, or (on a busy machine) in the student's own next call of the
+    // timer. Either way it is the student's, said with the emulator's report.
+    let said = g.output("gpu_timer_sync");
+    assert!(
+        said.contains("the GPU reported an error after `time_gpu_matmul` ran")
+            || (said.contains("`time_gpu_matmul` returned an error")
+                && said.contains("CUDA_ERROR_ILLEGAL_ADDRESS")
+                && said.contains("past the end of")),
+        "{said}"
     );
 }
 
