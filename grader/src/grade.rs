@@ -298,13 +298,22 @@ impl Kernels {
     }
 }
 
+/// Whether a student's own runs keep their compiled kernels here: not for a grader run as
+/// root, whose workers are a user of each run's own (see [`kept_kernels`]).
+pub fn kernels_kept_between_runs() -> bool {
+    #[cfg(unix)]
+    if grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available()).is_some() {
+        return false;
+    }
+    true
+}
+
 /// The grader cache's `kernels` folder for [`Kernels::Kept`], or none for a grader run as
 /// root: it starts its workers as a user of its own (one per grader process, so the workers
 /// of two runs are kept apart), and a folder kept from run to run would belong to another
 /// run's user. Each run then compiles its kernels in a fresh folder, as official grading does.
 fn kept_kernels(cache: &std::path::Path) -> Option<PathBuf> {
-    #[cfg(unix)]
-    if grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available()).is_some() {
+    if !kernels_kept_between_runs() {
         return None;
     }
     let dir = cache.join("kernels");
@@ -422,9 +431,6 @@ mod tests {
         }
     }
 
-    /// A student's own runs share the grader cache's kernels from run to run; official
-    /// grading gives each submission a fresh folder, outside the cache, that no other
-    /// submission's worker ever gets.
     /// A student's own runs share the grader cache's kernels from run to run (a grader run as
     /// root, whose workers are a user of each run's own, compiles them afresh instead);
     /// official grading gives each submission a fresh folder, outside the cache, that no other
@@ -449,10 +455,7 @@ mod tests {
         };
         let (own, kept) = kernels_of(&running);
         let (again, _) = kernels_of(&running);
-        let as_root =
-            grader_engine::sandbox::child::identity_for(grader_engine::sandbox::available())
-                .is_some();
-        if as_root {
+        if !kernels_kept_between_runs() {
             assert!(!kept && own != again && !own.starts_with(cache.path()));
         } else {
             assert!(kept);
