@@ -7,9 +7,11 @@
 use crate::report::{BuildStatus, Report};
 use crate::rubric::{Assignment, Item};
 use crate::stage::{self, Build, StageError};
+use crate::turns::Turn;
 use grader_engine::check::{grade_item, GradeContext};
 use grader_engine::event::Event;
 use grader_engine::gpu::{GpuError, GpuMode};
+use grader_engine::protocol::Backend;
 use grader_engine::supervisor::{SupervisorError, WorkerCommand};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -40,6 +42,10 @@ pub struct GradeOptions {
     pub cache: PathBuf,
     /// The ids of the items to grade, or every item when `None`. Items keep rubric order.
     pub only: Option<Vec<String>>,
+    /// How many items are graded at once ([`crate::turns`]): 1 where submissions are
+    /// already graded side by side (a batch's jobs), [`crate::turns::items_at_once`] for one
+    /// submission.
+    pub items_at_once: usize,
 }
 
 impl GradeOptions {
@@ -50,6 +56,7 @@ impl GradeOptions {
             gpu: GpuMode::Auto,
             cache: stage::default_cache_dir(),
             only: None,
+            items_at_once: 1,
         }
     }
 
@@ -141,10 +148,16 @@ pub fn grade(
         backend_label: &ctx.backend_label,
         items: selected.len(),
     });
-    for item in selected {
-        let result = grade_one(&ctx, item, on_event)?;
-        report.items.push(result);
-    }
+    report.items = crate::turns::in_turns(
+        &selected,
+        options.items_at_once,
+        |item| runs_alone(&ctx, item),
+        |item| grade_one(&ctx, item),
+        &mut |turn| match turn {
+            Turn::Started(item) => on_event(Event::ItemStarted { item }),
+            Turn::Finished(item, result) => on_event(Event::ItemFinished { item, result }),
+        },
+    )?;
     report.execution_time = started.elapsed().as_secs_f64();
     on_event(Event::Finished { report: &report });
     Ok(report)
@@ -365,14 +378,16 @@ fn context(
     Ok((ctx, kernels))
 }
 
-/// One item: its worker runs and the checks judge what it sent back ([`grade_item`]); output
-/// the grader dropped is said in the result.
-fn grade_one(
-    ctx: &GradeContext,
-    item: &Item,
-    on_event: &mut dyn FnMut(Event<'_>),
-) -> Result<crate::report::ItemResult, GradeError> {
-    on_event(Event::ItemStarted { item });
+/// Whether `item` must have the machine to itself: it measures speed, or it runs on a real
+/// GPU (its timings and its device memory are then the GPU's, which no other item shares).
+/// On the emulator a GPU item is a CPU process like any other.
+fn runs_alone(ctx: &GradeContext, item: &Item) -> bool {
+    item.spec.measures_speed() || (item.spec.gpu_track() && ctx.backend == Backend::Real)
+}
+
+/// One item, on the thread that grades it: its worker runs and the checks judge what it sent
+/// back ([`grade_item`]); output the grader dropped is said in the result.
+fn grade_one(ctx: &GradeContext, item: &Item) -> Result<crate::report::ItemResult, GradeError> {
     grader_engine::supervisor::take_output_left_out();
     let mut result = grade_item(ctx, item).map_err(|source| GradeError::Item {
         item: item.id().to_string(),
@@ -386,10 +401,6 @@ fn grade_one(
             size = grader_engine::capture::size(left_out)
         ));
     }
-    on_event(Event::ItemFinished {
-        item,
-        result: &result,
-    });
     Ok(result)
 }
 

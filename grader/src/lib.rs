@@ -41,6 +41,7 @@ pub mod similarity;
 pub mod stage;
 #[cfg(feature = "cli")]
 pub mod template;
+pub mod turns;
 
 #[cfg(feature = "matmul")]
 pub use labs::matmul;

@@ -93,6 +93,10 @@ enum Commands {
         /// report): to check one fix, or one item on many seeds.
         #[arg(long, value_name = "ITEM")]
         only: Vec<String>,
+        /// Items graded at once; those that measure speed or use a real GPU always run alone
+        /// [default: one per core, at most 4, and no more than half the memory holds].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: Option<u16>,
         /// The language of the students' feedback (`en`, `zh-TW`) [default: the rubric's
         /// `[assignment] language`]; the grading machine's locale is never read.
         #[arg(long, env = "GRADER_LANG", value_name = "LANG")]
@@ -282,6 +286,7 @@ fn main() -> ExitCode {
             unsandboxed,
             container,
             only,
+            jobs,
             lang,
         } => sandboxed(unsandboxed, container).and_then(|()| {
             grade(GradeArgs {
@@ -292,6 +297,7 @@ fn main() -> ExitCode {
                 gpu,
                 cache: cache_or_default(cache_dir),
                 only,
+                jobs: jobs.map_or_else(grader::turns::items_at_once, usize::from),
                 lang,
             })
         }),
@@ -427,6 +433,8 @@ struct GradeArgs {
     gpu: GpuMode,
     cache: PathBuf,
     only: Vec<String>,
+    /// Items graded at once.
+    jobs: usize,
     lang: Option<grader::i18n::Lang>,
 }
 
@@ -440,6 +448,7 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         gpu,
         cache,
         only,
+        jobs,
         lang,
     } = args;
     let assignment = assignment_for(&path, assignment.as_deref())?;
@@ -458,6 +467,7 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         gpu,
         cache,
         only: (!only.is_empty()).then_some(only),
+        items_at_once: jobs,
     };
     let report = grader::grade::grade(
         &Target::Crate(path.clone()),

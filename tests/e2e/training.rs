@@ -434,3 +434,63 @@ fn elementwise_items_test_relu_at_exactly_zero_and_the_sigmoid_where_it_overflow
         assert_eq!(passed, [true, true, false], "naive sigmoid, seed {seed}");
     }
 }
+
+#[test]
+fn items_graded_at_once_give_the_report_that_one_at_a_time_gives() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // A copy that loses the GPU epochs to a race and keeps the rest: items that pass, items
+    // that fail, CPU and emulated GPU items, graded one at a time and three at once on one
+    // seed. Each item is its own worker with its own limits, so its result cannot depend on
+    // what ran beside it.
+    let dir = faulty_copy_of(
+        &solution(),
+        "src/gpu.rs",
+        "        bias_grad[c] += sum;",
+        "        bias_grad[c] += sum;\n        if (c == 0) { bias_grad[c] += 0.5f; }",
+    );
+    let graded = |jobs: &str| {
+        let g = grade(
+            dir.path(),
+            &["--gpu", "emulate", "--seed", "11", "--jobs", jobs],
+        );
+        assert_eq!(g.code, Some(0), "{}", g.stderr);
+        g
+    };
+    let (alone, at_once) = (graded("1"), graded("3"));
+    let items = |g: &Graded| -> Vec<(String, String, String, String)> {
+        g.json["tests"]
+            .as_array()
+            .expect("tests")
+            .iter()
+            .map(|t| {
+                let item = t["extra_data"]["item"].to_string();
+                // The timer's feedback quotes the times it measured, which vary run to run.
+                let output = if item.contains("time_gpu_epoch") {
+                    String::new()
+                } else {
+                    t["output"].to_string()
+                };
+                (
+                    item,
+                    t["score"].to_string(),
+                    t["status"].to_string(),
+                    output,
+                )
+            })
+            .collect()
+    };
+    assert!(
+        !alone.lost().is_empty() && alone.lost().len() < 10,
+        "{}",
+        alone.stdout
+    );
+    assert_eq!(
+        items(&alone),
+        items(&at_once),
+        "{}\n{}",
+        alone.stdout,
+        at_once.stdout
+    );
+}

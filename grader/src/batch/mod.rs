@@ -296,6 +296,8 @@ fn grade_one(options: &BatchOptions, submission: &Submission, fingerprint: Strin
         gpu: options.gpu,
         cache: options.cache.clone(),
         only: None,
+        // The batch's jobs already share the cores among submissions.
+        items_at_once: 1,
     };
     let folder = submission.folder.clone();
     // The build ends at the first event after it starts (not compiled, the emulator's build,

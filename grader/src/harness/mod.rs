@@ -171,6 +171,17 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     let seed = options.seed.unwrap_or_else(inputs::fresh_seed);
     let mut grade_options = GradeOptions::new(seed);
     grade_options.gpu = options.gpu;
+    // Items at once as libtest runs tests at once: `--test-threads`, else RUST_TEST_THREADS,
+    // else what this machine's cores and memory allow.
+    grade_options.items_at_once = test_args
+        .test_threads
+        .or_else(|| {
+            std::env::var("RUST_TEST_THREADS")
+                .ok()
+                .and_then(|n| n.parse().ok())
+        })
+        .filter(|n| *n > 0)
+        .unwrap_or_else(crate::turns::items_at_once);
     let skipped = skipped_ids(&assignment, options.gpu)?;
     let selected = select(&assignment, &test_args, &skipped);
     if test_args.list {
@@ -374,7 +385,11 @@ impl LibtestLines {
         }
     }
 
-    fn finish(&self, report: &Report, filtered_out: usize) {
+    fn finish(&mut self, report: &Report, filtered_out: usize) {
+        // Items finish in any order when several run at once; failures are listed in the
+        // report's (the rubric's).
+        let index = |id: &str| report.items.iter().position(|i| i.id == id);
+        self.failed.sort_by_key(|(id, _)| index(id));
         if !self.failed.is_empty() {
             println!("\nfailures:");
             for (id, text) in &self.failed {

@@ -466,7 +466,7 @@ fn compile_variant(
     let source::Scan {
         kernels, globals, ..
     } = scan;
-    if so.is_file() {
+    let hit = |so: PathBuf, kernels, globals| {
         // Checked on every hit too: the cache is a directory anyone in the account can write.
         if let Err(refused) = symbols::check(&so, name) {
             let _ = std::fs::remove_file(&so);
@@ -474,15 +474,24 @@ fn compile_variant(
         }
         produced(&so);
         let lowered = lowered_names(&so, exprs)?;
-        return Ok(Compiled {
+        Ok(Compiled {
             so,
             kernels,
             globals,
             log: String::new(),
             lowered,
-        });
+        })
+    };
+    if so.is_file() {
+        return hit(so, kernels, globals);
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Items graded at once share their submission's folder: the first to need a kernel
+    // compiles it, the others wait for its object instead of compiling it too.
+    let _turn = compile_turn(&dir);
+    if so.is_file() {
+        return hit(so, kernels, globals);
+    }
     let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
         .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "");
     let cpp = dir.join(format!("kernels-{unique}.cpp"));
@@ -548,6 +557,27 @@ fn compile_variant(
         log,
         lowered,
     })
+}
+
+/// The longest a process waits for another's compile of the same program (a compile takes
+/// about a second; a process that holds the lock and never compiles costs this much, once).
+const COMPILE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The turn to compile the program of cache folder `dir`: a lock on a file in it, held until
+/// dropped; `None` when the lock cannot be had (no file, or [`COMPILE_WAIT`] passed), and the
+/// compile goes ahead anyway (each writes its object under its own name, then renames it).
+fn compile_turn(dir: &Path) -> Option<std::fs::File> {
+    let file = std::fs::File::create(dir.join("compiling.lock")).ok()?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < COMPILE_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// The lowered names of the name expressions `exprs` in the compiled object `so`.
