@@ -109,7 +109,10 @@ pub enum GradeError {
 
 /// Grades `target` against `assignment`, reporting progress to `on_event`. One pass down:
 /// stage and build the submission ([`build`]), resolve where GPU items run ([`context`]),
-/// then each selected item in rubric order: run → judge → result ([`grade_one`]).
+/// then each selected item: run → judge → result ([`grade_one`]), up to
+/// [`GradeOptions::items_at_once`] at a time, started in the order given, those that must have
+/// the machine to themselves alone ([`runs_alone`], [`crate::turns`]); the report keeps that
+/// order.
 pub fn grade(
     target: &Target,
     assignment: &Assignment,

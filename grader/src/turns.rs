@@ -21,7 +21,12 @@ pub const MOST_AT_ONCE: usize = 4;
 /// in every item at once cannot take the machine's; at least one.
 pub fn items_at_once() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let by_memory = memory_bytes().map_or(1, |bytes| {
+    at_once(cores, memory_bytes())
+}
+
+/// [`items_at_once`] for `cores` cores and `memory` bytes (unknown: one item at a time).
+fn at_once(cores: usize, memory: Option<u64>) -> usize {
+    let by_memory = memory.map_or(1, |bytes| {
         usize::try_from(bytes / 2 / grader_engine::sandbox::limits::MEMORY).unwrap_or(1)
     });
     cores.min(by_memory).clamp(1, MOST_AT_ONCE)
@@ -265,6 +270,22 @@ mod tests {
             started.into_inner() <= 4,
             "at most the items already started or next in line ran after the error"
         );
+    }
+
+    #[test]
+    fn items_at_once_follow_the_cores_and_half_the_memory() {
+        const GIB: u64 = 1 << 30;
+        // This VM and CI: 2 cores, 24 GiB.
+        assert_eq!(at_once(2, Some(24 * GIB)), 2);
+        // A laptop with 8 GiB: half of it holds one worker's 4 GiB.
+        assert_eq!(at_once(8, Some(8 * GIB)), 1);
+        assert_eq!(at_once(8, Some(16 * GIB)), 2);
+        // A big machine: the cap.
+        assert_eq!(at_once(64, Some(512 * GIB)), MOST_AT_ONCE);
+        // A container limited to 2 GiB, or memory unknown: one at a time.
+        assert_eq!(at_once(4, Some(2 * GIB)), 1);
+        assert_eq!(at_once(4, None), 1);
+        assert_eq!(at_once(1, Some(64 * GIB)), 1);
     }
 
     #[test]
