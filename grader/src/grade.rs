@@ -445,6 +445,50 @@ mod tests {
         }
     }
 
+    /// Which items have the machine to themselves: on the emulator (or with no GPU) those
+    /// that measure speed; on a real GPU every GPU item too.
+    #[test]
+    fn speed_items_run_alone_and_so_do_gpu_items_on_a_real_gpu() {
+        let mut options = GradeOptions::new(1);
+        options.gpu = GpuMode::Off;
+        let target = Target::Crate(PathBuf::from("lab"));
+        let (mut ctx, _kernels) =
+            context(&target, &program(), "matmul", &options, &mut |_| {}).expect("a context");
+        for lab in ["matmul", "training"] {
+            let assignment = crate::rubric::embedded(lab).expect("an embedded rubric");
+            let alone = |ctx: &GradeContext| -> Vec<&str> {
+                let items = assignment.items.iter();
+                items
+                    .filter(|i| runs_alone(ctx, i))
+                    .map(|i| i.id())
+                    .collect()
+            };
+            let speed: Vec<&str> = assignment
+                .items
+                .iter()
+                .filter(|i| i.spec.measures_speed())
+                .map(|i| i.id())
+                .collect();
+            let gpu_or_speed: Vec<&str> = assignment
+                .items
+                .iter()
+                .filter(|i| i.spec.measures_speed() || i.spec.gpu_track())
+                .map(|i| i.id())
+                .collect();
+            assert!(
+                !speed.is_empty() && gpu_or_speed.len() > speed.len(),
+                "{lab}"
+            );
+            assert!(gpu_or_speed.len() < assignment.items.len(), "{lab}");
+            for backend in [Backend::NoGpu, Backend::Emulated] {
+                ctx.backend = backend;
+                assert_eq!(alone(&ctx), speed, "{lab} on {backend:?}");
+            }
+            ctx.backend = Backend::Real;
+            assert_eq!(alone(&ctx), gpu_or_speed, "{lab} on a real GPU");
+        }
+    }
+
     /// A student's own runs share the grader cache's kernels from run to run (a grader run as
     /// root, whose workers are a user of each run's own, compiles them afresh instead);
     /// official grading gives each submission a fresh folder, outside the cache, that no other
