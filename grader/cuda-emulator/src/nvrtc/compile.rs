@@ -633,6 +633,36 @@ pub fn parse_module_text(text: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    /// Two items of one submission that need the same program at once: the second waits for
+    /// the first's compile (and then finds its object) instead of compiling it too.
+    #[test]
+    fn a_second_compile_of_the_same_program_waits_for_the_first() {
+        let dir = std::env::temp_dir().join(format!("gl-compile-turn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let first = compile_turn(&dir).expect("the first turn");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiting = {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let second = compile_turn(&dir);
+                let _ = tx.send(());
+                second.is_some()
+            })
+        };
+        let held = std::time::Duration::from_millis(300);
+        assert!(
+            rx.recv_timeout(held).is_err(),
+            "the second turn came while the first compile ran"
+        );
+        drop(first);
+        assert!(
+            rx.recv_timeout(COMPILE_WAIT).is_ok(),
+            "the second turn never came"
+        );
+        assert!(waiting.join().expect("no panic"), "the second had the lock");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn converts_gcc_diagnostics() {
         let log =
