@@ -456,25 +456,13 @@ mod tests {
             context(&target, &program(), "matmul", &options, &mut |_| {}).expect("a context");
         for lab in ["matmul", "training"] {
             let assignment = crate::rubric::embedded(lab).expect("an embedded rubric");
-            let alone = |ctx: &GradeContext| -> Vec<&str> {
+            let ids = |keep: &dyn Fn(&Item) -> bool| -> Vec<&str> {
                 let items = assignment.items.iter();
-                items
-                    .filter(|i| runs_alone(ctx, i))
-                    .map(|i| i.id())
-                    .collect()
+                items.filter(|i| keep(i)).map(|i| i.id()).collect()
             };
-            let speed: Vec<&str> = assignment
-                .items
-                .iter()
-                .filter(|i| i.spec.measures_speed())
-                .map(|i| i.id())
-                .collect();
-            let gpu_or_speed: Vec<&str> = assignment
-                .items
-                .iter()
-                .filter(|i| i.spec.measures_speed() || i.spec.gpu_track())
-                .map(|i| i.id())
-                .collect();
+            let alone = |ctx: &GradeContext| ids(&|i| runs_alone(ctx, i));
+            let speed = ids(&|i| i.spec.measures_speed());
+            let gpu_or_speed = ids(&|i| i.spec.measures_speed() || i.spec.gpu_track());
             assert!(
                 !speed.is_empty() && gpu_or_speed.len() > speed.len(),
                 "{lab}"

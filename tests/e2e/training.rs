@@ -440,7 +440,8 @@ fn items_graded_at_once_give_the_report_that_one_at_a_time_gives() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    // A copy that loses the GPU epochs to a race and keeps the rest: items that pass, items
+    // A copy whose GPU step adds 0.5 to one bias gradient: it loses the GPU epochs and keeps
+    // the rest (the GPU loop is judged against its own pieces). Items that pass, items
     // that fail, CPU and emulated GPU items, graded one at a time and three at once on one
     // seed. Each item is its own worker with its own limits, so its result cannot depend on
     // what ran beside it.
