@@ -30,6 +30,10 @@ pub struct Prepared {
     /// The Landlock ruleset's descriptor (closed on exec).
     #[cfg(target_os = "linux")]
     ruleset: Option<std::os::fd::OwnedFd>,
+    /// What the worker may do beneath its own `/proc/self/task` (see [`OWN_THREADS`]): read and
+    /// write, and truncate where this kernel's Landlock handles truncation (ABI 3+).
+    #[cfg(target_os = "linux")]
+    own_threads: u64,
     /// The seccomp filter.
     #[cfg(target_os = "linux")]
     filter: Option<seccompiler::BpfProgram>,
@@ -39,6 +43,8 @@ pub struct Prepared {
 
 /// The worker's own `/proc` files, opened by the child itself (in the supervisor `self` would
 /// name the supervisor).
+///
+/// Its own threads' folder too, [`OWN_THREADS`], read and written.
 #[cfg(target_os = "linux")]
 const OWN_PROC: [&std::ffi::CStr; 4] = [
     c"/proc/self/maps",
@@ -46,6 +52,28 @@ const OWN_PROC: [&std::ffi::CStr; 4] = [
     c"/proc/self/cgroup",
     c"/proc/self/mountinfo",
 ];
+
+/// The worker's own threads: a real GPU's driver names the threads it starts by writing
+/// `/proc/self/task/<tid>/comm` (`pthread_setname_np` of another thread does the same), and
+/// CUDA's initialisation fails (`CUDA_ERROR_OPERATING_SYSTEM`) when Landlock refuses it, as
+/// seen on an H200 with driver 580. Everything beneath is the worker's own process (its
+/// threads' names, limits, memory), which it may change without a file anyway. The child keeps
+/// the folder open through `exec` (not closed on exec) so that procfs keeps the same folder,
+/// the one the rule names, for the worker's whole life; a process the worker starts has its
+/// own folder, which the rule does not name.
+#[cfg(target_os = "linux")]
+const OWN_THREADS: &std::ffi::CStr = c"/proc/self/task";
+
+/// Landlock's access rights (`linux/landlock.h`) that [`Prepared::confine`] grants itself.
+#[cfg(target_os = "linux")]
+mod access {
+    /// `LANDLOCK_ACCESS_FS_WRITE_FILE`.
+    pub const WRITE_FILE: u64 = 1 << 1;
+    /// `LANDLOCK_ACCESS_FS_READ_FILE`.
+    pub const READ_FILE: u64 = 1 << 2;
+    /// `LANDLOCK_ACCESS_FS_TRUNCATE` (ABI 3): an open with `O_TRUNC`, as a thread's naming does.
+    pub const TRUNCATE: u64 = 1 << 14;
+}
 
 impl Prepared {
     /// Prepares `spec` for a worker: its ruleset and filter as far as `spec.protections`
@@ -79,8 +107,17 @@ impl Prepared {
             } else {
                 None
             };
+            // A right the ruleset does not handle cannot be granted (the kernel refuses the rule).
+            let own_threads = access::READ_FILE
+                | access::WRITE_FILE
+                | if super::files::landlock_abi() >= 3 {
+                    access::TRUNCATE
+                } else {
+                    0
+                };
             Ok(Prepared {
                 ruleset,
+                own_threads,
                 filter,
                 identity,
             })
@@ -166,27 +203,34 @@ impl Prepared {
                 parent_fd: i32,
             }
             const RULE_PATH_BENEATH: libc::c_int = 1;
-            const READ_FILE: u64 = 1 << 2;
-            for path in OWN_PROC {
-                let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
-                if fd < 0 {
-                    continue;
-                }
+            let add = |fd: libc::c_int, allowed_access: u64| {
                 let rule = PathBeneath {
-                    allowed_access: READ_FILE,
+                    allowed_access,
                     parent_fd: fd,
                 };
-                let added = libc::syscall(
+                libc::syscall(
                     libc::SYS_landlock_add_rule,
                     ruleset,
                     RULE_PATH_BENEATH,
                     &raw const rule,
                     0u32,
-                );
+                ) == 0
+            };
+            for path in OWN_PROC {
+                let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                if fd < 0 {
+                    continue;
+                }
+                let added = add(fd, access::READ_FILE);
                 libc::close(fd);
-                if added != 0 {
+                if !added {
                     return Err(last());
                 }
+            }
+            // Kept open through exec, on purpose (see `OWN_THREADS`).
+            let threads = libc::open(OWN_THREADS.as_ptr(), libc::O_PATH | libc::O_DIRECTORY);
+            if threads >= 0 && !add(threads, self.own_threads) {
+                return Err(last());
             }
             if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0 {
                 return Err(last());

@@ -596,6 +596,23 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_names_its_own_threads_and_nothing_else() {
+        // A GPU driver names its threads through `/proc/self/task/<tid>/comm` (an open with
+        // `O_TRUNC`, as the shell's `>` does); CUDA does not start when that is refused.
+        let limits = Limits::for_worker(crate::backend::Backend::Real, 10.0);
+        if !limits.protections.filesystem {
+            eprintln!("no Landlock on this kernel: nothing to check");
+            return;
+        }
+        let script = "echo named > /proc/self/task/$$/comm && read -r n < /proc/self/task/$$/comm && echo $n; \
+             (echo x > /proc/$PPID/task/$PPID/comm) 2>/dev/null && echo parent || echo refused; \
+             sh -c '(echo x > /proc/self/task/$$/comm) 2>/dev/null && echo child || echo refused'";
+        let (out, _) = run(script, Some(limits));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines, ["named", "refused", "refused"], "{out}");
+    }
+
+    #[test]
     fn a_build_runs_as_the_worker_identity_held_to_a_workers_memory() {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "id -u; ulimit -d; ulimit -H -d"]);
