@@ -29,6 +29,17 @@ pub fn skip_unless_full() -> bool {
     true
 }
 
+/// For a test of the default suite that a full-suite test covers whole (`by`, the test that
+/// does): whether it should return now (the full suite), after saying so on stderr. The full
+/// suite must fit in CI's 30 minutes, and grading the same submissions twice buys nothing.
+pub fn skip_in_full(by: &str) -> bool {
+    if !full_suite() {
+        return false;
+    }
+    eprintln!("skipped: the full suite checks all of this and more in {by}");
+    true
+}
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -643,6 +643,10 @@ fn check_class_report(
 /// feedback as in the full suite's class of twenty.
 #[test]
 fn a_class_of_three_is_graded_with_its_gradebook_and_feedback() {
+    // Alice, Dan and Ken, with these very expectations, are in the class of twenty.
+    if gpu_labs_e2e::skip_in_full("batch::a_class_of_twenty_is_graded_resumed_and_explained") {
+        return;
+    }
     let class = tempfile::Builder::new()
         .prefix("class-")
         .tempdir()
