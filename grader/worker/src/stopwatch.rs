@@ -62,6 +62,10 @@ pub enum Command {
     Null = 2,
     /// No more runs.
     Finish = 3,
+    /// Stop at [`Checkpoint::Go`] and at once at [`Checkpoint::Done`], nothing between: what
+    /// the two stops that bracket a GPU run's clock cost (a GPU candidate is timed from `Go`
+    /// to `Done`, its hand-over outside the clock), measured in the grader's own yardstick.
+    Brackets = 4,
 }
 
 /// Where matrices lie among the region's words for a run of shape `[m, k, n]`: A, then B,
@@ -119,6 +123,7 @@ impl Checkpoints {
         match self.region.get(Field::Command) {
             1 => Command::Run,
             2 => Command::Null,
+            4 => Command::Brackets,
             _ => Command::Finish,
         }
     }
@@ -205,6 +210,10 @@ impl Checkpoints {
                     self.put_output(&std::hint::black_box(c));
                 }
                 _ => {
+                    if command == Command::Brackets {
+                        self.stop(Checkpoint::Go);
+                        self.stop(Checkpoint::Done);
+                    }
                     let zeros = match self.zeros.take() {
                         Some(z) if z.dim() == (a.nrows(), b.ncols()) => z,
                         _ => Array2::zeros((a.nrows(), b.ncols())),

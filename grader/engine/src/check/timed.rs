@@ -100,6 +100,12 @@ fn run_once(
     }
 }
 
+/// The median of `ns` (sorted in place; 0 when empty).
+fn median(ns: &mut [u64]) -> u64 {
+    ns.sort_unstable();
+    ns.get(ns.len() / 2).copied().unwrap_or(0)
+}
+
 /// Waits for a fresh worker's first [`Checkpoint::Ready`].
 fn first_ready(session: &mut Session) -> Result<(), ()> {
     match session.next_stop() {
@@ -113,8 +119,16 @@ fn first_ready(session: &mut Session) -> Result<(), ()> {
 pub struct SpeedWorkers {
     candidate: Session,
     yardstick: Session,
-    /// The median time of a run that only hands matrices over (ns), subtracted from every run.
+    /// The median time of a run that only hands matrices over (ns), subtracted from every
+    /// baseline run, and from every candidate run when the candidate is timed the same way
+    /// (a CPU product).
     pub overhead_ns: u64,
+    /// What is subtracted from every candidate run (ns): [`SpeedWorkers::overhead_ns`] for a
+    /// CPU product; for a GPU candidate, timed from `Go` to `Done` with its hand-over outside
+    /// the clock, the cost of those two stops alone ([`Command::Brackets`]). Both are
+    /// measured in the yardstick, which runs no submission code, so a submission cannot
+    /// inflate what is taken off its own time.
+    candidate_overhead_ns: u64,
     /// The candidate's full output on case 0, checked by the caller.
     pub first_output: Option<Array2<f32>>,
     /// The baseline's time on case 0 (ns).
@@ -177,12 +191,29 @@ impl SpeedWorkers {
             })?;
             nulls.push(run.ns);
         }
-        nulls.sort_unstable();
-        let overhead_ns = nulls[nulls.len() / 2];
+        let overhead_ns = median(&mut nulls);
+        // A GPU candidate's clock holds no hand-over: taking the yardstick's off it took a
+        // real H200's whole multiplication away (every run 1 ns, a "46445605×" speedup).
+        let candidate_overhead_ns = if order.backend == Backend::NoGpu {
+            overhead_ns
+        } else {
+            let mut brackets = Vec::with_capacity(NULL_RUNS);
+            for _ in 0..NULL_RUNS {
+                let run = run_once(&mut yardstick, Command::Brackets, &a, &b).map_err(|()| {
+                    SupervisorError::Baseline {
+                        item: item.id().to_string(),
+                        message: "the grader's own yardstick worker stopped answering".into(),
+                    }
+                })?;
+                brackets.push(run.ns);
+            }
+            median(&mut brackets)
+        };
         let mut workers = SpeedWorkers {
             candidate,
             yardstick,
             overhead_ns,
+            candidate_overhead_ns,
             first_output: None,
             first_baseline_ns: 0,
             size,
@@ -289,7 +320,7 @@ impl SpeedWorkers {
                 right &= timed
                     .output
                     .is_some_and(|c| crate::check::matmul::freivalds(a, b, &c, 2.0, &x));
-                let ns = timed.ns.saturating_sub(self.overhead_ns).max(1);
+                let ns = timed.ns.saturating_sub(self.candidate_overhead_ns).max(1);
                 runs.push(ns);
                 spent += ns;
             }
