@@ -422,12 +422,16 @@ fn timer_samples(
         let before_call = stream.record_event(timing).map_err(err)?;
         checkpoints.stop(Checkpoint::CallStart);
         let reported = called(|| f(stream, &a_dev, &b_dev, &mut c_dev, shape));
+        // The event that ends the call's device window is recorded before the stop at
+        // `CallEnd`: after it, the stop's own latency (the supervisor's wake-up, ~0.3 ms on an
+        // H200) would count as device time the student's clock never saw.
+        let after_call = stream.record_event(timing).map_err(err);
         checkpoints.stop(Checkpoint::CallEnd);
         let reported = match reported {
             Ok(d) => d,
             Err(outcome) => return Ok(Err(outcome)),
         };
-        let after_call = stream.record_event(timing).map_err(err)?;
+        let after_call = after_call?;
         stream.synchronize().map_err(err)?;
         queued_ms = queued_ms.max(f64::from(
             before_queue.elapsed_ms(&before_call).map_err(err)?,

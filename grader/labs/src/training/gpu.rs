@@ -459,10 +459,14 @@ impl Marks for TimerMarks<'_> {
     }
 
     fn after(&mut self) -> Result<(), String> {
+        // Recorded before the stop at `CallEnd`: after it, the stop's own latency (the
+        // supervisor's wake-up, ~0.3 ms on an H200) would count as device time the student's
+        // clock never saw.
+        let recorded = self.record();
         if self.queue {
             self.checkpoints.stop(Checkpoint::CallEnd);
         }
-        self.record()
+        recorded
     }
 }
 
