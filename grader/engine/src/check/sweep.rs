@@ -100,7 +100,9 @@ pub fn measure(
     let Ok(Ok(mut workers)) = SpeedWorkers::start(ctx, item, largest) else {
         return Vec::new();
     };
-    let floor_ns = FLOOR_HANDOVERS * workers.overhead_ns;
+    // What each candidate run lost to the hand-over: a GPU candidate's is far smaller than the
+    // CPU hand-over of the yardstick's (see `SpeedWorkers::candidate_overhead_ns`).
+    let floor_ns = FLOOR_HANDOVERS * workers.candidate_overhead_ns;
     let mut points = Vec::with_capacity(sizes.len());
     for (index, &size) in sizes.iter().enumerate() {
         if !workers.reshape(ctx, item, size) {

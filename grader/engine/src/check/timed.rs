@@ -128,7 +128,7 @@ pub struct SpeedWorkers {
     /// the clock, the cost of those two stops alone ([`Command::Brackets`]). Both are
     /// measured in the yardstick, which runs no submission code, so a submission cannot
     /// inflate what is taken off its own time.
-    candidate_overhead_ns: u64,
+    pub candidate_overhead_ns: u64,
     /// The candidate's full output on case 0, checked by the caller.
     pub first_output: Option<Array2<f32>>,
     /// The baseline's time on case 0 (ns).
