@@ -29,7 +29,7 @@ use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx, Ptx};
+use cudarc::nvrtc::compile_ptx;
 use ndarray::Array2;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -108,29 +108,34 @@ extern "C" __global__ void matmul_tiled(const float* a, const float* b, float* c
 }
 "#;
 
-/// Loads kernel `name` of `source` on the stream's GPU. NVRTC compiles each source once per
-/// program (compiling takes far longer than a multiplication); the PTX is kept.
+/// Loads kernel `name` of `source` on the stream's GPU, once per program and context: NVRTC
+/// compiling takes far longer than a multiplication, and loading a module inside a timed call
+/// would be timed too (on a real GPU a module load also waits for the work already queued, so
+/// it would hide a clock started too early).
 fn load_kernel(
     stream: &Arc<CudaStream>,
     source: &'static str,
     name: &str,
 ) -> GpuResult<CudaFunction> {
-    static COMPILED: Mutex<Vec<(&str, Ptx)>> = Mutex::new(Vec::new());
-    let ptx = {
-        let mut compiled = COMPILED
-            .lock()
-            .map_err(|_| "the kernel cache is poisoned")?;
-        match compiled.iter().find(|(s, _)| *s == source) {
-            Some((_, ptx)) => ptx.clone(),
-            None => {
-                let ptx = compile_ptx(source)?;
-                compiled.push((source, ptx.clone()));
-                ptx
-            }
-        }
-    };
-    let module = stream.context().load_module(ptx)?;
-    Ok(module.load_function(name)?)
+    type Loaded = (&'static str, String, Arc<CudaContext>, CudaFunction);
+    static LOADED: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
+    let context = stream.context();
+    let mut loaded = LOADED.lock().map_err(|_| "the kernel cache is poisoned")?;
+    let found = loaded
+        .iter()
+        .find(|(s, n, c, _)| *s == source && n == name && Arc::ptr_eq(c, context));
+    if let Some((_, _, _, kernel)) = found {
+        return Ok(kernel.clone());
+    }
+    let module = context.load_module(compile_ptx(source)?)?;
+    let kernel = module.load_function(name)?;
+    loaded.push((
+        source,
+        name.to_string(),
+        Arc::clone(context),
+        kernel.clone(),
+    ));
+    Ok(kernel)
 }
 
 /// Launches `kernel` over C (m×n) with 16×16 blocks; enough blocks to cover every element.

@@ -29,7 +29,7 @@ use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx, Ptx};
+use cudarc::nvrtc::compile_ptx;
 use ndarray::Array2;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
