@@ -252,6 +252,15 @@ impl Session {
         for (k, v) in &env {
             cmd.env(k, v);
         }
+        if order.backend == crate::protocol::Backend::Real {
+            // The driver's JIT cache of compiled PTX, in the one folder the worker may write:
+            // elsewhere (`~/.nv`, another user's, refused by the sandbox) every module load
+            // compiles its PTX again, inside the student's clock (a correct batched timer read
+            // 0.15× the loop of single products on an H200 with the sandbox on, 14.5× off).
+            // Per item, as the emulator's kernels: a cache shared between submissions could be
+            // written by one and run by another.
+            cmd.env("CUDA_CACHE_PATH", scratch.path().join("nv-compute-cache"));
+        }
         // The emulator compiles kernels into this submission's own cache: a shared cache
         // that one submission's code could write would let it swap the kernels another runs.
         // (The grader's own kernel is never taken from a cache: see `gpu::busy`.)
