@@ -100,10 +100,30 @@ fn run_once(
     }
 }
 
-/// The median of `ns` (sorted in place; 0 when empty).
-fn median(ns: &mut [u64]) -> u64 {
+/// The median time (ns) of [`NULL_RUNS`] runs of `command` in the yardstick, which runs no
+/// submission code: what a hand-over (or the stops around a GPU clock) costs.
+fn yardstick_median(
+    yardstick: &mut Session,
+    command: Command,
+    item: &Item,
+    a: &Array2<f32>,
+    b: &Array2<f32>,
+) -> Result<u64, SupervisorError> {
+    let mut ns = Vec::with_capacity(NULL_RUNS);
+    for _ in 0..NULL_RUNS {
+        let run = run_once(yardstick, command, a, b).map_err(|()| yardstick_silent(item))?;
+        ns.push(run.ns);
+    }
     ns.sort_unstable();
-    ns.get(ns.len() / 2).copied().unwrap_or(0)
+    Ok(ns[ns.len() / 2])
+}
+
+/// The grader's own yardstick worker stopped in the middle of `item`'s runs.
+fn yardstick_silent(item: &Item) -> SupervisorError {
+    SupervisorError::Baseline {
+        item: item.id().to_string(),
+        message: "the grader's own yardstick worker stopped answering".into(),
+    }
 }
 
 /// Waits for a fresh worker's first [`Checkpoint::Ready`].
@@ -181,33 +201,13 @@ impl SpeedWorkers {
             return ended(item, candidate).map(Err);
         }
         let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
-        let mut nulls = Vec::with_capacity(NULL_RUNS);
-        for _ in 0..NULL_RUNS {
-            let run = run_once(&mut yardstick, Command::Null, &a, &b).map_err(|()| {
-                SupervisorError::Baseline {
-                    item: item.id().to_string(),
-                    message: "the grader's own yardstick worker stopped answering".into(),
-                }
-            })?;
-            nulls.push(run.ns);
-        }
-        let overhead_ns = median(&mut nulls);
+        let overhead_ns = yardstick_median(&mut yardstick, Command::Null, item, &a, &b)?;
         // A GPU candidate's clock holds no hand-over: taking the yardstick's off it took a
         // real H200's whole multiplication away (every run 1 ns, a "46445605×" speedup).
         let candidate_overhead_ns = if order.backend == Backend::NoGpu {
             overhead_ns
         } else {
-            let mut brackets = Vec::with_capacity(NULL_RUNS);
-            for _ in 0..NULL_RUNS {
-                let run = run_once(&mut yardstick, Command::Brackets, &a, &b).map_err(|()| {
-                    SupervisorError::Baseline {
-                        item: item.id().to_string(),
-                        message: "the grader's own yardstick worker stopped answering".into(),
-                    }
-                })?;
-                brackets.push(run.ns);
-            }
-            median(&mut brackets)
+            yardstick_median(&mut yardstick, Command::Brackets, item, &a, &b)?
         };
         let mut workers = SpeedWorkers {
             candidate,
@@ -234,12 +234,8 @@ impl SpeedWorkers {
         a: &Array2<f32>,
         b: &Array2<f32>,
     ) -> Result<u64, SupervisorError> {
-        let run = run_once(&mut self.yardstick, Command::Run, a, b).map_err(|()| {
-            SupervisorError::Baseline {
-                item: item.id().to_string(),
-                message: "the grader's own yardstick worker stopped answering".into(),
-            }
-        })?;
+        let run = run_once(&mut self.yardstick, Command::Run, a, b)
+            .map_err(|()| yardstick_silent(item))?;
         Ok(run.ns.saturating_sub(self.overhead_ns).max(1))
     }
 
