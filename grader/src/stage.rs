@@ -7,6 +7,8 @@
 //! on, as the workers' unprivileged identity, held to a worker's memory and a wall limit, its
 //! output read with a bound; the folder is removed after, so nothing of it stays in the cache.
 
+mod prebuilt;
+
 use crate::labs::{self, LabInfo};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -240,8 +242,10 @@ impl LabCrate {
     }
 
     /// The staged crate's manifest: the lab's own dependencies, the grader's own harness and
-    /// the grader's own version, optimised builds, a workspace of its own.
-    fn staged_manifest(&self, lab: &LabInfo) -> String {
+    /// the grader's own version, optimised builds, a workspace of its own. With `prebuilt`,
+    /// no dependency at all: the build is given the grader's libraries by name
+    /// ([`prebuilt::Prebuilt::rustflags`]), and the harness its `grader`.
+    fn staged_manifest(&self, lab: &LabInfo, prebuilt: bool) -> String {
         let mut doc = toml::Table::new();
         let mut package = toml::Table::new();
         package.insert("name".into(), lab.lab_crate.into());
@@ -252,7 +256,9 @@ impl LabCrate {
             package.insert(auto.into(), false.into());
         }
         doc.insert("package".into(), package.into());
-        doc.insert("dependencies".into(), lab_dependencies(lab).into());
+        if !prebuilt {
+            doc.insert("dependencies".into(), lab_dependencies(lab).into());
+        }
         // The harness's `grader` is the labs' crate, worker halves only (no `judge`
         // feature): the binary that runs the submission holds its lab's worker half and
         // `grader-worker`, and no supervisor, judge, rubric or sandbox set-up.
@@ -265,7 +271,9 @@ impl LabCrate {
         grader.insert("features".into(), toml::Value::Array(vec![lab.name.into()]));
         let mut dev = toml::Table::new();
         dev.insert("grader".into(), grader.into());
-        doc.insert("dev-dependencies".into(), dev.into());
+        if !prebuilt {
+            doc.insert("dev-dependencies".into(), dev.into());
+        }
         let mut test = toml::Table::new();
         test.insert("name".into(), "grade".into());
         test.insert("path".into(), "tests/grade.rs".into());
@@ -278,12 +286,19 @@ impl LabCrate {
         // library's wrappers around the driver (microseconds beside a kernel) and the
         // message catalogues' parser. The class's first build is that much shorter.
         let mut packages = toml::Table::new();
-        for never_timed in ["cudarc", "fluent-syntax"] {
+        let compiled_here: &[&str] = if prebuilt {
+            &[]
+        } else {
+            &["cudarc", "fluent-syntax"]
+        };
+        for never_timed in compiled_here {
             let mut low = toml::Table::new();
             low.insert("opt-level".into(), 0.into());
-            packages.insert(never_timed.into(), low.into());
+            packages.insert(never_timed.to_string(), low.into());
         }
-        dev_profile.insert("package".into(), packages.into());
+        if !packages.is_empty() {
+            dev_profile.insert("package".into(), packages.into());
+        }
         let mut profile = toml::Table::new();
         profile.insert("dev".into(), dev_profile.into());
         doc.insert("profile".into(), profile.into());
@@ -833,10 +848,17 @@ struct Dependencies {
     wrapper: PathBuf,
     /// The target folder with the class's dependencies built.
     target: PathBuf,
+    /// The grader's own build's libraries, when the submission links those instead.
+    prebuilt: Option<prebuilt::Prebuilt>,
 }
 
 /// The staged crate's fixed files in `stage`: the lab's harness and the grader's manifest.
-fn write_fixed_files(krate: &LabCrate, lab: &LabInfo, stage: &Path) -> Result<(), StageError> {
+fn write_fixed_files(
+    krate: &LabCrate,
+    lab: &LabInfo,
+    stage: &Path,
+    prebuilt: bool,
+) -> Result<(), StageError> {
     let io = |what, path: &Path| {
         let path = path.to_path_buf();
         move |source| StageError::Io { what, path, source }
@@ -845,17 +867,30 @@ fn write_fixed_files(krate: &LabCrate, lab: &LabInfo, stage: &Path) -> Result<()
     std::fs::create_dir_all(&tests).map_err(io("cannot create", &tests))?;
     std::fs::write(tests.join("grade.rs"), lab.harness).map_err(io("cannot write", &tests))?;
     let manifest = stage.join("Cargo.toml");
-    std::fs::write(&manifest, krate.staged_manifest(lab)).map_err(io("cannot write", &manifest))
+    std::fs::write(&manifest, krate.staged_manifest(lab, prebuilt))
+        .map_err(io("cannot write", &manifest))
 }
 
-/// Builds the class's dependencies for `lab` (the grader's crate and the registry's, no code of
-/// a submission: the staged crate is a placeholder) in the shared target folder under `cache`,
-/// one grader at a time per lab (`cache/stage/<lab>.lock`); quick when they are built already.
+/// Where a submission's build finds the class's dependencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum From {
+    /// The grader's own workspace build where it can ([`prebuilt`]), else the cache's.
+    GraderBuild,
+    /// Built in the grader's cache ([`dependencies`]), as a grader installed elsewhere has them.
+    Cache,
+}
+
+/// The class's dependencies for `lab`: with `from` [`From::GraderBuild`], the grader's own
+/// workspace build's libraries where they can be used ([`prebuilt`]); else built (the grader's
+/// crate and the registry's, no code of a submission: the staged crate is a placeholder) in
+/// the shared target folder under `cache`, one grader at a time per lab
+/// (`cache/stage/<lab>.lock`); quick when they are built already.
 fn dependencies(
     krate: &LabCrate,
     lab: &LabInfo,
     cache: &Path,
     user: Option<grader_engine::sandbox::child::Identity>,
+    from: From,
 ) -> Result<Dependencies, StageError> {
     let io = |what, path: &Path| {
         let path = path.to_path_buf();
@@ -868,6 +903,37 @@ fn dependencies(
     let lock = std::fs::File::create(&lock_path).map_err(io("cannot create", &lock_path))?;
     lock.lock().map_err(io("cannot lock", &lock_path))?;
 
+    if let Some(prebuilt) = (from == From::GraderBuild)
+        .then(|| prebuilt::for_lab(lab, user))
+        .flatten()
+    {
+        let toolchain = grader_engine::sandbox::build::Toolchain::for_builds(cache, &stage, user)
+            .map_err(|e| {
+            StageError::Sandbox(format!("cannot give the toolchain to builds: {e}"))
+        })?;
+        let rustc = toolchain.rustc.clone().unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+        });
+        let same = prebuilt::compiler_version(Command::new(rustc).current_dir(&stage))
+            .is_some_and(|v| v == prebuilt.compiler);
+        if same {
+            let home = grader_engine::sandbox::build::made_cargo_home(cache, user.is_some())
+                .map_err(|e| {
+                    StageError::Sandbox(format!("cannot make the build's cargo home: {e}"))
+                })?;
+            let wrapper = cpu_limited_compiler(&stages, lab.name, &[&lab.lib_name(), "grade"])
+                .map_err(io("cannot write", &stages))?;
+            return Ok(Dependencies {
+                lockfile: Vec::new(),
+                toolchain,
+                home,
+                wrapper,
+                target: cache.join("target"),
+                prebuilt: Some(prebuilt),
+            });
+        }
+    }
+
     // No submission's sources here (an earlier grader staged them here): a placeholder.
     let staged_src = stage.join("src");
     if staged_src.exists() {
@@ -879,7 +945,7 @@ fn dependencies(
         "//! The grader's placeholder: only the lab's dependencies are built here.\n",
     )
     .map_err(io("cannot write", &staged_src))?;
-    write_fixed_files(krate, lab, &stage)?;
+    write_fixed_files(krate, lab, &stage, false)?;
     let manifest = stage.join("Cargo.toml");
     let lockfile = stage.join("Cargo.lock");
     let grader_lock = Path::new(GRADER_DIR).join("..").join("Cargo.lock");
@@ -974,6 +1040,7 @@ fn dependencies(
         home,
         wrapper,
         target,
+        prebuilt: None,
     })
 }
 
@@ -1112,8 +1179,12 @@ fn build_own(
         grader_engine::intake::SOURCES,
     )
     .map_err(|refusal| StageError::Harness(format!("staging the sources: {refusal}")))?;
-    write_fixed_files(krate, lab, &stage)?;
-    std::fs::write(stage.join("Cargo.lock"), &deps.lockfile).map_err(io("cannot write", &stage))?;
+    let prebuilt = deps.prebuilt.as_ref();
+    write_fixed_files(krate, lab, &stage, prebuilt.is_some())?;
+    if prebuilt.is_none() {
+        std::fs::write(stage.join("Cargo.lock"), &deps.lockfile)
+            .map_err(io("cannot write", &stage))?;
+    }
     let target = dir.join("target");
     let (package, lib_name) = (lab.lab_crate, lab.lib_name());
     let shared = deps.target.join("debug");
@@ -1122,7 +1193,13 @@ fn build_own(
     let lock_path = cache.join("stage").join(format!("{}.lock", lab.name));
     let lock = std::fs::File::create(&lock_path).map_err(io("cannot create", &lock_path))?;
     lock.lock_shared().map_err(io("cannot lock", &lock_path))?;
-    for part in ["deps", "build", ".fingerprint"] {
+    // The grader's own libraries are read where they are; the cache's are linked in.
+    let parts: &[&str] = if prebuilt.is_some() {
+        &[]
+    } else {
+        &["deps", "build", ".fingerprint"]
+    };
+    for part in parts {
         if !shared.join(part).is_dir() {
             continue;
         }
@@ -1142,7 +1219,9 @@ fn build_own(
         );
     }
     drop(lock);
-    made.push(target.join("debug"));
+    let debug = target.join("debug");
+    std::fs::create_dir_all(&debug).map_err(io("cannot create", &debug))?;
+    made.push(debug);
     // The build's TMPDIR (the linker's scratch files), its user's too.
     let tmp = target.join("tmp");
     std::fs::create_dir_all(&tmp).map_err(io("cannot create", &tmp))?;
@@ -1160,17 +1239,34 @@ fn build_own(
 
     let manifest = stage.join("Cargo.toml");
     let mut command = Command::new(&deps.toolchain.cargo);
-    command
-        .args([
-            "test",
-            "--no-run",
-            "--test",
-            "grade",
-            "--message-format=json",
-        ])
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .current_dir(&stage);
+    let mut also_readable = vec![deps.wrapper.clone()];
+    match prebuilt {
+        // `cargo rustc`: the harness alone is given the lab's worker half, as `grader` (the
+        // lab crate cannot name it, as in the cache's build, where it is a dev-dependency).
+        Some(prebuilt) => {
+            command
+                .args(["rustc", "--test", "grade", "--message-format=json"])
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .arg("--")
+                .arg("--extern")
+                .arg(format!("grader={}", prebuilt.labs.display()));
+            also_readable.push(prebuilt.deps_dir.clone());
+        }
+        None => {
+            command
+                .args([
+                    "test",
+                    "--no-run",
+                    "--test",
+                    "grade",
+                    "--message-format=json",
+                ])
+                .arg("--manifest-path")
+                .arg(&manifest);
+        }
+    }
+    command.current_dir(&stage);
     // First the limits and the change of user, then (below) the Landlock rules.
     grader_engine::sandbox::limits::install_build(&mut command, user);
     let place = grader_engine::sandbox::build::Place {
@@ -1178,7 +1274,7 @@ fn build_own(
         target: &target,
         home: &deps.home,
         grader_dir: Path::new(GRADER_DIR),
-        also_readable: std::slice::from_ref(&deps.wrapper),
+        also_readable: &also_readable,
         toolchain: &deps.toolchain,
         dependencies: false,
     };
@@ -1190,6 +1286,10 @@ fn build_own(
         .env("CARGO_INCREMENTAL", "0")
         .env("RUSTC_WRAPPER", &deps.wrapper)
         .env_remove("RUSTFLAGS");
+    if let Some(prebuilt) = prebuilt {
+        // After the sandbox's environment, which holds none of the grader's.
+        command.env("CARGO_ENCODED_RUSTFLAGS", prebuilt.rustflags());
+    }
     let mut first_error = None;
     let mut binary = None;
     let mut compiled = Vec::new();
@@ -1266,8 +1366,13 @@ pub fn build(
     let user = grader_engine::sandbox::limits::build_identity().filter(|_| reachable(cache));
     // The dependencies are out of date only when the grader's sources changed since they were
     // built (a grader being worked on): built again, then the submission's build again.
+    let from = if prebuilt::allowed() {
+        From::GraderBuild
+    } else {
+        From::Cache
+    };
     for _ in 0..3 {
-        let deps = dependencies(krate, lab, cache, user)?;
+        let deps = dependencies(krate, lab, cache, user, from)?;
         let (compiled, copied) = build_own(krate, lab, cache, run_dir, source_dir, &deps, user)?;
         if !compiled.ran.stale_dependencies {
             return judge_build(compiled, copied, cache, source_dir);
@@ -1597,12 +1702,26 @@ mod own_build_tests {
         let krate = super::read_lab_crate(&root.join("solutions/matmul")).expect("lab crate");
         let user =
             grader_engine::sandbox::limits::build_identity().filter(|_| super::reachable(&cache));
-        let deps = super::dependencies(&krate, lab, &cache, user).expect("dependencies");
+        for from in [super::From::GraderBuild, super::From::Cache] {
+            let deps = super::dependencies(&krate, lab, &cache, user, from).expect("dependencies");
+            // Run from its workspace, the grader takes its own build's libraries.
+            assert_eq!(deps.prebuilt.is_some(), from == super::From::GraderBuild);
+            twice(&krate, lab, &cache, user, &deps);
+        }
+    }
+
+    fn twice(
+        krate: &super::LabCrate,
+        lab: &super::LabInfo,
+        cache: &Path,
+        user: Option<grader_engine::sandbox::child::Identity>,
+        deps: &super::Dependencies,
+    ) {
         for _ in 0..2 {
             let run = tempfile::tempdir().expect("run dir");
-            let sources = super::take_sources(&krate, run.path()).expect("sources");
+            let sources = super::take_sources(krate, run.path()).expect("sources");
             let (compiled, copied) =
-                super::build_own(&krate, lab, &cache, run.path(), &sources, &deps, user)
+                super::build_own(krate, lab, cache, run.path(), &sources, deps, user)
                     .expect("built");
             eprintln!(
                 "own crate built in {:.1} s, compiled {:?}",

@@ -1,0 +1,272 @@
+//! The class's dependencies taken from the grader's own build, where there is one: a grader
+//! run from its workspace (`cargo run -p grader`, the end-to-end tests) has just compiled
+//! ndarray, cudarc, rayon, serde, `grader-worker`… in that workspace's target folder, so
+//! official grading links each submission against those very libraries and compiles only the
+//! lab's worker half (`grader-labs-worker`, a few seconds) beside them, instead of compiling
+//! the whole graph again in its cache (a cargo home of its own puts the registry's crates at
+//! other paths, which cargo builds anew).
+//!
+//! Only trusted code is compiled here (the grader's crates and the registry's, with the
+//! instructor's own cargo, as `cargo build` would); a submission's own build then reads the
+//! libraries, never writes them ([`super::build_own`]). Wherever this cannot hold (a grader
+//! installed by `cargo install`, a workspace the builds' user cannot read, another compiler
+//! for builds), official grading builds the dependencies in its cache as before.
+
+use crate::labs::LabInfo;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The libraries a submission's build links, from the grader's workspace build.
+#[derive(Debug, Clone)]
+pub(super) struct Prebuilt {
+    /// The folder holding them and everything they link (`target/debug/deps`): read by builds.
+    pub deps_dir: PathBuf,
+    /// The lab's worker half, the harness's `grader`.
+    pub labs: PathBuf,
+    /// The lab crate's own dependencies, as code names them, with their libraries.
+    pub externs: Vec<(String, PathBuf)>,
+    /// `rustc -vV` of the compiler that built them: a submission must be built by the same.
+    pub compiler: String,
+}
+
+impl Prebuilt {
+    /// The compiler flags that give a crate these libraries (`CARGO_ENCODED_RUSTFLAGS`):
+    /// where the libraries are, and the lab crate's dependencies by name.
+    pub fn rustflags(&self) -> std::ffi::OsString {
+        let mut flags = std::ffi::OsString::from("-L\x1fdependency=");
+        flags.push(&self.deps_dir);
+        for (name, rlib) in &self.externs {
+            flags.push(format!("\x1f--extern\x1f{name}="));
+            flags.push(rlib);
+        }
+        flags
+    }
+}
+
+/// Whether official grading may take the class's dependencies from the grader's own build:
+/// not with `GPU_LABS_PREBUILT=off` (the cache's own build, as a grader installed elsewhere
+/// has it).
+pub(super) fn allowed() -> bool {
+    std::env::var("GPU_LABS_PREBUILT").map_or(true, |v| v != "off")
+}
+
+/// The libraries for `lab` from the grader's workspace build, once per process and lab (their
+/// build runs then, a few seconds the first time), or `None` where they cannot be used:
+/// `user` (the builds' identity, when it is not the grader's) must be able to read them.
+pub(super) fn for_lab(
+    lab: &LabInfo,
+    user: Option<grader_engine::sandbox::child::Identity>,
+) -> Option<Prebuilt> {
+    static FOUND: Mutex<BTreeMap<&'static str, Option<Prebuilt>>> = Mutex::new(BTreeMap::new());
+    let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+    let prebuilt = found
+        .entry(lab.name)
+        .or_insert_with(|| build(lab))
+        .clone()?;
+    let readable = |p: &Path| grader_engine::sandbox::root::reachable(p);
+    let for_user = user.is_none()
+        || (readable(&prebuilt.deps_dir)
+            && readable(&prebuilt.labs)
+            && prebuilt.externs.iter().all(|(_, p)| readable(p)));
+    for_user.then_some(prebuilt)
+}
+
+/// The grader's workspace: the folder above its crate, when the running grader was built
+/// there (its program lies in that workspace's target folder), with that target folder.
+fn workspace(cargo: &Path) -> Option<(PathBuf, PathBuf)> {
+    let root = Path::new(super::GRADER_DIR).parent()?.to_path_buf();
+    if !root.join("Cargo.toml").is_file() {
+        return None;
+    }
+    let out = Command::new(cargo)
+        .args(["metadata", "--offline", "--no-deps", "--format-version=1"])
+        .current_dir(&root)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let target = PathBuf::from(metadata["target_directory"].as_str()?);
+    let target = target.canonicalize().ok()?;
+    let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+    exe.starts_with(&target).then_some((root, target))
+}
+
+/// Builds the lab's worker half beside the grader in its workspace (the grader's own feature
+/// resolution, so that nothing the grader's build compiled is compiled again) and reads back
+/// where every library is.
+fn build(lab: &LabInfo) -> Option<Prebuilt> {
+    let cargo = PathBuf::from(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let (root, _) = workspace(&cargo)?;
+    let mut command = Command::new(&cargo);
+    command
+        .args(["build", "--offline", "--message-format=json"])
+        .args(["-p", "grader", "--lib", "-p", "grader-labs-worker"])
+        .arg("--no-default-features")
+        .arg(format!(
+            "--features=grader/default,grader-labs-worker/{}",
+            lab.name
+        ))
+        .current_dir(&root);
+    #[cfg(unix)]
+    super::limit_build(&mut command);
+    let mut libraries: HashMap<String, BTreeSet<PathBuf>> = HashMap::new();
+    // The worker half is all it may compile: anything else means this environment would not
+    // build what the grader's build did (another cargo home, other flags, sources edited
+    // since), and the cache's own build is the one to make, not a rebuild of the workspace.
+    let watch = super::Watch {
+        limit: super::DEPENDENCIES_LIMIT,
+        tree_memory: super::DEPENDENCIES_TREE_MEMORY,
+        steps_aside: false,
+        only: Some("grader-labs-worker"),
+    };
+    let ran = {
+        // Compiling loads the CPU: never while a grading measures a speedup.
+        let _turn = grader_engine::check::machine_turn(false);
+        super::run_watched(command, watch, |line, _| {
+            if let Some((name, rlib)) = library(line) {
+                libraries.entry(name).or_default().insert(rlib);
+            }
+        })
+        .ok()?
+    };
+    if ran.stale_dependencies || !ran.status.is_some_and(|s| s.success()) {
+        return None;
+    }
+    let one = |name: &str| match libraries.get(name) {
+        Some(found) if found.len() == 1 => found.iter().next().cloned(),
+        _ => None,
+    };
+    let labs = one("grader_labs_worker")?;
+    let deps_dir = labs.parent()?.to_path_buf();
+    let mut externs = Vec::new();
+    for name in super::lab_dependencies(lab).keys() {
+        let name = name.replace('-', "_");
+        let rlib = one(&name).filter(|p| p.parent() == Some(deps_dir.as_path()))?;
+        externs.push((name, rlib));
+    }
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let compiler = compiler_version(Command::new(rustc).current_dir(&root))?;
+    Some(Prebuilt {
+        deps_dir,
+        labs,
+        externs,
+        compiler,
+    })
+}
+
+/// `rustc -vV` as `command` (a rustc, in the folder it is asked in) gives it.
+pub(super) fn compiler_version(command: &mut Command) -> Option<String> {
+    let out = command.arg("-vV").output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The crate name and library (`…/deps/lib<name>-<hash>.rlib`) of a library cargo reports
+/// having built (or found built) in `line` of its JSON messages.
+fn library(line: &[u8]) -> Option<(String, PathBuf)> {
+    if !line.starts_with(b"{\"reason\":\"compiler-artifact\"") {
+        return None;
+    }
+    let msg: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let kinds = msg["target"]["kind"].as_array()?;
+    if msg["profile"]["test"] == true || !kinds.iter().any(|k| k == "lib" || k == "rlib") {
+        return None;
+    }
+    let name = msg["target"]["name"].as_str()?.to_string();
+    // The copy in the deps folder, named by its hash, not the one cargo also puts above it
+    // for a workspace's own crate (rewritten by every build of another feature set).
+    let rmeta = msg["filenames"]
+        .as_array()?
+        .iter()
+        .filter_map(|f| f.as_str())
+        .map(Path::new)
+        .find(|f| f.extension().is_some_and(|e| e == "rmeta"))?;
+    let rlib = rmeta.with_extension("rlib");
+    Some((name, rlib))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_library_is_read_from_cargo_as_its_hashed_copy() {
+        let line = br#"{"reason":"compiler-artifact","package_id":"path+file:///w/grader/labs-worker#0.1.0","target":{"kind":["lib"],"crate_types":["lib"],"name":"grader_labs_worker","src_path":"/w/grader/labs/src/lib.rs"},"profile":{"test":false},"features":["matmul"],"filenames":["/w/target/debug/libgrader_labs_worker.rlib","/w/target/debug/deps/libgrader_labs_worker-002086401ef6bf10.rmeta"],"executable":null,"fresh":true}"#;
+        assert_eq!(
+            library(line),
+            Some((
+                "grader_labs_worker".to_string(),
+                PathBuf::from("/w/target/debug/deps/libgrader_labs_worker-002086401ef6bf10.rlib")
+            ))
+        );
+        let proc_macro = br#"{"reason":"compiler-artifact","target":{"kind":["proc-macro"],"name":"serde_derive"},"profile":{"test":false},"filenames":["/w/target/debug/deps/libserde_derive-3b87e796a8ee06dd.so"],"fresh":true}"#;
+        assert_eq!(library(proc_macro), None);
+        assert_eq!(
+            library(b"{\"reason\":\"build-finished\",\"success\":true}"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_flags_name_the_folder_and_each_dependency() {
+        let prebuilt = Prebuilt {
+            deps_dir: PathBuf::from("/w/target/debug/deps"),
+            labs: PathBuf::from("/w/target/debug/deps/libgrader_labs_worker-1.rlib"),
+            externs: vec![("ndarray".into(), PathBuf::from("/w/d/libndarray-2.rlib"))],
+            compiler: String::new(),
+        };
+        assert_eq!(
+            prebuilt.rustflags(),
+            "-L\x1fdependency=/w/target/debug/deps\x1f--extern\x1fndarray=/w/d/libndarray-2.rlib"
+        );
+    }
+
+    /// Every lab crate's dependency is one of `grader-labs-worker`'s, with the same
+    /// requirement and features, and one of the grader's own crates' (so that the grader's
+    /// build compiled it): the one build holds what every submission links, and official
+    /// grading compiles the worker half only.
+    #[test]
+    fn the_worker_package_depends_on_everything_a_lab_crate_names() {
+        let root = Path::new(crate::stage::GRADER_DIR);
+        let read = |p: PathBuf| -> toml::Table {
+            std::fs::read_to_string(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .parse()
+                .expect("a manifest")
+        };
+        let worker = read(root.join("labs-worker/Cargo.toml"));
+        let workspace = read(root.join("../Cargo.toml"));
+        let spec = |name: &str, value: &toml::Value| -> toml::Value {
+            if value
+                .get("workspace")
+                .is_some_and(|w| w.as_bool() == Some(true))
+            {
+                workspace["workspace"]["dependencies"][name].clone()
+            } else {
+                value.clone()
+            }
+        };
+        let graders: Vec<toml::Table> = ["Cargo.toml", "engine/Cargo.toml", "worker/Cargo.toml"]
+            .into_iter()
+            .map(|m| read(root.join(m)))
+            .collect();
+        for lab in crate::labs::LABS.0 {
+            for (name, wanted) in crate::stage::lab_dependencies(lab) {
+                assert!(
+                    graders
+                        .iter()
+                        .any(|m| m["dependencies"].get(&name).is_some()),
+                    "no crate of the grader's build depends on {name} ({})",
+                    lab.name
+                );
+                let have = worker["dependencies"]
+                    .get(&name)
+                    .unwrap_or_else(|| panic!("grader-labs-worker lacks {name} ({})", lab.name));
+                assert_eq!(spec(&name, have), wanted, "{name} of {}", lab.name);
+            }
+        }
+    }
+}
