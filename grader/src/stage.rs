@@ -904,7 +904,7 @@ fn dependencies(
     lock.lock().map_err(io("cannot lock", &lock_path))?;
 
     if let Some(prebuilt) = (from == From::GraderBuild)
-        .then(|| prebuilt::for_lab(lab, user))
+        .then(|| prebuilt::for_lab(lab, cache, user))
         .flatten()
     {
         let toolchain = grader_engine::sandbox::build::Toolchain::for_builds(cache, &stage, user)

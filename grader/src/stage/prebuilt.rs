@@ -19,7 +19,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 /// The libraries a submission's build links, from the grader's workspace build.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Prebuilt {
     /// The folder holding them and everything they link (`target/debug/deps`): read by builds.
     pub deps_dir: PathBuf,
@@ -52,18 +52,29 @@ pub(super) fn allowed() -> bool {
     std::env::var("GPU_LABS_PREBUILT").map_or(true, |v| v != "off")
 }
 
-/// The libraries for `lab` from the grader's workspace build, once per process and lab (their
-/// build runs then, a few seconds the first time), or `None` where they cannot be used:
-/// `user` (the builds' identity, when it is not the grader's) must be able to read them.
+/// The libraries for `lab` from the grader's workspace build, or `None` where they cannot be
+/// used: `user` (the builds' identity, when it is not the grader's) must be able to read them.
+/// Looked up once per process and lab, and once per grader program: a grader's later runs
+/// (a class graded one process at a time) read what its first found from `cache` ([`Record`]).
 pub(super) fn for_lab(
     lab: &LabInfo,
+    cache: &Path,
     user: Option<grader_engine::sandbox::child::Identity>,
 ) -> Option<Prebuilt> {
     static FOUND: Mutex<BTreeMap<&'static str, Option<Prebuilt>>> = Mutex::new(BTreeMap::new());
     let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
     let prebuilt = found
         .entry(lab.name)
-        .or_insert_with(|| build(lab))
+        .or_insert_with(|| {
+            let record = cache
+                .join("stage")
+                .join(format!("{}.prebuilt.json", lab.name));
+            Record::read(&record).or_else(|| {
+                let prebuilt = build(lab)?;
+                Record::write(&record, &prebuilt);
+                Some(prebuilt)
+            })
+        })
         .clone()?;
     let readable = |p: &Path| grader_engine::sandbox::root::reachable(p);
     let for_user = user.is_none()
@@ -71,6 +82,70 @@ pub(super) fn for_lab(
             && readable(&prebuilt.labs)
             && prebuilt.externs.iter().all(|(_, p)| readable(p)));
     for_user.then_some(prebuilt)
+}
+
+/// What a grader program found, kept in its cache for its next runs: valid while that program
+/// and each library are the very files they were (length and time of change), so a grader
+/// built again, or libraries built again, are looked up again.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Record {
+    /// The running grader, then each library.
+    stamps: Vec<(PathBuf, Stamp)>,
+    /// What was found.
+    prebuilt: Prebuilt,
+}
+
+/// A file's length and time of last change, in nanoseconds.
+type Stamp = (u64, i128);
+
+/// `path`'s [`Stamp`].
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    let changed = meta.modified().ok()?;
+    let nanos = match changed.duration_since(std::time::UNIX_EPOCH) {
+        Ok(after) => after.as_nanos() as i128,
+        Err(before) => -(before.duration().as_nanos() as i128),
+    };
+    Some((meta.len(), nanos))
+}
+
+impl Record {
+    /// The stamps of the files a record of `prebuilt` vouches for: the running grader, then
+    /// its libraries.
+    fn stamps(prebuilt: &Prebuilt) -> Option<Vec<(PathBuf, Stamp)>> {
+        let exe = std::env::current_exe().ok()?;
+        let libraries = prebuilt.externs.iter().map(|(_, p)| p.clone());
+        [exe, prebuilt.labs.clone()]
+            .into_iter()
+            .chain(libraries)
+            .map(|f| Some((f.clone(), stamp(&f)?)))
+            .collect()
+    }
+
+    /// The record at `path`, when every file it names is as it was.
+    fn read(path: &Path) -> Option<Prebuilt> {
+        let record: Record = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+        (Record::stamps(&record.prebuilt)? == record.stamps).then_some(record.prebuilt)
+    }
+
+    /// Keeps `prebuilt` at `path` (written aside and renamed: another grader may read it);
+    /// a record that cannot be written only means looking up again next time.
+    fn write(path: &Path, prebuilt: &Prebuilt) {
+        let Some(stamps) = Record::stamps(prebuilt) else {
+            return;
+        };
+        let record = Record {
+            stamps,
+            prebuilt: prebuilt.clone(),
+        };
+        let Ok(text) = serde_json::to_vec(&record) else {
+            return;
+        };
+        let aside = path.with_extension(format!("json.{}", std::process::id()));
+        if std::fs::write(&aside, text).is_ok() && std::fs::rename(&aside, path).is_err() {
+            let _ = std::fs::remove_file(&aside);
+        }
+    }
 }
 
 /// The grader's workspace: the folder above its crate, when the running grader was built
@@ -208,6 +283,29 @@ mod tests {
             library(b"{\"reason\":\"build-finished\",\"success\":true}"),
             None
         );
+    }
+
+    /// A record holds while its files are as they were, and not once one of them changed.
+    #[test]
+    fn a_record_holds_until_a_library_changes() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let lib = |n: &str| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, n).expect("write");
+            p
+        };
+        let prebuilt = Prebuilt {
+            deps_dir: dir.path().to_path_buf(),
+            labs: lib("libgrader_labs_worker-1.rlib"),
+            externs: vec![("ndarray".into(), lib("libndarray-2.rlib"))],
+            compiler: "rustc 1".into(),
+        };
+        let record = dir.path().join("matmul.prebuilt.json");
+        assert_eq!(Record::read(&record), None);
+        Record::write(&record, &prebuilt);
+        assert_eq!(Record::read(&record), Some(prebuilt.clone()));
+        std::fs::write(&prebuilt.externs[0].1, "built again").expect("write");
+        assert_eq!(Record::read(&record), None);
     }
 
     #[test]
