@@ -244,7 +244,7 @@ impl LabCrate {
     /// The staged crate's manifest: the lab's own dependencies, the grader's own harness and
     /// the grader's own version, optimised builds, a workspace of its own. With `prebuilt`,
     /// no dependency at all: the build is given the grader's libraries by name
-    /// ([`prebuilt::Prebuilt::rustflags`]), and the harness its `grader`.
+    /// ([`prebuilt::Prebuilt::rustflags_setting`]), and the harness its `grader`.
     fn staged_manifest(&self, lab: &LabInfo, prebuilt: bool) -> String {
         let mut doc = toml::Table::new();
         let mut package = toml::Table::new();
@@ -706,11 +706,18 @@ fn without_machine_paths(error: &str, cache: &Path) -> String {
         .join(".cargo")
         .join("registry")
         .join("src");
+    // The instructor's own registry too: the grader's build compiled the dependencies there.
+    let own_registry = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .map(|home| home.join("registry").join("src"));
     let mut text = error.to_string();
-    if let Ok(indexes) = std::fs::read_dir(&registry) {
-        for index in indexes.flatten() {
-            let prefix = format!("{}/", index.path().display());
-            text = text.replace(&prefix, "");
+    for registry in std::iter::once(registry).chain(own_registry) {
+        if let Ok(indexes) = std::fs::read_dir(&registry) {
+            for index in indexes.flatten() {
+                let prefix = format!("{}/", index.path().display());
+                text = text.replace(&prefix, "");
+            }
         }
     }
     let builds = cache.join("builds");
@@ -1248,6 +1255,8 @@ fn build_own(
                 .args(["rustc", "--test", "grade", "--message-format=json"])
                 .arg("--manifest-path")
                 .arg(&manifest)
+                .arg("--config")
+                .arg(prebuilt.rustflags_setting())
                 .arg("--")
                 .arg("--extern")
                 .arg(format!("grader={}", prebuilt.labs.display()));
@@ -1286,10 +1295,6 @@ fn build_own(
         .env("CARGO_INCREMENTAL", "0")
         .env("RUSTC_WRAPPER", &deps.wrapper)
         .env_remove("RUSTFLAGS");
-    if let Some(prebuilt) = prebuilt {
-        // After the sandbox's environment, which holds none of the grader's.
-        command.env("CARGO_ENCODED_RUSTFLAGS", prebuilt.rustflags());
-    }
     let mut first_error = None;
     let mut binary = None;
     let mut compiled = Vec::new();
@@ -1511,6 +1516,23 @@ mod message_tests {
             "{shown}"
         );
         assert!(shown.contains("--> src/layers.rs:98:17"));
+
+        // A dependency the grader's own build compiled: its source in the instructor's
+        // registry.
+        let home = std::env::var_os("CARGO_HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo")
+            });
+        let own = std::fs::read_dir(home.join("registry/src"))
+            .expect("this machine's registry")
+            .flatten()
+            .next()
+            .expect("an index")
+            .path();
+        let error = format!("   --> {}/ndarray-0.17.2/src/lib.rs:1:1", own.display());
+        let shown = super::without_machine_paths(&error, cache.path());
+        assert_eq!(shown, "   --> ndarray-0.17.2/src/lib.rs:1:1");
     }
 }
 

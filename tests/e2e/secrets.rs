@@ -80,4 +80,24 @@ fn proxies_cargo_settings_and_the_cargo_home_stay_out_of_builds_and_workers() {
     );
     let everything = format!("{}{}{}", graded.stdout, graded.stderr, graded.json);
     assert!(!everything.contains("PLANTED"), "{everything}");
+
+    // With the instructor's own cargo settings the grader links the submission against its
+    // own build's libraries (`grader/src/stage/prebuilt.rs`), which it names to cargo: none of
+    // that reaches the compiler's environment either.
+    let graded = grade_with_env(
+        dir.path(),
+        &["--gpu", "off"],
+        &[(
+            "HTTPS_PROXY",
+            "http://grader:PLANTED-PROXY-PASSWORD@127.0.0.1:9",
+        )],
+    );
+    assert_eq!(graded.code, Some(0), "{}", graded.stderr);
+    assert_lost(&graded, &["naive_correct"]);
+    let said = graded.output("naive_correct");
+    assert!(said.contains("build: proxy=None config_env=None"), "{said}");
+    assert!(said.contains("rustflags=None"), "{said}");
+    assert!(said.contains("run: proxy=None cargo_home=None"), "{said}");
+    let everything = format!("{}{}{}", graded.stdout, graded.stderr, graded.json);
+    assert!(!everything.contains("PLANTED"), "{everything}");
 }

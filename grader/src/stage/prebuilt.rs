@@ -32,16 +32,21 @@ pub(super) struct Prebuilt {
 }
 
 impl Prebuilt {
-    /// The compiler flags that give a crate these libraries (`CARGO_ENCODED_RUSTFLAGS`):
-    /// where the libraries are, and the lab crate's dependencies by name.
-    pub fn rustflags(&self) -> std::ffi::OsString {
-        let mut flags = std::ffi::OsString::from("-L\x1fdependency=");
-        flags.push(&self.deps_dir);
+    /// The cargo setting that gives a crate these libraries (`--config` of the build): where
+    /// the libraries are, and the lab crate's dependencies by name. A setting on cargo's command
+    /// line, not a variable: the compiler's environment (which a submission reads with
+    /// `option_env!`) holds none of it.
+    pub fn rustflags_setting(&self) -> String {
+        let mut flags = vec![
+            "-L".to_string(),
+            format!("dependency={}", self.deps_dir.display()),
+        ];
         for (name, rlib) in &self.externs {
-            flags.push(format!("\x1f--extern\x1f{name}="));
-            flags.push(rlib);
+            flags.push("--extern".into());
+            flags.push(format!("{name}={}", rlib.display()));
         }
-        flags
+        let flags = toml::Value::Array(flags.into_iter().map(toml::Value::from).collect());
+        format!("build.rustflags={flags}")
     }
 }
 
@@ -69,8 +74,14 @@ pub(super) fn for_lab(
             let record = cache
                 .join("stage")
                 .join(format!("{}.prebuilt.json", lab.name));
+            if let Some(prebuilt) = Record::read(&record) {
+                return Some(prebuilt);
+            }
+            // One grader at a time links the grader's build and builds beside it.
+            let lock = std::fs::File::create(cache.join("stage").join("prebuilt.lock")).ok()?;
+            lock.lock().ok()?;
             Record::read(&record).or_else(|| {
-                let prebuilt = build(lab)?;
+                let prebuilt = build(lab, cache)?;
                 Record::write(&record, &prebuilt);
                 Some(prebuilt)
             })
@@ -168,12 +179,28 @@ fn workspace(cargo: &Path) -> Option<(PathBuf, PathBuf)> {
     exe.starts_with(&target).then_some((root, target))
 }
 
-/// Builds the lab's worker half beside the grader in its workspace (the grader's own feature
+/// Builds the lab's worker half beside the grader's build (the grader's own feature
 /// resolution, so that nothing the grader's build compiled is compiled again) and reads back
-/// where every library is.
-fn build(lab: &LabInfo) -> Option<Prebuilt> {
+/// where every library is. It builds in a target folder of the cache's, `cache/prebuilt`, that
+/// holds the workspace's build by hard links ([`Share::Outputs`]: what cargo rewrites in place
+/// is copied), so whatever cargo does there, the workspace's own `target/` is never written.
+fn build(lab: &LabInfo, cache: &Path) -> Option<Prebuilt> {
+    use grader_engine::sandbox::build::{link_tree, Share};
     let cargo = PathBuf::from(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    let (root, _) = workspace(&cargo)?;
+    let (root, target) = workspace(&cargo)?;
+    let shadow = cache.join("prebuilt");
+    std::fs::create_dir_all(&shadow).ok()?;
+    // Hard links only within one file system: elsewhere this would copy the whole build.
+    if !same_file_system(&target, &shadow) {
+        return None;
+    }
+    for part in ["deps", "build", ".fingerprint"] {
+        let from = target.join("debug").join(part);
+        if from.is_dir() {
+            let to = shadow.join("debug").join(part);
+            link_tree(&from, &to, Share::Outputs, &|_| true).ok()?;
+        }
+    }
     let mut command = Command::new(&cargo);
     command
         .args(["build", "--offline", "--message-format=json"])
@@ -183,6 +210,7 @@ fn build(lab: &LabInfo) -> Option<Prebuilt> {
             "--features=grader/default,grader-labs-worker/{}",
             lab.name
         ))
+        .env("CARGO_TARGET_DIR", &shadow)
         .current_dir(&root);
     #[cfg(unix)]
     super::limit_build(&mut command);
@@ -213,6 +241,10 @@ fn build(lab: &LabInfo) -> Option<Prebuilt> {
         Some(found) if found.len() == 1 => found.iter().next().cloned(),
         _ => None,
     };
+    // Paths go to cargo as TOML text: UTF-8 only (else the cache's build is made).
+    if libraries.values().flatten().any(|p| p.to_str().is_none()) {
+        return None;
+    }
     let labs = one("grader_labs_worker")?;
     let deps_dir = labs.parent()?.to_path_buf();
     let mut externs = Vec::new();
@@ -229,6 +261,15 @@ fn build(lab: &LabInfo) -> Option<Prebuilt> {
         externs,
         compiler,
     })
+}
+
+/// Whether `a` and `b` are on one file system (hard links between them can be made).
+fn same_file_system(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev(),
+        _ => false,
+    }
 }
 
 /// `rustc -vV` as `command` (a rustc, in the folder it is asked in) gives it.
@@ -316,9 +357,22 @@ mod tests {
             externs: vec![("ndarray".into(), PathBuf::from("/w/d/libndarray-2.rlib"))],
             compiler: String::new(),
         };
+        let setting = prebuilt.rustflags_setting();
+        let (key, value) = setting.split_once('=').expect("key=value");
+        assert_eq!(key, "build.rustflags");
+        let parsed: toml::Table = format!("v = {value}").parse().expect("a TOML array");
         assert_eq!(
-            prebuilt.rustflags(),
-            "-L\x1fdependency=/w/target/debug/deps\x1f--extern\x1fndarray=/w/d/libndarray-2.rlib"
+            parsed["v"],
+            toml::Value::Array(
+                [
+                    "-L",
+                    "dependency=/w/target/debug/deps",
+                    "--extern",
+                    "ndarray=/w/d/libndarray-2.rlib"
+                ]
+                .map(toml::Value::from)
+                .to_vec()
+            )
         );
     }
 
