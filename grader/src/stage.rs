@@ -431,19 +431,39 @@ struct Watch {
     /// [`grader_engine::check::machine_turn`]) and steps aside, stopped, whenever a speed
     /// measurement wants the machine: a submission's build must not hold its classmates.
     steps_aside: bool,
-    /// The package this build compiles, when it must compile nothing else: cargo starting to
-    /// compile another (`Compiling <name> …` on its stderr: a dependency out of date) stops it
-    /// at once, and the caller builds the dependencies again first.
-    only: Option<&'static str>,
+    /// What it may compile: cargo starting to compile anything else (`Compiling <name> …` on
+    /// its stderr: a dependency out of date) stops it at once, and the caller decides.
+    only: Only,
 }
 
-/// Whether `line` of cargo's stderr says it starts compiling a package other than `only`.
-fn compiles_another(line: &[u8], only: &str) -> bool {
+/// What a watched build may compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Only {
+    /// Whatever it needs.
+    Anything,
+    /// This package alone (a submission's crate: anything else is the class's dependencies
+    /// out of date, which are built again first).
+    Package(&'static str),
+    /// Packages whose sources are on this disk (the grader's own crates), never a registry's
+    /// or a git repository's (`Compiling serde v1.0.229`): the grader's build made with other
+    /// settings than this one's.
+    LocalPackages,
+}
+
+/// Whether `line` of cargo's stderr says it starts compiling what `only` does not allow.
+fn compiles_another(line: &[u8], only: Only) -> bool {
     let line = String::from_utf8_lossy(line);
-    line.trim_start()
-        .strip_prefix("Compiling ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .is_some_and(|package| package != only)
+    let Some(rest) = line.trim_start().strip_prefix("Compiling ") else {
+        return false;
+    };
+    let mut words = rest.split_whitespace();
+    let package = words.next().unwrap_or_default();
+    match only {
+        Only::Anything => false,
+        Only::Package(only) => package != only,
+        // `Compiling grader v0.1.0 (/work/grader)`: a path package names its folder.
+        Only::LocalPackages => !words.nth(1).is_some_and(|place| place.starts_with("(/")),
+    }
 }
 
 /// How a build ended.
@@ -594,7 +614,7 @@ fn run_watched(
             let mut kept = Kept::default();
             if let Some(pipe) = stderr {
                 each_line(pipe, |line, dropped| {
-                    if watch.only.is_some_and(|only| compiles_another(line, only)) {
+                    if compiles_another(line, watch.only) {
                         stale.store(true, std::sync::atomic::Ordering::SeqCst);
                     }
                     kept.push(line, dropped)
@@ -678,7 +698,7 @@ fn output_within(mut command: Command, limit: Duration) -> std::io::Result<Optio
         limit,
         tree_memory: DEPENDENCIES_TREE_MEMORY,
         steps_aside: false,
-        only: None,
+        only: Only::Anything,
     };
     let ran = run_watched(command, watch, |line, dropped| stdout.push(line, dropped))?;
     Ok(ran.status.map(|status| Captured {
@@ -1000,7 +1020,7 @@ fn dependencies(
         limit: DEPENDENCIES_LIMIT,
         tree_memory: DEPENDENCIES_TREE_MEMORY,
         steps_aside: false,
-        only: None,
+        only: Only::Anything,
     };
     let ran = {
         // Compiling loads the CPU: never while a grading measures a speedup.
@@ -1302,7 +1322,7 @@ fn build_own(
         limit: build_wall(),
         tree_memory: grader_engine::sandbox::limits::BUILD_MEMORY,
         steps_aside: true,
-        only: Some(lab.lab_crate),
+        only: Only::Package(lab.lab_crate),
     };
     let ran = run_watched(command, watch, |line, _| {
         if first_error.is_none() {
@@ -1645,17 +1665,32 @@ mod bounded_tests {
             limit: Duration::from_secs(60),
             tree_memory: 1 << 30,
             steps_aside: false,
-            only: Some("matmul-lab"),
+            only: super::Only::Package("matmul-lab"),
         };
         let started = std::time::Instant::now();
         let ran = super::run_watched(cargo, watch, |_, _| {}).unwrap();
         assert!(ran.stale_dependencies && ran.status.is_none());
         assert!(started.elapsed() < Duration::from_secs(10));
+        let lab = super::Only::Package("matmul-lab");
         assert!(!super::compiles_another(
             b"   Compiling matmul-lab v0.1.0 (/x)",
-            "matmul-lab"
+            lab
         ));
-        assert!(!super::compiles_another(b"warning: unused", "matmul-lab"));
+        assert!(!super::compiles_another(b"warning: unused", lab));
+        // The grader's own crates, not the registry's.
+        let local = super::Only::LocalPackages;
+        assert!(!super::compiles_another(
+            b"   Compiling grader v0.1.0 (/work/grader)",
+            local
+        ));
+        assert!(super::compiles_another(
+            b"   Compiling serde v1.0.229",
+            local
+        ));
+        assert!(super::compiles_another(
+            b"   Compiling x v0.1.0 (https://github.com/a/x#0123abcd)",
+            local
+        ));
     }
 
     #[test]

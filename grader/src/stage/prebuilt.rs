@@ -215,14 +215,16 @@ fn build(lab: &LabInfo, cache: &Path) -> Option<Prebuilt> {
     #[cfg(unix)]
     super::limit_build(&mut command);
     let mut libraries: HashMap<String, BTreeSet<PathBuf>> = HashMap::new();
-    // The worker half is all it may compile: anything else means this environment would not
-    // build what the grader's build did (another cargo home, other flags, sources edited
-    // since), and the cache's own build is the one to make, not a rebuild of the workspace.
+    // The grader's own crates are all it may compile (its build in another workspace, such as
+    // a lab crate's own `cargo test` sharing the target folder, may have left them to be
+    // compiled again here): a registry's crate means this environment would not build what
+    // the grader's build did (another cargo home, other flags), and the cache's own build is
+    // the one to make.
     let watch = super::Watch {
         limit: super::DEPENDENCIES_LIMIT,
         tree_memory: super::DEPENDENCIES_TREE_MEMORY,
         steps_aside: false,
-        only: Some("grader-labs-worker"),
+        only: super::Only::LocalPackages,
     };
     let ran = {
         // Compiling loads the CPU: never while a grading measures a speedup.

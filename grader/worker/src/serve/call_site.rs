@@ -68,6 +68,18 @@ fn grader_dir() -> &'static str {
     worker.rsplit_once('/').map_or(worker, |(parent, _)| parent)
 }
 
+/// Whether `path` is in the grader's sources: under its folder, or relative to the folder above
+/// it (`grader/worker/src/…`), as cargo names the sources of a workspace's own crates when the
+/// grader's workspace build compiled them (official grading links those: `stage::prebuilt`).
+fn is_graders(path: &str) -> bool {
+    let dir = grader_dir();
+    let name = dir.rsplit_once('/').map_or(dir, |(_, name)| name);
+    path.starts_with(dir)
+        || path
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// The first frame of a rendered backtrace (`at path:line:col` lines) in the student's
 /// code, as `src/…:line`.
 fn student_frame(trace: &str) -> Option<String> {
@@ -80,7 +92,7 @@ fn student_frame(trace: &str) -> Option<String> {
         })
         .find(|(path, _)| {
             !is_library(path)
-                && !path.starts_with(grader_dir())
+                && !is_graders(path)
                 && !path.ends_with("tests/grade.rs")
                 && (path.starts_with("src/") || path.contains("/src/"))
         })
@@ -118,6 +130,15 @@ mod tests {
             grader_dir()
         );
         assert_eq!(student_frame(&trace).as_deref(), Some("src/gpu.rs:120"));
+        // The grader's crates as its workspace build names them: relative to the workspace.
+        let relative = trace.replace(&format!("{}/worker", grader_dir()), "grader/worker");
+        assert!(
+            relative.contains("at grader/worker/src/serve.rs"),
+            "{relative}"
+        );
+        assert_eq!(student_frame(&relative).as_deref(), Some("src/gpu.rs:120"));
+        assert!(is_graders("grader/labs-worker/../labs/src/matmul/mod.rs"));
+        assert!(!is_graders("src/grader/mod.rs") && !is_graders("graders/src/x.rs"));
         assert!(is_library(REGISTRY));
         assert_eq!(library_name(REGISTRY), "cudarc-0.19.0");
         // No frame of the student's: the library alone, never its path.
