@@ -1,11 +1,14 @@
 //! Official builds: a lab crate anywhere on disk is copied into the grader's build area with
 //! the grader's own harness and the grader's own version as its dependency — whatever the
 //! crate's `tests/` or `Cargo.toml` say. The class's dependencies (the grader's crate, the
-//! registry's: no code of a submission) are built once, one grader at a time per lab, in one
-//! shared target directory; each submission's own crate is then built in a folder of its own
-//! that holds those dependencies by hard links ([`build`]), with no lock a classmate waits
-//! on, as the workers' unprivileged identity, held to a worker's memory and a wall limit, its
-//! output read with a bound; the folder is removed after, so nothing of it stays in the cache.
+//! registry's: no code of a submission) are compiled once: taken from the grader's own
+//! workspace build where it can ([`prebuilt`]: only the lab's worker half is compiled beside
+//! it), else built one grader at a time per lab in one shared target directory of the cache.
+//! Each submission's own crate is then built in a folder of its own that holds those
+//! dependencies by hard links or reads them where they are ([`build`]), with no lock a
+//! classmate waits on, as the workers' unprivileged identity, held to a worker's memory and a
+//! wall limit, its output read with a bound; the folder is removed after, so nothing of it
+//! stays in the cache.
 
 mod prebuilt;
 
@@ -258,20 +261,18 @@ impl LabCrate {
         doc.insert("package".into(), package.into());
         if !prebuilt {
             doc.insert("dependencies".into(), lab_dependencies(lab).into());
-        }
-        // The harness's `grader` is the labs' crate, worker halves only (no `judge`
-        // feature): the binary that runs the submission holds its lab's worker half and
-        // `grader-worker`, and no supervisor, judge, rubric or sandbox set-up.
-        let mut grader = toml::Table::new();
-        grader.insert("package".into(), "grader-labs".into());
-        let labs = Path::new(GRADER_DIR).join("labs");
-        grader.insert("path".into(), labs.to_string_lossy().into_owned().into());
-        grader.insert("default-features".into(), false.into());
-        // Its own lab only (the feature of the lab's name).
-        grader.insert("features".into(), toml::Value::Array(vec![lab.name.into()]));
-        let mut dev = toml::Table::new();
-        dev.insert("grader".into(), grader.into());
-        if !prebuilt {
+            // The harness's `grader` is the labs' crate, worker halves only (no `judge`
+            // feature): the binary that runs the submission holds its lab's worker half and
+            // `grader-worker`, and no supervisor, judge, rubric or sandbox set-up.
+            let mut grader = toml::Table::new();
+            grader.insert("package".into(), "grader-labs".into());
+            let labs = Path::new(GRADER_DIR).join("labs");
+            grader.insert("path".into(), labs.to_string_lossy().into_owned().into());
+            grader.insert("default-features".into(), false.into());
+            // Its own lab only (the feature of the lab's name).
+            grader.insert("features".into(), toml::Value::Array(vec![lab.name.into()]));
+            let mut dev = toml::Table::new();
+            dev.insert("grader".into(), grader.into());
             doc.insert("dev-dependencies".into(), dev.into());
         }
         let mut test = toml::Table::new();
