@@ -121,7 +121,18 @@ pub fn made_cargo_home(root: &Path, linked: bool) -> std::io::Result<PathBuf> {
                 link_tree(&real.join(name), &ours, Share::Everything, &|_| true)?;
             } else {
                 if std::fs::symlink_metadata(&ours).is_ok_and(|m| m.is_dir()) {
-                    std::fs::remove_dir_all(&ours)?;
+                    // Renamed aside first (atomic), then removed: a grader of another identity
+                    // sharing this cache may be adding to that tree meanwhile, and removing it
+                    // in place then fails ("Directory not empty").
+                    let aside = cargo.join(format!(".{name}.old.{}", std::process::id()));
+                    match std::fs::rename(&ours, &aside) {
+                        Ok(()) => {
+                            let _ = std::fs::remove_dir_all(&aside);
+                        }
+                        // Another grader moved it first.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e),
+                    }
                 }
                 crate::emulate::ensure_link(&ours, &real.join(name))?;
             }
