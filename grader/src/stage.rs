@@ -728,9 +728,7 @@ fn without_machine_paths(error: &str, cache: &Path) -> String {
         .join("registry")
         .join("src");
     // The instructor's own registry too: the grader's build compiled the dependencies there.
-    let own_registry = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+    let own_registry = grader_engine::sandbox::build::instructor_cargo_home()
         .map(|home| home.join("registry").join("src"));
     let mut text = error.to_string();
     for registry in std::iter::once(registry).chain(own_registry) {
@@ -935,22 +933,14 @@ fn dependencies(
         .then(|| prebuilt::for_lab(lab, cache, user))
         .flatten()
     {
-        let toolchain = grader_engine::sandbox::build::Toolchain::for_builds(cache, &stage, user)
-            .map_err(|e| {
-            StageError::Sandbox(format!("cannot give the toolchain to builds: {e}"))
-        })?;
+        let toolchain = builds_toolchain(cache, &stage, user)?;
         let rustc = toolchain.rustc.clone().unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
         });
         let same = prebuilt::compiler_version(Command::new(rustc).current_dir(&stage))
             .is_some_and(|v| v == prebuilt.compiler);
         if same {
-            let home = grader_engine::sandbox::build::made_cargo_home(cache, user.is_some())
-                .map_err(|e| {
-                    StageError::Sandbox(format!("cannot make the build's cargo home: {e}"))
-                })?;
-            let wrapper = cpu_limited_compiler(&stages, lab.name, &[&lab.lib_name(), "grade"])
-                .map_err(io("cannot write", &stages))?;
+            let (home, wrapper) = home_and_wrapper(cache, &stages, lab, user)?;
             return Ok(Dependencies {
                 lockfile: Vec::new(),
                 toolchain,
@@ -982,14 +972,10 @@ fn dependencies(
         std::fs::copy(&grader_lock, &lockfile).map_err(io("cannot copy", &grader_lock))?;
     }
 
-    let toolchain = grader_engine::sandbox::build::Toolchain::for_builds(cache, &stage, user)
-        .map_err(|e| StageError::Sandbox(format!("cannot give the toolchain to builds: {e}")))?;
+    let toolchain = builds_toolchain(cache, &stage, user)?;
     let plain_cargo = PathBuf::from(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     fetch(&plain_cargo, &manifest, &stage)?;
-    let home = grader_engine::sandbox::build::made_cargo_home(cache, user.is_some())
-        .map_err(|e| StageError::Sandbox(format!("cannot make the build's cargo home: {e}")))?;
-    let wrapper = cpu_limited_compiler(&stages, lab.name, &[&lab.lib_name(), "grade"])
-        .map_err(io("cannot write", &stages))?;
+    let (home, wrapper) = home_and_wrapper(cache, &stages, lab, user)?;
     let target = cache.join("target");
     let mut command = Command::new(&toolchain.cargo);
     command
@@ -1070,6 +1056,38 @@ fn dependencies(
         target,
         prebuilt: None,
     })
+}
+
+/// The cargo and rustc every build of the class runs, given to the builds' `user` (asked in
+/// `stage`, where the builds run).
+fn builds_toolchain(
+    cache: &Path,
+    stage: &Path,
+    user: Option<grader_engine::sandbox::child::Identity>,
+) -> Result<grader_engine::sandbox::build::Toolchain, StageError> {
+    grader_engine::sandbox::build::Toolchain::for_builds(cache, stage, user)
+        .map_err(|e| StageError::Sandbox(format!("cannot give the toolchain to builds: {e}")))
+}
+
+/// The class's builds' cargo home and `lab`'s compiler wrapper (written in `stages`). Made
+/// after any fetch: the home holds the registry as it is then.
+fn home_and_wrapper(
+    cache: &Path,
+    stages: &Path,
+    lab: &LabInfo,
+    user: Option<grader_engine::sandbox::child::Identity>,
+) -> Result<(PathBuf, PathBuf), StageError> {
+    let home = grader_engine::sandbox::build::made_cargo_home(cache, user.is_some())
+        .map_err(|e| StageError::Sandbox(format!("cannot make the build's cargo home: {e}")))?;
+    let wrapper =
+        cpu_limited_compiler(stages, lab.name, &[&lab.lib_name(), "grade"]).map_err(|source| {
+            StageError::Io {
+                what: "cannot write",
+                path: stages.to_path_buf(),
+                source,
+            }
+        })?;
+    Ok((home, wrapper))
 }
 
 /// The hashes in the file names of an artifact of the staged crate at `manifest`
@@ -1540,11 +1558,8 @@ mod message_tests {
 
         // A dependency the grader's own build compiled: its source in the instructor's
         // registry.
-        let home = std::env::var_os("CARGO_HOME")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo")
-            });
+        let home = grader_engine::sandbox::build::instructor_cargo_home().expect("a cargo home");
+
         let own = std::fs::read_dir(home.join("registry/src"))
             .expect("this machine's registry")
             .flatten()

@@ -95,6 +95,12 @@ fn real_homes() -> (Option<PathBuf>, Option<PathBuf>) {
     (cargo, rustup)
 }
 
+/// The instructor's cargo home, as cargo finds it (where the grader's own build took the
+/// registry's crates from).
+pub fn instructor_cargo_home() -> Option<PathBuf> {
+    real_homes().0
+}
+
 /// The cargo home a submission's build runs with, made under `root` (the grader's cache): the
 /// instructor's downloaded crates, and a `config.toml` with nothing of theirs but where crates
 /// come from (`[source]`: a mirror), so no token, proxy password or other setting of the
