@@ -11,6 +11,10 @@
 //! libraries, never writes them ([`super::build_own`]). Wherever this cannot hold (a grader
 //! installed by `cargo install`, a workspace the builds' user cannot read, another compiler
 //! for builds), official grading builds the dependencies in its cache as before.
+//!
+//! What one lookup found is frozen in a folder of its own (hard links, [`frozen_set`]): grader
+//! programs of other builds (the end-to-end tests run several) look up again in the same cache,
+//! and each must keep linking against the very libraries it found.
 
 use crate::labs::LabInfo;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -21,7 +25,8 @@ use std::sync::Mutex;
 /// The libraries a submission's build links, from the grader's workspace build.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Prebuilt {
-    /// The folder holding them and everything they link (`target/debug/deps`): read by builds.
+    /// The folder holding them and everything they link: a frozen set of the grader's build
+    /// ([`frozen_set`]), read by builds.
     pub deps_dir: PathBuf,
     /// The lab's worker half, the harness's `grader`.
     pub labs: PathBuf,
@@ -248,21 +253,65 @@ fn build(lab: &LabInfo, cache: &Path) -> Option<Prebuilt> {
         return None;
     }
     let labs = one("grader_labs_worker")?;
-    let deps_dir = labs.parent()?.to_path_buf();
+    let built = labs.parent()?.to_path_buf();
     let mut externs = Vec::new();
     for name in super::lab_dependencies(lab).keys() {
         let name = name.replace('-', "_");
-        let rlib = one(&name).filter(|p| p.parent() == Some(deps_dir.as_path()))?;
+        let rlib = one(&name).filter(|p| p.parent() == Some(built.as_path()))?;
         externs.push((name, rlib));
     }
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let compiler = compiler_version(Command::new(rustc).current_dir(&root))?;
+    // Builds read a set no later lookup changes: the shadow folder is linked and built again
+    // by the next grader program (another feature set, sources edited), while a grader that
+    // looked up before may still be building submissions against what it found.
+    let set = frozen_set(&built, &cache.join(SETS))?;
+    let in_set = |p: &Path| Some(set.join(p.file_name()?));
     Some(Prebuilt {
-        deps_dir,
-        labs,
-        externs,
+        labs: in_set(&labs)?,
+        externs: externs
+            .into_iter()
+            .map(|(name, rlib)| Some((name, in_set(&rlib)?)))
+            .collect::<Option<_>>()?,
+        deps_dir: set,
         compiler,
     })
+}
+
+/// The cache's folder of frozen sets of libraries ([`frozen_set`]).
+const SETS: &str = "prebuilt-sets";
+
+/// How long a frozen set is kept after it was made: a grader that looked it up still links
+/// against it (a class graded over a day), a newer lookup makes another.
+const SET_KEPT: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// A new folder in `sets` holding every file of the build's `deps` folder as it is now, by
+/// hard links: the libraries one lookup found, frozen. Nothing writes into a set after it is
+/// made, and whatever later rewrites the shadow build's files (cargo, the compiler, the next
+/// lookup's linking) puts a new file in their place, so a set's files keep their contents:
+/// every library in it is the one the others were compiled against. Sets older than
+/// [`SET_KEPT`] are removed.
+fn frozen_set(deps: &Path, sets: &Path) -> Option<PathBuf> {
+    use grader_engine::sandbox::build::{link_tree, Share};
+    std::fs::create_dir_all(sets).ok()?;
+    let now = std::time::SystemTime::now();
+    let nanos = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let name = format!("{nanos:x}-{}", std::process::id());
+    let part = sets.join(format!("{name}.part"));
+    link_tree(deps, &part, Share::Everything, &|_| true).ok()?;
+    let set = sets.join(name);
+    std::fs::rename(&part, &set).ok()?;
+    for old in std::fs::read_dir(sets).into_iter().flatten().flatten() {
+        let old = old.path();
+        let age = std::fs::metadata(&old)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok());
+        if old != set && age.is_some_and(|age| age > SET_KEPT) {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+    }
+    Some(set)
 }
 
 /// Whether `a` and `b` are on one file system (hard links between them can be made).
@@ -309,6 +358,43 @@ fn library(line: &[u8]) -> Option<(String, PathBuf)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frozen_set_keeps_what_the_lookup_found_whatever_the_build_does_next() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let deps = dir.path().join("deps");
+        std::fs::create_dir_all(&deps).expect("mkdir");
+        std::fs::write(
+            deps.join("libgrader_worker-1.rlib"),
+            "worker as labs saw it",
+        )
+        .unwrap();
+        std::fs::write(deps.join("libgrader_labs_worker-2.rlib"), "labs").unwrap();
+        let sets = dir.path().join(SETS);
+        let set = frozen_set(&deps, &sets).expect("frozen");
+        // The next lookup (or cargo) puts another file in a library's place, or removes it.
+        std::fs::remove_file(deps.join("libgrader_worker-1.rlib")).unwrap();
+        std::fs::write(deps.join("libgrader_worker-1.rlib"), "rebuilt").unwrap();
+        std::fs::remove_file(deps.join("libgrader_labs_worker-2.rlib")).unwrap();
+        let read = |name: &str| std::fs::read_to_string(set.join(name)).unwrap();
+        assert_eq!(read("libgrader_worker-1.rlib"), "worker as labs saw it");
+        assert_eq!(read("libgrader_labs_worker-2.rlib"), "labs");
+        // A second lookup makes a set of its own; a set older than a week is removed.
+        let old = sets.join("old-set");
+        std::fs::create_dir_all(&old).unwrap();
+        let week_ago = std::time::SystemTime::now() - SET_KEPT - std::time::Duration::from_secs(60);
+        std::fs::File::open(&old)
+            .and_then(|f| f.set_modified(week_ago))
+            .expect("age the old set");
+        let second = frozen_set(&deps, &sets).expect("frozen again");
+        assert_ne!(second, set);
+        assert_eq!(
+            std::fs::read_to_string(second.join("libgrader_worker-1.rlib")).unwrap(),
+            "rebuilt"
+        );
+        assert!(set.is_dir(), "a recent set is kept");
+        assert!(!old.exists(), "a set older than a week is removed");
+    }
 
     #[test]
     fn a_library_is_read_from_cargo_as_its_hashed_copy() {
