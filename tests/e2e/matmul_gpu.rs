@@ -414,6 +414,49 @@ fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
     );
 }
 
+/// Grades the solution with `edits` made in `src/gpu.rs`, on the timer's item and
+/// `benchmark` alone: the items a mistake in either can touch.
+fn grade_timer_and_benchmark(edits: &[(&str, &str)]) -> Graded {
+    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", edits);
+    let (_rubric_dir, rubric) =
+        gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync", "benchmark"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let graded = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
+    graded
+}
+
+#[test]
+fn a_timer_that_faults_costs_the_timer_and_not_benchmark_which_calls_it() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The timer waits for its faulting launch, so every call of it (benchmark's too) returns
+    // the error: benchmark fails only because the timer does, and is not charged again.
+    let g = grade_timer_and_benchmark(&[(
+        "launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;\n    Ok(start.elapsed())",
+        "launch_product(stream, &kernel, (a, b, c), [shape[0] * 4, shape[1], shape[2]])?;\n    stream.synchronize()?;\n    Ok(start.elapsed())",
+    )]);
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert_says(&g, "benchmark", "fails on its own in a fresh process too");
+    assert_says(&g, "benchmark", "CUDA_ERROR_ILLEGAL_ADDRESS");
+}
+
+#[test]
+fn a_benchmark_that_hands_the_timer_a_wrong_shape_is_charged_itself() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The timer is right; benchmark calls it on a shape four times its buffers: the fault is
+    // benchmark's own, which the timer alone (the supervisor's second look) tells apart.
+    let g = grade_timer_and_benchmark(&[(
+        "time_gpu_matmul(&stream, &a_dev, &b_dev, &mut c_dev, [size; 3])?",
+        "time_gpu_matmul(&stream, &a_dev, &b_dev, &mut c_dev, [size * 4, size, size])?",
+    )]);
+    assert_lost(&g, &["benchmark"]);
+    assert_says(&g, "benchmark", "CUDA_ERROR_ILLEGAL_ADDRESS");
+}
+
 #[test]
 fn a_kernel_that_calls_a_host_function_does_not_compile() {
     if gpu_labs_e2e::skip_unless_full() {

@@ -1,7 +1,7 @@
 //! Judging the GPU items: errors from the device with the emulator's reports, the
 //! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
 
-use super::{matmul, outcome_with_env, speedup, unexpected, unpack, GradeContext};
+use super::{matmul, outcome_of, outcome_with_env, speedup, unexpected, unpack, GradeContext};
 use crate::i18n::t;
 use crate::inputs;
 use crate::protocol::{Backend, Outcome};
@@ -389,9 +389,7 @@ pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Su
         Ok((Outcome::Benchmark { cpu_ns, gpu_ns }, _, brackets)) => {
             (cpu_ns, gpu_ns, brackets.first().copied().unwrap_or(0))
         }
-        Ok((Outcome::Failed(e), notes, _)) => {
-            return Ok(error_result(item, usize::MAX, &e, &notes))
-        }
+        Ok((Outcome::Failed(e), notes, _)) => return charged_once(ctx, item, &e, &notes),
         Ok((other, _, _)) => return Err(unexpected(item, &other)),
     };
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -447,6 +445,43 @@ pub fn grade_benchmark(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Su
             gpu = gpu
         ),
     ))
+}
+
+/// The student's GPU timer, which `benchmark` calls.
+const TIMER: &str = "time_gpu_matmul";
+
+/// The result of `benchmark` when it failed with a GPU error `e`. Where that error surfaces
+/// depends on when the device ran a faulting launch: in `benchmark` itself, or only after it
+/// returned. So when the student's own timer, alone in a fresh worker at the same size and
+/// waited for, fails too, the fault is the timer's, which its own item charges: this item does
+/// not charge it again (it is checked once the timer runs). Otherwise the error is this item's.
+fn charged_once(
+    ctx: &GradeContext,
+    item: &Item,
+    e: &str,
+    notes: &str,
+) -> Result<ItemResult, SupervisorError> {
+    let mut order = ctx.order(item);
+    order.function = TIMER.into();
+    match outcome_of(ctx, item, &order)? {
+        Ok((Outcome::Failed(own), _)) => Ok(ItemResult::passed(
+            item,
+            t!("bench-timer-fails-reason", timer = TIMER),
+            t!(
+                "bench-timer-fails-details",
+                function = item.function,
+                timer = TIMER,
+                error = first_line(e),
+                own = first_line(&own)
+            ),
+        )),
+        _ => Ok(error_result(item, usize::MAX, e, notes)),
+    }
+}
+
+/// An error's first line, as a sentence shows it.
+pub fn first_line(e: &str) -> String {
+    e.lines().next().unwrap_or_default().trim().to_string()
 }
 
 /// A GPU function whose result was not computed on the device: values it returned were never

@@ -55,6 +55,42 @@ pub(super) fn from_host<'a>(
     })
 }
 
+/// The name of the student's GPU timer, which `benchmark` calls.
+pub const TIMER: &str = "time_gpu_matmul";
+
+/// The student's timer alone, as `benchmark` calls it: one product of `size` on operands the
+/// grader allocated, then everything the context queued is waited for, so that a launch that
+/// faults is heard of here whatever the timing. The supervisor orders it, in a fresh process
+/// (a faulting kernel leaves a context broken), when `benchmark` failed on the GPU: a fault of
+/// the timer is charged by the timer's item, once; one of `benchmark`'s own by `benchmark`.
+pub fn timer_alone(f: GpuTimerFn, size: [usize; 3]) -> Outcome {
+    let err = |e: cudarc::driver::DriverError| e.to_string();
+    let [m, k, n] = size;
+    // The grader's own set-up runs before any student code: its failure is the grader's.
+    let set_up = open_stream().and_then(|stream| {
+        let a = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
+        let b = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
+        let c = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+        Ok((stream, a, b, c))
+    });
+    let (stream, a, b, mut c) = match set_up {
+        Ok(ready) => ready,
+        Err(e) => return Outcome::GpuUnavailable(e),
+    };
+    let called = guarded(None, || -> Result<(), String> {
+        f(&stream, &a, &b, &mut c, size).map_err(|e| describe(e.as_ref()))?;
+        stream
+            .context()
+            .synchronize()
+            .map_err(|e| t!("gpu-error-after", function = TIMER, error = e.to_string()))
+    });
+    match called {
+        Ok(Ok(())) => Outcome::Timed,
+        Ok(Err(e)) => Outcome::Failed(e),
+        Err(p) => Outcome::Panicked(p),
+    }
+}
+
 /// Runs a GPU product on every case of the order.
 pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Outcome {
     let stream = match open_stream() {
@@ -114,13 +150,8 @@ pub fn timer(
     };
     // From the first student call on, a GPU error is the student's: a faulting kernel leaves
     // the context broken, and the grader's next call is the first to hear of it.
-    timer_samples(f, order, size, checkpoints, &stream, busy).unwrap_or_else(|e| {
-        Outcome::Failed(t!(
-            "gpu-error-after",
-            function = "time_gpu_matmul",
-            error = e
-        ))
-    })
+    timer_samples(f, order, size, checkpoints, &stream, busy)
+        .unwrap_or_else(|e| Outcome::Failed(t!("gpu-error-after", function = TIMER, error = e)))
 }
 
 fn timer_samples(

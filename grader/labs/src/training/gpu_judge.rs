@@ -10,7 +10,7 @@ use super::inputs;
 use super::judge::{bad, result, wrong, Judge, ReferenceEpoch, Verdict};
 use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::{t, Layer, Net};
-use grader_engine::check::gpu::{emulator_reported, error_result, timer_result};
+use grader_engine::check::gpu::{emulator_reported, error_result, first_line, timer_result};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
@@ -542,11 +542,6 @@ fn charged_once(
         )),
         _ => Ok(error_result(item, usize::MAX, e, notes)),
     }
-}
-
-/// An error's first line, as a sentence shows it.
-fn first_line(e: &str) -> String {
-    e.lines().next().unwrap_or_default().trim().to_string()
 }
 
 /// One worker's timed epochs: their losses and the supervisor's bracket of each (ns).
