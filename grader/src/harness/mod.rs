@@ -1,9 +1,9 @@
 //! The `cargo test` entry point of a lab crate (`tests/grade.rs`, `harness = false`).
 //!
 //! Started by cargo, the test binary is the supervisor: it prints libtest-style lines per
-//! rubric item (through libtest-mimic, so filters, `--list` and `--exact` work), then a score
-//! table. It re-runs itself in worker mode for each item. Options come as test-binary
-//! arguments, because GitHub Classroom strips environment variables:
+//! rubric item (libtest's arguments read by [`test_args`], so filters, `--list` and `--exact`
+//! work), then a score table. It re-runs itself in worker mode for each item. Options come as
+//! test-binary arguments, because GitHub Classroom strips environment variables:
 //! `cargo test --test grade -- --seed 7 fast_correct`.
 
 pub mod classroom;
@@ -134,10 +134,11 @@ pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
 const TESTS_FAILED: u8 = 101;
 
 mod edit_first;
+pub mod test_args;
 
 fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     let (options, rest) = split_args(args)?;
-    let test_args = libtest_mimic::Arguments::from_iter(rest);
+    let test_args = test_args::parse(rest.into_iter().skip(1))?;
     let assignment = match &options.assignment {
         Some(spec) => rubric::resolve(spec),
         None => rubric::embedded(lab_name),
@@ -188,7 +189,7 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
         for id in &selected {
             println!("{id}: test");
         }
-        if test_args.format != Some(libtest_mimic::FormatSetting::Terse) {
+        if !test_args.terse {
             println!("\n{} tests, 0 benchmarks", selected.len());
         }
         return Ok(ExitCode::SUCCESS);
@@ -293,11 +294,11 @@ fn skipped_ids(
         .collect())
 }
 
-/// The items libtest's arguments select: the filter (a substring, or the whole id with
-/// `--exact`), minus `--skip`s; with `--ignored`, only items that cannot be graded here.
+/// The items libtest's arguments select: those any filter matches (a substring, or the whole
+/// id with `--exact`; all when there is none), minus `--skip`s; with `--ignored`, only items that cannot be graded here.
 fn select(
     assignment: &rubric::Assignment,
-    args: &libtest_mimic::Arguments,
+    args: &test_args::TestArgs,
     skipped: &[String],
 ) -> Vec<String> {
     let matches = |id: &str, pattern: &str| {
@@ -311,7 +312,7 @@ fn select(
         .items
         .iter()
         .map(|item| item.id().to_string())
-        .filter(|id| args.filter.as_deref().is_none_or(|f| matches(id, f)))
+        .filter(|id| args.filters.is_empty() || args.filters.iter().any(|f| matches(id, f)))
         .filter(|id| !args.skip.iter().any(|s| matches(id, s)))
         .filter(|id| !args.ignored || skipped.contains(id))
         .collect()
