@@ -722,16 +722,13 @@ struct Captured {
 /// (a dependency's source in the build's cargo registry, the grader's own crate) shortened to
 /// what the student has too (`ndarray-0.17.2/src/…`, `grader/src/…`).
 fn without_machine_paths(error: &str, cache: &Path) -> String {
-    let registry = cache
-        .join("build-home")
-        .join(".cargo")
-        .join("registry")
-        .join("src");
+    let registries = grader_engine::sandbox::build::BUILD_HOMES
+        .map(|home| cache.join(home).join(".cargo").join("registry").join("src"));
     // The instructor's own registry too: the grader's build compiled the dependencies there.
     let own_registry = grader_engine::sandbox::build::instructor_cargo_home()
         .map(|home| home.join("registry").join("src"));
     let mut text = error.to_string();
-    for registry in std::iter::once(registry).chain(own_registry) {
+    for registry in registries.into_iter().chain(own_registry) {
         if let Ok(indexes) = std::fs::read_dir(&registry) {
             for index in indexes.flatten() {
                 let prefix = format!("{}/", index.path().display());

@@ -107,8 +107,13 @@ pub fn instructor_cargo_home() -> Option<PathBuf> {
 /// instructor's reaches a build. Its `registry` and `git` are links to the instructor's, or,
 /// with `linked` (builds that run as another user, who could not enter a cargo home in
 /// `/root`), folders of hard links to their files, brought up to date on each call.
+///
+/// The two kinds are two homes ([`BUILD_HOMES`]): graders of both kinds may share one cache at
+/// once (a Slurm array's tasks, root's and a user's), and one home turned from links into
+/// folders and back under another grader's build failed it ("Directory not empty", "Is a
+/// directory").
 pub fn made_cargo_home(root: &Path, linked: bool) -> std::io::Result<PathBuf> {
-    let home = root.join("build-home");
+    let home = root.join(BUILD_HOMES[usize::from(linked)]);
     let cargo = home.join(".cargo");
     std::fs::create_dir_all(&cargo)?;
     let (real, _) = real_homes();
@@ -159,6 +164,10 @@ pub fn made_cargo_home(root: &Path, linked: bool) -> std::io::Result<PathBuf> {
     std::fs::rename(&aside, cargo.join("config.toml"))?;
     Ok(home)
 }
+
+/// The folders of a cache that [`made_cargo_home`] makes: with links to the instructor's
+/// registry, and with folders of hard links to it.
+pub const BUILD_HOMES: [&str; 2] = ["build-home", "build-home-linked"];
 
 /// Which files [`link_tree`] links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -509,6 +518,33 @@ pub fn outside_read(error: &str) -> Option<String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn builds_as_another_user_and_as_the_grader_keep_a_cargo_home_each() {
+        let Some(real) = instructor_cargo_home().filter(|h| h.join("registry").is_dir()) else {
+            eprintln!("no instructor cargo registry here: nothing to link");
+            return;
+        };
+        let cache = tempfile::tempdir().expect("cache");
+        let linked = made_cargo_home(cache.path(), true).expect("linked home");
+        let plain = made_cargo_home(cache.path(), false).expect("plain home");
+        assert_ne!(linked, plain);
+        // The plain home's links did not turn the linked home's folders into links (a build of
+        // another user's may be reading them), nor the other way round.
+        let kind = |home: &Path| {
+            std::fs::symlink_metadata(home.join(".cargo/registry"))
+                .expect("registry")
+                .file_type()
+        };
+        assert!(kind(&linked).is_dir());
+        assert!(kind(&plain).is_symlink());
+        made_cargo_home(cache.path(), true).expect("linked again");
+        assert!(kind(&plain).is_symlink());
+        assert_eq!(
+            std::fs::read_link(plain.join(".cargo/registry")).expect("a link"),
+            real.join("registry")
+        );
+    }
 
     #[test]
     fn a_target_folder_is_given_by_links_to_its_libraries_and_copies_of_what_cargo_rewrites() {
