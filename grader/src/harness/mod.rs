@@ -139,6 +139,10 @@ pub mod test_args;
 fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     let (options, rest) = split_args(args)?;
     let test_args = test_args::parse(rest.into_iter().skip(1))?;
+    if test_args.help {
+        println!("{}", test_args::usage());
+        return Ok(ExitCode::SUCCESS);
+    }
     let assignment = match &options.assignment {
         Some(spec) => rubric::resolve(spec),
         None => rubric::embedded(lab_name),
@@ -295,7 +299,8 @@ fn skipped_ids(
 }
 
 /// The items libtest's arguments select: those any filter matches (a substring, or the whole
-/// id with `--exact`; all when there is none), minus `--skip`s; with `--ignored`, only items that cannot be graded here.
+/// id with `--exact`; all when there is none), minus `--skip`s; with `--ignored`, only items
+/// that cannot be graded here.
 fn select(
     assignment: &rubric::Assignment,
     args: &test_args::TestArgs,
