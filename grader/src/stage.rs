@@ -882,10 +882,6 @@ fn write_fixed_files(
     stage: &Path,
     prebuilt: bool,
 ) -> Result<(), StageError> {
-    let io = |what, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StageError::Io { what, path, source }
-    };
     let tests = stage.join("tests");
     std::fs::create_dir_all(&tests).map_err(io("cannot create", &tests))?;
     std::fs::write(tests.join("grade.rs"), lab.harness).map_err(io("cannot write", &tests))?;
@@ -915,10 +911,6 @@ fn dependencies(
     user: Option<grader_engine::sandbox::child::Identity>,
     from: From,
 ) -> Result<Dependencies, StageError> {
-    let io = |what, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StageError::Io { what, path, source }
-    };
     let stages = cache.join("stage");
     let stage = stages.join(lab.name);
     std::fs::create_dir_all(&stage).map_err(io("cannot create", &stage))?;
@@ -1076,15 +1068,15 @@ fn home_and_wrapper(
 ) -> Result<(PathBuf, PathBuf), StageError> {
     let home = grader_engine::sandbox::build::made_cargo_home(cache, user.is_some())
         .map_err(|e| StageError::Sandbox(format!("cannot make the build's cargo home: {e}")))?;
-    let wrapper =
-        cpu_limited_compiler(stages, lab.name, &[&lab.lib_name(), "grade"]).map_err(|source| {
-            StageError::Io {
-                what: "cannot write",
-                path: stages.to_path_buf(),
-                source,
-            }
-        })?;
+    let wrapper = cpu_limited_compiler(stages, lab.name, &[&lab.lib_name(), "grade"])
+        .map_err(io("cannot write", stages))?;
     Ok((home, wrapper))
+}
+
+/// What an I/O error on `path` while doing `what` is, as `map_err` takes it.
+fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StageError {
+    let path = path.to_path_buf();
+    move |source| StageError::Io { what, path, source }
 }
 
 /// The hashes in the file names of an artifact of the staged crate at `manifest`
@@ -1206,10 +1198,6 @@ fn build_own(
     deps: &Dependencies,
     user: Option<grader_engine::sandbox::child::Identity>,
 ) -> Result<(Compiled, Option<PathBuf>), StageError> {
-    let io = |what, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StageError::Io { what, path, source }
-    };
     let builds = cache.join("builds");
     let dir = own_build_folder(cache, lab.name).map_err(io("cannot create", &builds))?;
     let _remove = RemoveOnDrop(dir.clone());
@@ -1399,11 +1387,7 @@ pub fn build(
 ) -> Result<Build, StageError> {
     // Made first: a cache that does not exist yet cannot be found reachable, and the first
     // build would run as the grader (as root) instead of the workers' uid.
-    std::fs::create_dir_all(cache).map_err(|source| StageError::Io {
-        what: "cannot create",
-        path: cache.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(cache).map_err(io("cannot create", cache))?;
     let user = grader_engine::sandbox::limits::build_identity().filter(|_| reachable(cache));
     // The dependencies are out of date only when the grader's sources changed since they were
     // built (a grader being worked on): built again, then the submission's build again.

@@ -132,9 +132,9 @@ pub fn made_cargo_home(root: &Path, linked: bool) -> std::io::Result<PathBuf> {
                 link_tree(&real.join(name), &ours, Share::Everything, &|_| true)?;
             } else {
                 if std::fs::symlink_metadata(&ours).is_ok_and(|m| m.is_dir()) {
-                    // Renamed aside first (atomic), then removed: a grader of another identity
-                    // sharing this cache may be adding to that tree meanwhile, and removing it
-                    // in place then fails ("Directory not empty").
+                    // A tree here was made by a grader from before the two homes were apart,
+                    // which may still be adding to it: renamed aside first (atomic), then
+                    // removed, as removing it in place would fail ("Directory not empty").
                     let aside = cargo.join(format!(".{name}.old.{}", std::process::id()));
                     match std::fs::rename(&ours, &aside) {
                         Ok(()) => {
