@@ -136,9 +136,9 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
     })?;
     if let Some(lock) = lock_file(&package)? {
         let path_grader = GraderSource::Path(crate::stage::GRADER_DIR.to_string());
-        let lock = with_grader(&manifest_text(&files), &path_grader, lab.name)
-            .and_then(|manifest| pruned_by_cargo(&manifest, &lock))
-            .unwrap_or(lock);
+        let manifest = with_grader(&manifest_text(&files), &path_grader, lab.name)
+            .ok_or_else(|| ReleaseError::NoGraderDependency(manifest_path.clone()))?;
+        let lock = pruned_by_cargo(&manifest, &lock, &workspace_lock_path())?;
         files.push(("Cargo.lock".into(), with_grader_source(&lock, source)));
     }
     files.push((".gitignore".into(), GITIGNORE.into()));
@@ -183,15 +183,21 @@ pub fn template_sources(lab: &str) -> Result<Vec<(String, String)>, String> {
         .map_err(|e| format!("the template of `{lab}` could not be made: {e}"))
 }
 
+/// The workspace's `Cargo.lock`, beside the grader's sources.
+fn workspace_lock_path() -> PathBuf {
+    let path = Path::new(crate::stage::GRADER_DIR)
+        .join("..")
+        .join("Cargo.lock");
+    std::fs::canonicalize(&path).unwrap_or(path)
+}
+
 /// The released crate's `Cargo.lock`: this workspace's, cut down to the packages the lab's
 /// build uses, so students and Classroom build the versions this repository tested (and
 /// Classroom's cache key, the lock's hash, changes exactly when they do). The grader is a path
 /// dependency here ([`with_grader_source`] points it elsewhere). `None` when the grader's
 /// sources come without the workspace's lock.
 fn lock_file(package: &str) -> Result<Option<String>, ReleaseError> {
-    let path = Path::new(crate::stage::GRADER_DIR)
-        .join("..")
-        .join("Cargo.lock");
+    let path = workspace_lock_path();
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
@@ -268,43 +274,116 @@ fn lock_file(package: &str) -> Result<Option<String>, ReleaseError> {
     Ok(Some(out))
 }
 
-/// `lock` as cargo itself would keep it for the released `manifest` (with the grader at a
-/// path): features the workspace turns on and a lab crate does not (the grader's `cli`) pull
-/// in packages only cargo's resolver can tell apart, and `cargo metadata --offline` drops
-/// them while keeping every version. `None` when cargo cannot run here or fails; the cut-down
-/// lock is then released as it is.
-fn pruned_by_cargo(manifest: &str, lock: &str) -> Option<String> {
+/// `lock` as cargo itself keeps it for the released `manifest` (with the grader at a path):
+/// features the workspace turns on and a lab crate does not (the grader's `cli`) pull in
+/// packages only cargo's resolver can tell apart. `cargo update --workspace` re-resolves the
+/// lab crate alone with every other version held, which needs the registry's index entries
+/// of the lock's packages and none of their sources (a Linux build's cargo home has them all,
+/// other platforms' crates included); offline first, then from the network. The result is
+/// refused unless every package in it is one of `lock`'s, as `lock` wrote it: a release is a
+/// function of the sources, never of what this machine's registry happens to hold.
+fn pruned_by_cargo(manifest: &str, lock: &str, lock_path: &Path) -> Result<String, ReleaseError> {
+    let fail = |reason: String| ReleaseError::Lock {
+        path: lock_path.to_path_buf(),
+        reason,
+    };
     let dir = tempfile::Builder::new()
         .prefix("release-lock-")
         .tempdir()
-        .ok()?;
-    let write = |path: &str, text: &str| {
+        .map_err(|e| {
+            fail(format!(
+                "cannot make a scratch folder to resolve the lab in: {e}"
+            ))
+        })?;
+    for (path, text) in [
+        ("Cargo.toml", manifest),
+        ("Cargo.lock", lock),
+        ("src/lib.rs", ""),
+        ("tests/grade.rs", "fn main() {}\n"),
+    ] {
         let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent()?).ok()?;
-        std::fs::write(path, text).ok()
-    };
-    write("Cargo.toml", manifest)?;
-    write("Cargo.lock", lock)?;
-    write("src/lib.rs", "")?;
-    write("tests/grade.rs", "fn main() {}\n")?;
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .args([
-            "metadata",
-            "--offline",
-            "--format-version",
-            "1",
-            "--manifest-path",
-        ])
-        .arg(dir.path().join("Cargo.toml"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .ok()?;
-    if !status.success() {
-        return None;
+        std::fs::create_dir_all(path.parent().unwrap_or(dir.path()))
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     }
-    std::fs::read_to_string(dir.path().join("Cargo.lock")).ok()
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut last_error = String::new();
+    for offline in [true, false] {
+        let mut command = std::process::Command::new(&cargo);
+        command
+            .args(["update", "--workspace", "--quiet", "--manifest-path"])
+            .arg(dir.path().join("Cargo.toml"))
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+        if offline {
+            command.arg("--offline");
+        }
+        let out = command.output().map_err(|e| {
+            fail(format!(
+                "cannot start `{}` to write the lab's lock file ({e}); put cargo on PATH",
+                Path::new(&cargo).display()
+            ))
+        })?;
+        if out.status.success() {
+            let pruned = std::fs::read_to_string(dir.path().join("Cargo.lock"))
+                .map_err(|e| fail(format!("cargo wrote no lock file for the lab: {e}")))?;
+            return only_locked_packages(&pruned, lock)
+                .map(|()| pruned)
+                .map_err(fail);
+        }
+        last_error = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .map(str::trim)
+            .find_map(|line| line.strip_prefix("error:"))
+            .map_or("cargo failed", str::trim)
+            .chars()
+            .take(300)
+            .collect();
+    }
+    Err(fail(format!(
+        "cargo cannot resolve the lab's dependencies from this machine's registry, nor fetch its \
+         index ({last_error}); connect to crates.io once (or run `cargo fetch` in the gpu-labs \
+         workspace) and release again"
+    )))
+}
+
+/// `Ok` when every `[[package]]` of `pruned` is one of `lock`'s with the same version, source
+/// and checksum; else which one is new (cargo resolved it afresh, from whatever this machine's
+/// registry holds).
+fn only_locked_packages(pruned: &str, lock: &str) -> Result<(), String> {
+    let entries = |text: &str| -> Result<Vec<LockEntry>, String> {
+        #[derive(serde::Deserialize)]
+        struct Lock {
+            #[serde(default)]
+            package: Vec<LockEntry>,
+        }
+        toml::from_str::<Lock>(text)
+            .map(|l| l.package)
+            .map_err(|e| format!("a lock file that does not parse: {e}"))
+    };
+    let held = entries(lock)?;
+    for package in entries(pruned)? {
+        if !held.contains(&package) {
+            return Err(format!(
+                "the lab's build needs {} {}, which the workspace's Cargo.lock does not hold as \
+                 cargo resolved it here: build the lab's solution in the workspace (`cargo build \
+                 -p {}`), commit the lock, and release again",
+                package.name, package.version, package.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What identifies a locked package: the same name, version, source and checksum are the same
+/// bytes on every machine.
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct LockEntry {
+    name: String,
+    version: String,
+    source: Option<String>,
+    checksum: Option<String>,
 }
 
 /// `lock` with the grader's entries pointing at `source`: the `grader` package and the

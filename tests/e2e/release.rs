@@ -115,6 +115,136 @@ fn template_is_release(lab: &str) {
     }
 }
 
+/// The cargo home this test process's cargo uses: `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> std::path::PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(Into::into)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .expect("a cargo home")
+}
+
+/// Copies the folder `from` into `to`, files and folders only.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("make a folder");
+    for entry in std::fs::read_dir(from).expect("read a folder").flatten() {
+        let (path, kind) = (entry.path(), entry.file_type().expect("a file type"));
+        if kind.is_dir() {
+            copy_tree(&path, &to.join(entry.file_name()));
+        } else if kind.is_file() {
+            std::fs::copy(&path, to.join(entry.file_name())).expect("copy a file");
+        }
+    }
+}
+
+/// Releases both labs with `grader` (a copy of the grader binary, run from a folder of its
+/// own) under the cargo home `home`; every file as (lab/path, bytes), or the error line.
+fn release_under(
+    grader: &Path,
+    home: &Path,
+    offline: bool,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let mut files = Vec::new();
+    for lab in grader::labs::names() {
+        let out = scratch.path().join(lab);
+        let mut command = Command::new(grader);
+        command
+            .args(["release", lab, "--out"])
+            .arg(&out)
+            .args(["--grader-path", "../../grader"])
+            .current_dir(scratch.path())
+            .env("CARGO_HOME", home)
+            .env_remove("CARGO");
+        if offline {
+            command.env("CARGO_NET_OFFLINE", "true");
+        }
+        let made = command.output().expect("grader runs");
+        if !made.status.success() {
+            assert!(
+                !out.exists(),
+                "a failed release wrote nothing: {}",
+                out.display()
+            );
+            return Err(String::from_utf8_lossy(&made.stderr).into_owned());
+        }
+        let mut names = Vec::new();
+        files_under(&out, &out, &mut names);
+        names.sort();
+        for name in names {
+            let bytes = std::fs::read(out.join(&name)).expect("read a released file");
+            files.push((format!("{lab}/{name}"), bytes));
+        }
+    }
+    Ok(files)
+}
+
+/// A release is a function of the sources alone: the same bytes whatever the machine's cargo
+/// registry holds, from an installed grader as from the workspace's, and a one-line error
+/// (nothing written) where it truly cannot resolve. In CI this test runs in a cargo home that
+/// held nothing before the README's two commands: what a Linux build fetched. The full suite
+/// adds an empty home online and a full one (every platform's crates fetched).
+#[test]
+fn a_release_is_the_same_bytes_whatever_the_cargo_home_holds() {
+    let bin = tempfile::tempdir().expect("temp dir");
+    let installed = bin.path().join("grader");
+    std::fs::copy(grader_bin(), &installed).expect("copy the grader");
+    let homes = tempfile::tempdir().expect("temp dir");
+    let expected = release_under(&installed, &cargo_home(), false).expect("release here");
+    for (name, bytes) in &expected {
+        let (lab, relative) = name.split_once('/').expect("lab/path");
+        let committed = std::fs::read(workspace().join("templates").join(lab).join(relative))
+            .unwrap_or_default();
+        assert!(committed == *bytes, "templates/{name} is not the release");
+    }
+    // The registry's index alone (no crate's sources, not even this platform's), offline.
+    let index_only = homes.path().join("index-only");
+    copy_tree(
+        &cargo_home().join("registry").join("index"),
+        &index_only.join("registry").join("index"),
+    );
+    let mut cases = vec![("the index alone, offline", index_only, true)];
+    if gpu_labs_e2e::full_suite() {
+        // Every platform's crates, fetched into a home of their own.
+        let full = homes.path().join("full");
+        let fetched = Command::new(env!("CARGO"))
+            .args(["fetch", "--manifest-path"])
+            .arg(workspace().join("Cargo.toml"))
+            .env("CARGO_HOME", &full)
+            .output()
+            .expect("cargo fetch");
+        assert!(
+            fetched.status.success(),
+            "cargo fetch (needs crates.io): {}",
+            String::from_utf8_lossy(&fetched.stderr)
+        );
+        cases.push(("every platform's crates, offline", full, true));
+        cases.push((
+            "an empty home, online",
+            homes.path().join("empty-online"),
+            false,
+        ));
+    }
+    for (what, home, offline) in cases {
+        let got = release_under(&installed, &home, offline)
+            .unwrap_or_else(|e| panic!("{what}: the release failed: {e}"));
+        assert_eq!(got.len(), expected.len(), "{what}: the same files");
+        for ((name, bytes), (_, want)) in got.iter().zip(&expected) {
+            assert!(
+                bytes == want,
+                "{what}: {name} differs from the release here"
+            );
+        }
+    }
+    // Nothing to resolve from and no network: one line that says what to do.
+    let err = release_under(&installed, &homes.path().join("empty"), true)
+        .expect_err("nothing to resolve from");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("Cargo.lock") && err.contains("connect to crates.io once"),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_released_lock_is_the_one_cargo_would_write() {
     if gpu_labs_e2e::skip_unless_full() {
