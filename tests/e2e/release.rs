@@ -782,3 +782,141 @@ fn a_students_next_run_compiles_only_the_kernels_they_changed() {
     );
     // Official grading keeps a folder of its own per submission: `grade::tests`.
 }
+
+/// Runs a command in a released crate and returns (success, stdout, stderr).
+fn run_in(dir: &Path, program: &str, args: &[&str]) -> (bool, String, String) {
+    let out = in_release(dir, program, args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} {args:?}: {e}"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The tools students point at a released lab crate keep working on its grading harness,
+/// which reads libtest's arguments by hand: an editor's test listing (`--list --format
+/// terse`), one item with `--exact`, and cargo-nextest (list, one item, all). nextest starts a
+/// process per item, two at once: a speed item still earns its points, since gradings that
+/// share a cache take turns across processes (`grader::machine_turn`).
+#[test]
+fn a_released_crate_answers_libtests_interface_and_nextest() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::Builder::new()
+        .prefix("tools-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = root.path().join("matmul-lab");
+    let grader_dir = workspace().join("grader").display().to_string();
+    release(&dir, &["--grader-path", &grader_dir]);
+    put_back_the_solution(&dir);
+    let rubric = grader::rubric::embedded("matmul").expect("rubric");
+    let ids: Vec<&str> = rubric.items.iter().map(|i| i.id()).collect();
+    let graded_here: Vec<&str> = rubric
+        .items
+        .iter()
+        .filter(|i| !matches!(i.spec.needs(), grader::rubric::Needs::RealGpu(_)))
+        .map(|i| i.id())
+        .collect();
+
+    // An editor's listing: every item, `NAME: test`, and nothing else from the grade target.
+    let (ok, listed, err) = run_in(
+        &dir,
+        "cargo",
+        &[
+            "test", "-q", "--test", "grade", "--", "--list", "--format", "terse",
+        ],
+    );
+    assert!(ok, "{err}");
+    let want: Vec<String> = ids.iter().map(|id| format!("{id}: test")).collect();
+    assert_eq!(listed.lines().collect::<Vec<_>>(), want, "{listed}");
+    // The whole crate's listing (its unit tests too), as an IDE asks for it.
+    let (ok, _, err) = run_in(
+        &dir,
+        "cargo",
+        &["test", "-q", "--", "--list", "--format", "terse"],
+    );
+    assert!(ok, "{err}");
+
+    // `--exact`: that item alone; a part of an id with `--exact` selects nothing.
+    let (ok, out, err) = run_in(
+        &dir,
+        "cargo",
+        &[
+            "test",
+            "-q",
+            "--test",
+            "grade",
+            "--",
+            "--exact",
+            "naive_correct",
+        ],
+    );
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("test naive_correct ... ok"), "{out}");
+    assert!(out.contains("1 passed; 0 failed"), "{out}");
+    assert!(!out.contains("test fast_correct"), "{out}");
+    let (ok, out, err) = run_in(
+        &dir,
+        "cargo",
+        &["test", "-q", "--test", "grade", "--", "--exact", "naive"],
+    );
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("0 passed; 0 failed"), "{out}");
+
+    // cargo-nextest, where it is installed (it is on CI's machines).
+    if Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        eprintln!("cargo-nextest is not installed: its part of this test is skipped");
+        return;
+    }
+    let (ok, out, err) = run_in(&dir, "cargo", &["nextest", "list", "--test", "grade"]);
+    assert!(ok, "{err}");
+    for id in &graded_here {
+        assert!(
+            out.lines()
+                .any(|l| l.trim_end().ends_with(&format!(" {id}"))),
+            "{id}: {out}"
+        );
+    }
+    let (ok, out, err) = run_in(
+        &dir,
+        "cargo",
+        &[
+            "nextest",
+            "run",
+            "--test",
+            "grade",
+            "-E",
+            "test(=naive_correct)",
+        ],
+    );
+    assert!(ok, "{out}{err}");
+    assert!(err.contains("1 test run: 1 passed"), "{err}");
+    let (ok, out, err) = run_in(
+        &dir,
+        "cargo",
+        &["nextest", "run", "--test", "grade", "--no-fail-fast"],
+    );
+    assert!(ok, "every item earns its points under nextest: {out}{err}");
+    let summary = format!("{n} tests run: {n} passed", n = graded_here.len());
+    assert!(err.contains(&summary), "{summary}: {err}");
+    // The template under nextest: every item run, every one failed.
+    let template = root.path().join("template");
+    release(&template, &["--grader-path", &grader_dir]);
+    let (ok, _, err) = run_in(
+        &template,
+        "cargo",
+        &["nextest", "run", "--test", "grade", "--no-fail-fast"],
+    );
+    assert!(!ok, "{err}");
+    let summary = format!("{n} tests run: 0 passed, {n} failed", n = graded_here.len());
+    assert!(err.contains(&summary), "{summary}: {err}");
+}
