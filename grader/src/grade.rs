@@ -46,10 +46,6 @@ pub struct GradeOptions {
     /// already graded side by side (a batch's jobs), [`crate::turns::items_at_once`] for one
     /// submission.
     pub items_at_once: usize,
-    /// Whether items also take turns with the other grading processes that use this cache
-    /// ([`crate::machine_turn`]): a student's own runs, where `cargo nextest` or a second
-    /// `cargo test` grades items in processes beside each other.
-    pub machine_turns: bool,
 }
 
 impl GradeOptions {
@@ -61,7 +57,6 @@ impl GradeOptions {
             cache: stage::default_cache_dir(),
             only: None,
             items_at_once: 1,
-            machine_turns: false,
         }
     }
 
@@ -160,12 +155,7 @@ pub fn grade(
         &selected,
         options.items_at_once,
         |item| runs_alone(&ctx, item),
-        |item| {
-            let _turn = options
-                .machine_turns
-                .then(|| crate::machine_turn::take(&options.cache, runs_alone(&ctx, item)));
-            grade_one(&ctx, item)
-        },
+        |item| grade_one(&ctx, item),
         &mut |turn| match turn {
             Turn::Started(item) => on_event(Event::ItemStarted { item }),
             Turn::Finished(item, result) => on_event(Event::ItemFinished { item, result }),

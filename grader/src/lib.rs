@@ -31,7 +31,6 @@ pub mod grade;
 pub mod gradescope_package;
 pub mod harness;
 pub mod labs;
-pub mod machine_turn;
 pub mod messages;
 #[cfg(feature = "cli")]
 pub mod release;

@@ -468,7 +468,6 @@ fn grade(args: GradeArgs) -> Result<(), String> {
         cache,
         only: (!only.is_empty()).then_some(only),
         items_at_once: jobs,
-        machine_turns: false,
     };
     let report = grader::grade::grade(
         &Target::Crate(path.clone()),

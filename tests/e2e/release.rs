@@ -799,7 +799,7 @@ fn run_in(dir: &Path, program: &str, args: &[&str]) -> (bool, String, String) {
 /// which reads libtest's arguments by hand: an editor's test listing (`--list --format
 /// terse`), one item with `--exact`, and cargo-nextest (list, one item, all). nextest starts a
 /// process per item, two at once: a speed item still earns its points, since gradings that
-/// share a cache take turns across processes (`grader::machine_turn`).
+/// share a cache take turns across processes (`grader_engine::check::machine_turn`).
 #[test]
 fn a_released_crate_answers_libtests_interface_and_nextest() {
     if gpu_labs_e2e::skip_unless_full() {

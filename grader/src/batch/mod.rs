@@ -298,7 +298,6 @@ fn grade_one(options: &BatchOptions, submission: &Submission, fingerprint: Strin
         only: None,
         // The batch's jobs already share the cores among submissions.
         items_at_once: 1,
-        machine_turns: false,
     };
     let folder = submission.folder.clone();
     // The build ends at the first event after it starts (not compiled, the emulator's build,

@@ -176,7 +176,6 @@ fn supervise(lab_name: &str, args: Vec<String>) -> Result<ExitCode, String> {
     let seed = options.seed.unwrap_or_else(inputs::fresh_seed);
     let mut grade_options = GradeOptions::new(seed);
     grade_options.gpu = options.gpu;
-    grade_options.machine_turns = true;
     // Items at once as libtest runs tests at once: `--test-threads`, else RUST_TEST_THREADS,
     // else what this machine's cores and memory allow.
     grade_options.items_at_once = test_args
