@@ -420,8 +420,12 @@ impl Session {
             }));
         }
         let order = &self.order;
-        if order.report_path.exists() {
-            let text = std::fs::read(&order.report_path).map_err(SupervisorError::Scratch)?;
+        if std::fs::symlink_metadata(&order.report_path).is_ok() {
+            let text =
+                read_report(&order.report_path).map_err(|message| SupervisorError::BadReport {
+                    item: order.item.clone(),
+                    message,
+                })?;
             let Some(report) = crate::protocol::open_report(order.nonce, &text) else {
                 return Ok(WorkerRun::Died(Death {
                     cause: DeathCause::Tampered,
@@ -517,6 +521,46 @@ fn given_to_worker(
         env,
         ..command.clone()
     })
+}
+
+/// The most a worker's report may hold. The largest a right answer sends with the embedded
+/// rubrics is 27.5 MiB (`gpu_batched_timer_sync`; both labs' solutions, two seeds each,
+/// 2026-12-06); an instructor's larger sizes get about nine times that. A report is a file the
+/// submission's process writes, so anything larger is refused unread. (A bound set from each
+/// item's own output shape is the next step: issue 49.)
+pub const REPORT_BYTES: u64 = 256 << 20;
+
+/// Reads a worker's report: a regular file of at most [`REPORT_BYTES`], opened without
+/// following a link and without blocking (a named pipe left in its place is refused, never
+/// waited on). `Err` says what was there instead, for the item's failure.
+fn read_report(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("no report: {e}"))?;
+    if !meta.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        let what = if kind.is_symlink() {
+            "a link"
+        } else if kind.is_fifo() {
+            "a named pipe"
+        } else if kind.is_dir() {
+            "a folder"
+        } else {
+            "a socket or device"
+        };
+        return Err(format!(
+            "something other than a plain file was left where the report goes: {what}"
+        ));
+    }
+    if meta.len() > REPORT_BYTES {
+        return Err(format!(
+            "the report is {} MiB, more than any right answer sends ({} MiB at most): does the \
+             function return a far larger result than the item asks for?",
+            meta.len() >> 20,
+            REPORT_BYTES >> 20
+        ));
+    }
+    // Checked again on the open file: what lay there may have been swapped since.
+    crate::intake::read_file(path, REPORT_BYTES, "the report").map_err(|r| r.to_string())
 }
 
 /// The signals the supervisor sends.
@@ -638,7 +682,36 @@ fn tail_of(stderr: &str, stdout: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::without_coordinates;
+    use super::{read_report, without_coordinates, REPORT_BYTES};
+
+    /// What a worker may leave in its report's place: a named pipe (the supervisor once
+    /// waited on one forever), a link to a file elsewhere, a file over the bound (sparse: it
+    /// is never read). Each is refused at once; a plain file is read.
+    #[test]
+    fn a_report_is_a_plain_bounded_file_read_without_waiting() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let plain = dir.path().join("report");
+        std::fs::write(&plain, b"0\n{}").expect("write");
+        assert_eq!(read_report(&plain).expect("a plain report"), b"0\n{}");
+        let started = std::time::Instant::now();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("a C string");
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let refused = read_report(&fifo).expect_err("a named pipe");
+        assert!(refused.contains("other than a plain file"), "{refused}");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&plain, &link).expect("symlink");
+        let refused = read_report(&link).expect_err("a link");
+        assert!(refused.contains("other than a plain file"), "{refused}");
+        let huge = dir.path().join("huge");
+        std::fs::File::create(&huge)
+            .and_then(|f| f.set_len(REPORT_BYTES + 1))
+            .expect("a sparse file");
+        let refused = read_report(&huge).expect_err("over the bound");
+        assert!(refused.contains("more than any right answer"), "{refused}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
 
     #[test]
     fn reports_differing_only_in_coordinates_are_the_same() {
