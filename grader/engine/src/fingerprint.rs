@@ -6,38 +6,58 @@ use std::path::Path;
 
 pub use grader_worker::hash::{of_text, Fnv};
 
+/// The most of a folder's file contents [`tree`] reads: [`crate::intake::SOURCES`]' total
+/// (what official grading takes of `src/` at most). Files past it are hashed by size and
+/// modification time, so a folder of thousands of large files (a student's `data/`) costs a
+/// walk of its entries, never a read of all of it.
+pub const TREE_BYTES: u64 = crate::intake::SOURCES.total_bytes;
+
 /// A hash of every file under `dir` (relative paths and contents, in sorted order; `target/`
-/// and `.git/` left out), as 16 hex digits. A missing folder hashes as empty.
+/// and `.git/` left out), as 16 hex digits. A missing folder hashes as empty. At most
+/// [`TREE_BYTES`] of contents are read.
 pub fn tree(dir: &Path) -> std::io::Result<String> {
+    tree_within(dir, TREE_BYTES).map(|(hash, _)| hash)
+}
+
+/// [`tree`] reading at most `budget` bytes of contents; also returns how many it read.
+fn tree_within(dir: &Path, budget: u64) -> std::io::Result<(String, u64)> {
     let mut files = Vec::new();
     if dir.is_dir() {
         collect(dir, dir, &mut files)?;
     }
     files.sort();
     let mut h = Fnv::default();
+    let mut read = 0u64;
     for (relative, path) in files {
         h.field(relative.as_bytes());
-        h.field(&content_of(&path)?);
+        let (content, bytes) = content_of(&path, budget.saturating_sub(read))?;
+        read += bytes;
+        h.field(&content);
     }
-    Ok(format!("{:016x}", h.finish()))
+    Ok((format!("{:016x}", h.finish()), read))
 }
 
-/// What stands for a file's content in the hash: the bytes of a regular file up to
-/// [`crate::intake::SOURCES`]' file limit (read without following a link or blocking); the
-/// size and modification time of a bigger one (a huge sparse file is not read); a link's
-/// target; the kind of anything else (a FIFO is never opened).
-fn content_of(path: &Path) -> std::io::Result<Vec<u8>> {
+/// What stands for a file's content in the hash, and how many bytes were read for it: the
+/// bytes of a regular file up to [`crate::intake::SOURCES`]' file limit and within `left` of
+/// the read budget (read without following a link or blocking); the size and modification
+/// time of any other (a huge sparse file is not read); a link's target; the kind of anything
+/// else (a FIFO is never opened).
+fn content_of(path: &Path, left: u64) -> std::io::Result<(Vec<u8>, u64)> {
     let meta = std::fs::symlink_metadata(path)?;
     if meta.file_type().is_symlink() {
-        return Ok(format!("link {}", std::fs::read_link(path)?.display()).into_bytes());
+        return Ok((
+            format!("link {}", std::fs::read_link(path)?.display()).into_bytes(),
+            0,
+        ));
     }
     if !meta.is_file() {
-        return Ok(format!("special {:?}", meta.file_type()).into_bytes());
+        return Ok((format!("special {:?}", meta.file_type()).into_bytes(), 0));
     }
-    let limit = crate::intake::SOURCES.file_bytes;
+    let limit = crate::intake::SOURCES.file_bytes.min(left);
     if meta.len() <= limit {
         if let Ok(bytes) = crate::intake::read_file(path, limit, "") {
-            return Ok(bytes);
+            let read = bytes.len() as u64;
+            return Ok((bytes, read));
         }
     }
     let modified = meta
@@ -45,7 +65,7 @@ fn content_of(path: &Path) -> std::io::Result<Vec<u8>> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
-    Ok(format!("big {} {modified}", meta.len()).into_bytes())
+    Ok((format!("big {} {modified}", meta.len()).into_bytes(), 0))
 }
 
 fn collect(
@@ -100,6 +120,32 @@ mod tests {
         assert_eq!(tree(dir.path()).unwrap(), first);
         std::fs::write(dir.path().join("src/lib.rs"), "fn b() {}").unwrap();
         assert_ne!(tree(dir.path()).unwrap(), first);
+    }
+
+    /// A folder with far more file contents than official grading takes (a student's `data/`
+    /// of many 1 MiB files) is read only up to the budget, and a change past it (a file's
+    /// size) still changes the hash.
+    #[test]
+    fn a_tree_reads_at_most_its_budget_and_still_sees_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        for i in 0..12 {
+            std::fs::write(
+                dir.path().join(format!("data/{i:02}.bin")),
+                vec![7u8; 1 << 20],
+            )
+            .unwrap();
+        }
+        let budget = 4 << 20;
+        let (first, read) = tree_within(dir.path(), budget).unwrap();
+        assert!(
+            read <= budget,
+            "read {read} bytes of a {budget}-byte budget"
+        );
+        assert!(read > 0);
+        std::fs::write(dir.path().join("data/11.bin"), vec![7u8; 1 << 19]).unwrap();
+        assert_ne!(tree_within(dir.path(), budget).unwrap().0, first);
+        assert_eq!(tree(dir.path()).unwrap(), tree(dir.path()).unwrap());
     }
 
     #[test]
