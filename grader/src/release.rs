@@ -171,8 +171,18 @@ struct LockedPackage {
     name: String,
     version: String,
     source: Option<String>,
+    checksum: Option<String>,
     #[serde(default)]
     dependencies: Vec<String>,
+}
+
+impl LockedPackage {
+    /// Whether `other` is the same package: the same name, version, source and checksum are
+    /// the same bytes on every machine (its dependencies' list may be cut down).
+    fn is(&self, other: &LockedPackage) -> bool {
+        (&self.name, &self.version, &self.source, &self.checksum)
+            == (&other.name, &other.version, &other.source, &other.checksum)
+    }
 }
 
 /// The `src/` files students start from for `lab` (path, text): what `grader release`
@@ -352,11 +362,11 @@ fn pruned_by_cargo(manifest: &str, lock: &str, lock_path: &Path) -> Result<Strin
 /// and checksum; else which one is new (cargo resolved it afresh, from whatever this machine's
 /// registry holds).
 fn only_locked_packages(pruned: &str, lock: &str) -> Result<(), String> {
-    let entries = |text: &str| -> Result<Vec<LockEntry>, String> {
+    let entries = |text: &str| -> Result<Vec<LockedPackage>, String> {
         #[derive(serde::Deserialize)]
         struct Lock {
             #[serde(default)]
-            package: Vec<LockEntry>,
+            package: Vec<LockedPackage>,
         }
         toml::from_str::<Lock>(text)
             .map(|l| l.package)
@@ -364,7 +374,7 @@ fn only_locked_packages(pruned: &str, lock: &str) -> Result<(), String> {
     };
     let held = entries(lock)?;
     for package in entries(pruned)? {
-        if !held.contains(&package) {
+        if !held.iter().any(|h| h.is(&package)) {
             return Err(format!(
                 "the lab's build needs {} {}, which the workspace's Cargo.lock does not hold as \
                  cargo resolved it here: build the lab's solution in the workspace (`cargo build \
@@ -374,16 +384,6 @@ fn only_locked_packages(pruned: &str, lock: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// What identifies a locked package: the same name, version, source and checksum are the same
-/// bytes on every machine.
-#[derive(Debug, PartialEq, serde::Deserialize)]
-struct LockEntry {
-    name: String,
-    version: String,
-    source: Option<String>,
-    checksum: Option<String>,
 }
 
 /// `lock` with the grader's entries pointing at `source`: the `grader` package and the
@@ -571,6 +571,21 @@ mod tests {
             assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
         }
         assert!(!names.iter().any(|n| n == "serde"), "{names:?}");
+    }
+
+    #[test]
+    fn a_pruned_lock_may_only_hold_the_workspace_locks_packages() {
+        let held = "version = 4\n\n[[package]]\nname = \"a\"\nversion = \"1.0.0\"\nsource = \"registry+x\"\nchecksum = \"c1\"\ndependencies = [\"b\"]\n";
+        let cut = held.replace("dependencies = [\"b\"]\n", "");
+        assert_eq!(only_locked_packages(&cut, held), Ok(()));
+        for foreign in [
+            cut.replace("1.0.0", "1.0.1"),
+            cut.replace("c1", "c2"),
+            cut.replace("registry+x", "registry+y"),
+        ] {
+            let e = only_locked_packages(&foreign, held).expect_err("not held");
+            assert!(e.contains("needs a "), "{e}");
+        }
     }
 
     #[test]

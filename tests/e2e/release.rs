@@ -115,27 +115,6 @@ fn template_is_release(lab: &str) {
     }
 }
 
-/// The cargo home this test process's cargo uses: `$CARGO_HOME`, else `~/.cargo`.
-fn cargo_home() -> std::path::PathBuf {
-    std::env::var_os("CARGO_HOME")
-        .map(Into::into)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
-        .expect("a cargo home")
-}
-
-/// Copies the folder `from` into `to`, files and folders only.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("make a folder");
-    for entry in std::fs::read_dir(from).expect("read a folder").flatten() {
-        let (path, kind) = (entry.path(), entry.file_type().expect("a file type"));
-        if kind.is_dir() {
-            copy_tree(&path, &to.join(entry.file_name()));
-        } else if kind.is_file() {
-            std::fs::copy(&path, to.join(entry.file_name())).expect("copy a file");
-        }
-    }
-}
-
 /// Releases both labs with `grader` (a copy of the grader binary, run from a folder of its
 /// own) under the cargo home `home`; every file as (lab/path, bytes), or the error line.
 fn release_under(
@@ -189,7 +168,8 @@ fn a_release_is_the_same_bytes_whatever_the_cargo_home_holds() {
     let installed = bin.path().join("grader");
     std::fs::copy(grader_bin(), &installed).expect("copy the grader");
     let homes = tempfile::tempdir().expect("temp dir");
-    let expected = release_under(&installed, &cargo_home(), false).expect("release here");
+    let cargo_home = grader::sandbox::build::instructor_cargo_home().expect("a cargo home");
+    let expected = release_under(&installed, &cargo_home, false).expect("release here");
     for (name, bytes) in &expected {
         let (lab, relative) = name.split_once('/').expect("lab/path");
         let committed = std::fs::read(workspace().join("templates").join(lab).join(relative))
@@ -198,8 +178,8 @@ fn a_release_is_the_same_bytes_whatever_the_cargo_home_holds() {
     }
     // The registry's index alone (no crate's sources, not even this platform's), offline.
     let index_only = homes.path().join("index-only");
-    copy_tree(
-        &cargo_home().join("registry").join("index"),
+    gpu_labs_e2e::copy_dir(
+        &cargo_home.join("registry").join("index"),
         &index_only.join("registry").join("index"),
     );
     let mut cases = vec![("the index alone, offline", index_only, true)];

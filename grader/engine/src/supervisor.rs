@@ -534,11 +534,21 @@ pub const REPORT_BYTES: u64 = 256 << 20;
 /// following a link and without blocking (a named pipe left in its place is refused, never
 /// waited on). `Err` says what was there instead, for the item's failure.
 fn read_report(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("no report: {e}"))?;
-    if !meta.is_file() {
+    crate::intake::read_file(path, REPORT_BYTES, "the report").map_err(|refusal| {
+        // What was there, in the words of an item's failure (intake's speak of source files).
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return refusal.to_string();
+        };
         use std::os::unix::fs::FileTypeExt;
         let kind = meta.file_type();
-        let what = if kind.is_symlink() {
+        let what = if kind.is_file() {
+            return format!(
+                "the report is {} MiB, more than any right answer sends ({} MiB at most): does \
+                 the function return a far larger result than the item asks for?",
+                meta.len() >> 20,
+                REPORT_BYTES >> 20
+            );
+        } else if kind.is_symlink() {
             "a link"
         } else if kind.is_fifo() {
             "a named pipe"
@@ -547,20 +557,8 @@ fn read_report(path: &std::path::Path) -> Result<Vec<u8>, String> {
         } else {
             "a socket or device"
         };
-        return Err(format!(
-            "something other than a plain file was left where the report goes: {what}"
-        ));
-    }
-    if meta.len() > REPORT_BYTES {
-        return Err(format!(
-            "the report is {} MiB, more than any right answer sends ({} MiB at most): does the \
-             function return a far larger result than the item asks for?",
-            meta.len() >> 20,
-            REPORT_BYTES >> 20
-        ));
-    }
-    // Checked again on the open file: what lay there may have been swapped since.
-    crate::intake::read_file(path, REPORT_BYTES, "the report").map_err(|r| r.to_string())
+        format!("something other than a plain file was left where the report goes: {what}")
+    })
 }
 
 /// The signals the supervisor sends.
