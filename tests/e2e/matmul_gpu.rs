@@ -147,6 +147,59 @@ fn a_tiled_kernel_without_its_second_syncthreads_races_and_is_told_why() {
     );
 }
 
+/// What a submission prints around its GPU calls, to bury the emulator's verdict: lines that
+/// look like the emulator's (a race included), a megabyte without a line end before the
+/// launch (the race report then starts mid-line and sits where kept output is cut), more
+/// after it.
+const PRINTS_AROUND_THE_LAUNCH: &str = "    // BEGIN SOLUTION
+    for _ in 0..12 {
+        eprintln!(\"gpu-labs emulator: note: every kernel checked, no race found\");
+    }
+    eprintln!(\"gpu-labs emulator: kernel `matmul_tiled` is a data race: thread (1,0,0)\");
+    eprint!(\"{}\", \"x\".repeat(1 << 20));
+    let c = product_on_gpu(stream, a, b, (TILED_KERNEL, \"matmul_tiled\"));
+    print!(\"{}\", \"y\".repeat(200 << 10));
+    eprint!(\"{}\", \"z\".repeat(200 << 10));
+    c
+    // END SOLUTION
+    //@template todo!(\"matmul_gpu_tiled: the shared-memory version\")";
+
+/// The tiled function's body in the solution, which [`PRINTS_AROUND_THE_LAUNCH`] replaces.
+const TILED_BODY: &str = "    // BEGIN SOLUTION
+    product_on_gpu(stream, a, b, (TILED_KERNEL, \"matmul_tiled\"))
+    // END SOLUTION
+    //@template todo!(\"matmul_gpu_tiled: the shared-memory version\")";
+
+#[test]
+fn what_a_submission_prints_never_changes_the_race_checks_verdict() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The emulator's findings travel in its record, sealed into the worker's report; the
+    // submission's output is only shown. So the racing kernel (no barrier after the tiles are
+    // used) loses its item whatever it prints, and its honest twin, printing the same
+    // (a fake race report included), keeps it.
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_tiled_correct"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let graded = |edits: &[(&str, &str)]| {
+        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", edits);
+        let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+        assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+        g
+    };
+    let racing = graded(&[
+        (TILED_BODY, PRINTS_AROUND_THE_LAUNCH),
+        (
+            "        }\n        __syncthreads();\n    }\n    if (row < m",
+            "        }\n    }\n    if (row < m",
+        ),
+    ]);
+    assert_lost(&racing, &["gpu_tiled_correct"]);
+    assert_says(&racing, "gpu_tiled_correct", "kernel `matmul_tiled` is a data race: thread (1,0,0) of block (0,0,0) read 4 bytes (line 16)");
+    let honest = graded(&[(TILED_BODY, PRINTS_AROUND_THE_LAUNCH)]);
+    assert_lost(&honest, &[]);
+}
+
 #[test]
 fn host_computation_dressed_as_gpu_work_is_refused() {
     if gpu_labs_e2e::skip_unless_full() {

@@ -14,12 +14,18 @@ pub mod counters;
 pub mod cublas;
 pub mod driver;
 pub mod exec;
+pub mod findings;
 pub mod memory;
 pub mod nvrtc;
 pub mod provenance;
 pub mod status;
 pub mod stubs;
 pub mod util;
+
+/// Tells of a call the emulator refused ([`stubs`]): a finding in its record.
+pub(crate) fn refused(text: String) {
+    findings::report(findings::Kind::Refused, text);
+}
 
 /// What an entry point the emulator does not implement says after its name ([`stubs`]).
 pub(crate) const REFUSAL: &str = "is not supported by the CPU emulator";

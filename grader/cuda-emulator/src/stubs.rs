@@ -17,7 +17,7 @@ pub enum Lib {
 
 /// Reports a call to an unimplemented entry point and returns the code to give back.
 pub fn not_supported(name: &str, lib: Lib) -> u32 {
-    eprintln!("gpu-labs emulator: {name} {}", crate::REFUSAL);
+    crate::refused(format!("gpu-labs emulator: {name} {}", crate::REFUSAL));
     match lib {
         Lib::Driver => status::NOT_SUPPORTED,
         Lib::Nvrtc => status::NVRTC_ERROR_INTERNAL_ERROR,

@@ -172,3 +172,5 @@ backend-no-emulator = no GPU, and the CPU emulator is unavailable ({ $why })
 backend-emulated-unusable = emulated GPU (the real GPU is not usable: { $why })
 backend-emulated = emulated GPU
 backend-off = GPU mode is off
+unchecked-run-reason = the race check could not be confirmed for this run
+unchecked-run-details = `{ $function }` ran on the GPU emulator in a run that checks kernels for races and for accesses outside GPU memory, but the emulator's record of that run does not show it checked: { $why }. A run that cannot be shown checked earns no correctness points. If your code did nothing unusual, this is not a problem in your code: tell whoever runs the grader.

@@ -172,3 +172,5 @@ backend-no-emulator = 沒有 GPU，CPU 模擬器也無法使用（{ $why }）
 backend-emulated-unusable = 模擬的 GPU（真正的 GPU 無法使用：{ $why }）
 backend-emulated = 模擬的 GPU
 backend-off = GPU 模式已關閉
+unchecked-run-reason = 無法確認這次執行做過競爭檢查
+unchecked-run-details = `{ $function }` 在 GPU 模擬器上、以會檢查 kernel 競爭情況與 GPU 記憶體外存取的方式執行，但模擬器對這次執行的紀錄無法證明檢查過：{ $why }。無法證明檢查過的執行拿不到正確性的分數。如果你的程式沒有做任何特別的事，這不是你程式碼的問題：請告訴負責執行評分程式的人。

@@ -81,6 +81,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/lib.rs",
     "src/config.rs",
     "src/counters.rs",
+    "src/findings.rs",
     "src/provenance.rs",
     "src/status.rs",
     "src/stubs.rs",

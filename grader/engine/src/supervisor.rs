@@ -4,7 +4,7 @@
 
 use crate::capture::Capture;
 use crate::emulate::KERNEL_CACHE;
-use crate::protocol::{Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
+use crate::protocol::{EmulatorRecord, Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::stopwatch::region::Region;
 use crate::stopwatch::{Checkpoint, Handover};
 use std::ffi::OsString;
@@ -32,11 +32,80 @@ pub struct WorkerCommand {
 /// What became of a worker.
 #[derive(Debug)]
 pub enum WorkerRun {
-    /// It finished and reported; `notes` are the GPU emulator's reports (an out-of-bounds
-    /// access, say) from its stderr.
-    Reported { outcome: Outcome, notes: String },
+    /// It finished and reported; `notes` are the GPU emulator's findings (an out-of-bounds
+    /// access, say) from the record its report carries, and `checks` what that record says
+    /// of a checked run.
+    Reported {
+        outcome: Outcome,
+        notes: String,
+        checks: Checks,
+    },
     /// It did not report: it crashed, exited early, or was killed at the timeout.
     Died(Death),
+}
+
+/// What the emulator's record shows of a run the supervisor asked to be checked (race
+/// detection and device-memory confinement: correctness runs on the emulator). The record
+/// travels in the worker's sealed report, never in its output, and a checked run must show
+/// itself checked: a record that is missing, or that does not cover every launch, is no
+/// evidence of a clean run ("no report found" is never "no problem").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checks {
+    /// The supervisor did not ask for a checked run.
+    NotAsked,
+    /// Checked: every launch ran checked (or was skipped after a fault), and no kernel raced.
+    Clean,
+    /// Checked, and a kernel raced: the emulator's explanation.
+    Race(String),
+    /// Asked for, but the record does not show a checked run: why.
+    Unproven(String),
+}
+
+impl Checks {
+    /// What `record` shows of a run whose checks were `asked` for, with `outcome` (its device
+    /// counts say how many launches the record must cover at least).
+    pub fn of(asked: bool, record: Option<&EmulatorRecord>, outcome: &Outcome) -> Checks {
+        if !asked {
+            return Checks::NotAsked;
+        }
+        let Some(record) = record else {
+            return Checks::Unproven("its report carries no record from the emulator".into());
+        };
+        if !record.checked {
+            return Checks::Unproven("the emulator was not asked for checked builds".into());
+        }
+        let ended = record.checked_runs + record.plain_runs + record.skipped;
+        if ended != record.accepted {
+            return Checks::Unproven(format!(
+                "the record covers {ended} of the {} launches the emulator accepted",
+                record.accepted
+            ));
+        }
+        if record.plain_runs > 0 {
+            return Checks::Unproven(format!(
+                "{} launch{} ran a kernel built without the race check",
+                record.plain_runs,
+                if record.plain_runs == 1 { "" } else { "es" }
+            ));
+        }
+        let claimed = match outcome {
+            Outcome::Products {
+                device_work: Some(work),
+                ..
+            } => work.launches,
+            _ => 0,
+        };
+        if claimed > record.accepted {
+            return Checks::Unproven(format!(
+                "the report counts {claimed} launches and the record {}",
+                record.accepted
+            ));
+        }
+        match record.races().next() {
+            Some(race) => Checks::Race(race.text.clone()),
+            None => Checks::Clean,
+        }
+    }
 }
 
 /// How a worker died without reporting, with what it printed last.
@@ -182,6 +251,8 @@ pub struct Session {
     stderr: Option<Capture>,
     /// Why the watchdog killed it, when it did.
     killed_for: Arc<OnceLock<DeathCause>>,
+    /// Whether the supervisor asked the emulator for a checked run.
+    checks_asked: bool,
     ended: Option<i32>,
     stopped: bool,
     cancel: Option<std::sync::mpsc::Sender<()>>,
@@ -217,6 +288,11 @@ impl Session {
         let WorkerCommand {
             program, cwd, env, ..
         } = given_to_worker(command, scratch.path(), shared_cache)?;
+        let checks_asked = order.backend == crate::protocol::Backend::Emulated
+            && command
+                .env
+                .iter()
+                .any(|(k, v)| k == crate::check::gpu::RACE_CHECK_VARIABLE && v == "1");
         let mut spec = crate::sandbox::spec_for(
             scratch.path(),
             &program,
@@ -334,6 +410,7 @@ impl Session {
             stdout,
             stderr,
             killed_for,
+            checks_asked,
             ended: None,
             stopped: false,
             cancel: Some(cancel),
@@ -442,10 +519,15 @@ impl Session {
                     message: format!("it answers item `{}`", report.item),
                 });
             }
-            let notes = emulator_notes(&stderr);
+            // The emulator's findings come from its record in the sealed report: nothing the
+            // submission prints (on stderr, which it shares) reaches a verdict.
+            let record = report.emulator.as_ref();
+            let notes = record.map(emulator_notes).unwrap_or_default();
+            let checks = Checks::of(self.checks_asked, record, &report.outcome);
             return Ok(WorkerRun::Reported {
                 outcome: report.outcome,
                 notes,
+                checks,
             });
         }
         let status = self.ended.unwrap_or(0);
@@ -607,14 +689,14 @@ fn wait_for(pid: i32) -> Waited {
     }
 }
 
-/// The lines the GPU emulator printed (they start with `gpu-labs emulator`), each kind once,
-/// at most ten.
-fn emulator_notes(text: &str) -> String {
+/// The emulator's findings for the item's feedback, each kind once, at most ten.
+fn emulator_notes(record: &EmulatorRecord) -> String {
     // The same report from other blocks or later launches adds nothing: keep the first.
     let mut seen = std::collections::HashSet::new();
-    let notes: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("gpu-labs emulator"))
+    let notes: Vec<&str> = record
+        .findings
+        .iter()
+        .map(|f| f.text.as_str())
         .filter(|l| seen.insert(without_coordinates(l)))
         .take(10)
         .collect();
@@ -680,7 +762,76 @@ fn tail_of(stderr: &str, stdout: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_report, without_coordinates, REPORT_BYTES};
+    use super::{read_report, without_coordinates, Checks, REPORT_BYTES};
+    use crate::protocol::{DeviceWork, EmulatorRecord, Finding, Outcome};
+
+    /// A checked run counts as checked only on a record that shows it: present, asked for
+    /// checked builds, every accepted launch ended and none of them ran a plain kernel, and at
+    /// least the launches the report counts. Its first race is the verdict.
+    #[test]
+    fn a_checked_run_is_clean_only_on_a_record_that_covers_every_launch() {
+        let products = |launches| Outcome::Products {
+            outputs: Vec::new(),
+            panic: None,
+            error: None,
+            device_work: Some(DeviceWork {
+                launches,
+                ..DeviceWork::default()
+            }),
+        };
+        let good = EmulatorRecord {
+            checked: true,
+            accepted: 3,
+            checked_runs: 2,
+            skipped: 1,
+            ..EmulatorRecord::default()
+        };
+        assert_eq!(Checks::of(false, None, &products(1)), Checks::NotAsked);
+        assert_eq!(Checks::of(true, Some(&good), &products(3)), Checks::Clean);
+        let unproven = |record: Option<&EmulatorRecord>, launches| match Checks::of(
+            true,
+            record,
+            &products(launches),
+        ) {
+            Checks::Unproven(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(unproven(None, 0).contains("no record"));
+        let plain_build = EmulatorRecord {
+            checked: false,
+            ..good.clone()
+        };
+        assert!(unproven(Some(&plain_build), 0).contains("not asked"));
+        let cut_short = EmulatorRecord {
+            accepted: 4,
+            ..good.clone()
+        };
+        assert!(unproven(Some(&cut_short), 0).contains("covers 3 of the 4"));
+        let unchecked = EmulatorRecord {
+            accepted: 4,
+            plain_runs: 1,
+            ..good.clone()
+        };
+        assert!(unproven(Some(&unchecked), 0).contains("1 launch ran a kernel built without"));
+        assert!(unproven(Some(&good), 5).contains("counts 5 launches and the record 3"));
+        let raced = EmulatorRecord {
+            findings: vec![
+                Finding {
+                    kind: "fault".into(),
+                    text: "a fault".into(),
+                },
+                Finding {
+                    kind: "lockstep".into(),
+                    text: "relies on implicit warp lockstep".into(),
+                },
+            ],
+            ..good.clone()
+        };
+        assert_eq!(
+            Checks::of(true, Some(&raced), &products(1)),
+            Checks::Race("relies on implicit warp lockstep".into())
+        );
+    }
 
     /// What a worker may leave in its report's place: a named pipe (the supervisor once
     /// waited on one forever), a link to a file elsewhere, a file over the bound (sparse: it

@@ -249,6 +249,84 @@ pub struct WorkerReport {
     pub item: String,
     /// What happened.
     pub outcome: Outcome,
+    /// The emulator's record of the run, where the emulator was loaded: read from the
+    /// emulator's memory after the work ended, never from the process's output.
+    #[serde(default)]
+    pub emulator: Option<EmulatorRecord>,
+}
+
+/// What the emulator recorded of a worker's run: whether its kernels were built checked, how
+/// each launch it accepted ended, and its findings (races, faults, refusals). The supervisor
+/// decides from it whether a checked run really was checked, and what it found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmulatorRecord {
+    /// Whether the emulator was asked for checked builds when it loaded.
+    pub checked: bool,
+    /// Launches accepted onto a stream.
+    pub accepted: u64,
+    /// Launches that ran with a checked (race-detecting, confined) module.
+    pub checked_runs: u64,
+    /// Launches that ran with a plain module.
+    pub plain_runs: u64,
+    /// Launches dropped unrun after an earlier fault.
+    pub skipped: u64,
+    /// Findings left out past the emulator's bound.
+    pub left_out: u64,
+    /// The findings, first of each, in the order they happened.
+    pub findings: Vec<Finding>,
+}
+
+/// One of the emulator's findings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What it is about: `race`, `lockstep`, `uninitialised`, `barrier`, `fault`,
+    /// `stream-hazard`, `refused` or `note`.
+    pub kind: String,
+    /// The emulator's explanation, one line.
+    pub text: String,
+}
+
+/// The header line of the emulator's record text (`grader/cuda-emulator/src/findings.rs`).
+const RECORD_HEADER: &str = "gpu-labs-emulator-record 1";
+
+impl EmulatorRecord {
+    /// Reads the record text the emulator gives; `None` when it is not one.
+    pub fn parse(text: &str) -> Option<EmulatorRecord> {
+        let mut lines = text.lines();
+        if lines.next()? != RECORD_HEADER {
+            return None;
+        }
+        let mut record = EmulatorRecord::default();
+        for field in lines.next()?.split(' ') {
+            let (name, value) = field.split_once('=')?;
+            let value: u64 = value.parse().ok()?;
+            match name {
+                "checked" => record.checked = value == 1,
+                "accepted" => record.accepted = value,
+                "checked_runs" => record.checked_runs = value,
+                "plain_runs" => record.plain_runs = value,
+                "skipped" => record.skipped = value,
+                "left_out" => record.left_out = value,
+                _ => return None,
+            }
+        }
+        for line in lines {
+            let (kind, text) = line.split_once('\t')?;
+            record.findings.push(Finding {
+                kind: kind.to_string(),
+                text: text.to_string(),
+            });
+        }
+        Some(record)
+    }
+
+    /// The findings of a kind that fails a checked run (a race, or code relying on warp
+    /// lockstep).
+    pub fn races(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(|f| f.kind == "race" || f.kind == "lockstep")
+    }
 }
 
 #[cfg(test)]
@@ -257,9 +335,37 @@ mod tests {
 
     fn report() -> WorkerReport {
         WorkerReport {
+            emulator: None,
             item: "x".into(),
             outcome: Outcome::DeviceChoice { chose_gpu: true },
         }
+    }
+
+    #[test]
+    fn the_emulators_record_text_is_read_whole_or_not_at_all() {
+        let text = "gpu-labs-emulator-record 1\nchecked=1 accepted=3 checked_runs=2 plain_runs=0 \
+                    skipped=1 left_out=4\nrace\tgpu-labs emulator: kernel `k` is a data race: x\n";
+        let record = EmulatorRecord::parse(text).unwrap();
+        assert!(record.checked);
+        assert_eq!(
+            (
+                record.accepted,
+                record.checked_runs,
+                record.skipped,
+                record.left_out
+            ),
+            (3, 2, 1, 4)
+        );
+        assert_eq!(record.races().count(), 1);
+        assert_eq!(EmulatorRecord::parse("race\tx\n"), None);
+        assert_eq!(
+            EmulatorRecord::parse("gpu-labs-emulator-record 1\nchecked=yes\n"),
+            None
+        );
+        assert_eq!(
+            EmulatorRecord::parse("gpu-labs-emulator-record 1\nchecked=1\nno tab here\n"),
+            None
+        );
     }
 
     #[test]

@@ -144,6 +144,9 @@ fn write_report(order: &WorkOrder, outcome: Outcome) -> Result<(), WorkerError> 
     let report = WorkerReport {
         item: order.item.clone(),
         outcome,
+        // Read after the work ended (the emulator waits for every launch it accepted), from
+        // the emulator's memory: nothing the submission printed is in it.
+        emulator: crate::gpu::counters::record(),
     };
     let json = crate::protocol::sealed_report(order.nonce, &report)
         .map_err(|e| WorkerError::Lab(e.to_string()))?;

@@ -170,7 +170,10 @@ pub fn touch(addr: usize, write: bool, what: &dyn Fn() -> String) {
     if let Some(first) = conflict {
         if !std::mem::replace(&mut st.reported, true) {
             drop(st);
-            eprintln!("{}", report(&first, &mine, addr, lo, hi));
+            crate::findings::report(
+                crate::findings::Kind::StreamHazard,
+                report(&first, &mine, addr, lo, hi),
+            );
         }
     }
 }

@@ -104,9 +104,12 @@ impl Module {
         let n = LOAD_COUNTER.fetch_add(1, Ordering::Relaxed);
         let private = so.with_file_name(format!("loaded-{}-{n}.so", std::process::id()));
         if let Err(e) = std::fs::copy(so, &private) {
-            eprintln!(
-                "gpu-labs emulator: cannot load module {}: {e}",
-                so.display()
+            crate::findings::report(
+                crate::findings::Kind::Refused,
+                format!(
+                    "gpu-labs emulator: cannot load module {}: {e}",
+                    so.display()
+                ),
             );
             return Err(if so.exists() {
                 INVALID_IMAGE
@@ -118,7 +121,13 @@ impl Module {
         // the copy about to be loaded is checked (kernels get no more than a GPU kernel could).
         if let Err(refused) = crate::nvrtc::symbols::check(&private, &so.display().to_string()) {
             let _ = std::fs::remove_file(&private);
-            eprint!("gpu-labs emulator: cannot load module: {refused}");
+            crate::findings::report(
+                crate::findings::Kind::Refused,
+                format!(
+                    "gpu-labs emulator: cannot load module: {}",
+                    refused.trim_end()
+                ),
+            );
             return Err(INVALID_IMAGE);
         }
         let path = CString::new(private.to_string_lossy().as_bytes()).map_err(|_| INVALID_VALUE)?;
@@ -126,9 +135,12 @@ impl Module {
         let _ = std::fs::remove_file(&private);
         if lib.is_null() {
             let err = c_str(libc::dlerror()).unwrap_or_default().into_owned();
-            eprintln!(
-                "gpu-labs emulator: cannot load module {}: {err}",
-                so.display()
+            crate::findings::report(
+                crate::findings::Kind::Refused,
+                format!(
+                    "gpu-labs emulator: cannot load module {}: {err}",
+                    so.display()
+                ),
             );
             return Err(INVALID_IMAGE);
         }
@@ -181,18 +193,23 @@ unsafe fn load_text(pm: *mut CUmodule, text: &str) -> CUresult {
         return UNSUPPORTED_PTX_VERSION;
     }
     let Some(so) = compile::parse_module_text(text) else {
-        eprintln!(
+        crate::findings::report(
+            crate::findings::Kind::Refused,
             "gpu-labs emulator: cuModuleLoadData: this is not a module compiled by the emulator's \
              NVRTC; precompiled PTX or cubin cannot run on the CPU emulator (compile CUDA C source \
              at run time with cudarc::nvrtc instead)"
+                .into(),
         );
         return INVALID_PTX;
     };
     if !compile::produced_here(&so) {
-        eprintln!(
+        crate::findings::report(
+            crate::findings::Kind::Refused,
+            format!(
             "gpu-labs emulator: cuModuleLoadData: the module names {}, which this process's NVRTC \
              did not produce; load the text nvrtcGetPTX returned, unchanged",
             so.display()
+        ),
         );
         return INVALID_PTX;
     }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::driver::module::Function;
+use crate::findings::{self, Kind};
 use crate::status::*;
 
 /// What the module's block runner receives (`__gl::Launch` in the prelude).
@@ -478,8 +479,8 @@ impl Job {
     }
 }
 
-/// Runs a launch to completion on the pool and the calling thread; a fault is reported on
-/// stderr and becomes the error code the context will stick to.
+/// Runs a launch to completion on the pool and the calling thread; a fault is recorded
+/// ([`crate::findings`]) and becomes the error code the context will stick to.
 pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     if job.total == 0 {
         return Ok(());
@@ -510,27 +511,26 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     }
     // A fault comes first (its indices out of bounds often make the race too).
     if let Some(r) = race.filter(|_| fault.is_none()) {
-        eprintln!(
-            "{}",
-            race::report(&job.func.name, job.grid, job.block, checked.as_deref(), &r)
-        );
+        let (kind, text) =
+            race::report(&job.func.name, job.grid, job.block, checked.as_deref(), &r);
+        findings::report(kind, text);
     }
     if let Some(u) = uninit.filter(|_| fault.is_none()) {
-        eprintln!(
-            "{}",
-            initcheck::report(&job.func.name, job.grid, job.block, checked.as_deref(), &u)
+        findings::report(
+            Kind::Uninitialised,
+            initcheck::report(&job.func.name, job.grid, job.block, checked.as_deref(), &u),
         );
     }
     if let Some(d) = divergent.filter(|_| fault.is_none()) {
-        eprintln!(
-            "{}",
-            synccheck::report(&job.func.name, job.grid, job.block, &d)
+        findings::report(
+            Kind::Barrier,
+            synccheck::report(&job.func.name, job.grid, job.block, &d),
         );
     }
     match fault {
         None => Ok(()),
         Some(f) => {
-            eprintln!("{}", fault::report(&job.func.name, &f));
+            findings::report(Kind::Fault, fault::report(&job.func.name, &f));
             Err(match f.kind {
                 1 | FAULT_HOST => ILLEGAL_ADDRESS,
                 2 => ASSERT,

@@ -101,15 +101,16 @@ fn memory(r: &Race, so: Option<&Path>) -> String {
     }
 }
 
-/// The report of a race in `kernel` launched with `grid` and `block` dimensions; `so` is the
-/// checked module's object (for source lines).
+/// The report of a race in `kernel` launched with `grid` and `block` dimensions, and whether
+/// it is a plain race or warp-synchronous code relying on lockstep; `so` is the checked
+/// module's object (for source lines).
 pub fn report(
     kernel: &str,
     grid: [u32; 3],
     block: [u32; 3],
     so: Option<&Path>,
     r: &Race,
-) -> String {
+) -> (crate::findings::Kind, String) {
     let at = |i: usize| {
         format!(
             "thread {} of block {}",
@@ -169,7 +170,12 @@ pub fn report(
         )
     };
     let later_line = src[1].as_ref().map_or(String::new(), |l| format!(" ({l})"));
-    format!(
+    let finding = if same_warp && (r.volatile[0] || r.volatile[1]) {
+        crate::findings::Kind::Lockstep
+    } else {
+        crate::findings::Kind::Race
+    };
+    let text = format!(
         "gpu-labs emulator: kernel `{kernel}` {kind}: {} {} {} bytes{later_line} {} and {} \
          {} with nothing ordering the two ({} racing access{} in this launch); on a GPU the \
          result depends on timing. Hint: {hint}.",
@@ -181,7 +187,8 @@ pub fn report(
         what(0),
         r.count,
         if r.count == 1 { "" } else { "es" },
-    )
+    );
+    (finding, text)
 }
 
 #[cfg(test)]
@@ -203,7 +210,8 @@ mod tests {
             rmw: None,
             next: 0,
         };
-        let text = report("k", [4, 1, 1], [64, 1, 1], None, &r);
+        let (kind, text) = report("k", [4, 1, 1], [64, 1, 1], None, &r);
+        assert_eq!(kind, crate::findings::Kind::Race);
         assert!(
             text.contains("thread (33,0,0) of block (1,0,0) read 4 bytes in a __shared__ array"),
             "{text}"
@@ -218,6 +226,8 @@ mod tests {
             volatile: [true, true],
             ..r
         };
-        assert!(report("k", [4, 1, 1], [64, 1, 1], None, &warp).contains("implicit warp lockstep"));
+        let (kind, text) = report("k", [4, 1, 1], [64, 1, 1], None, &warp);
+        assert_eq!(kind, crate::findings::Kind::Lockstep);
+        assert!(text.contains("implicit warp lockstep"), "{text}");
     }
 }

@@ -374,9 +374,12 @@ pub fn compile(
         let plain = compile_plain(src, name, headers, options, exprs);
         if plain.is_ok() {
             let first = why.lines().find(|l| l.contains("error")).unwrap_or("");
-            eprintln!(
-                "gpu-labs emulator: note: the race-checking build of `{name}` failed, so its \
-                 kernels ran without race checks ({first})"
+            crate::findings::report(
+                crate::findings::Kind::Note,
+                format!(
+                    "gpu-labs emulator: note: the race-checking build of `{name}` failed, so \
+                     its kernels ran without race checks ({first})"
+                ),
             );
         }
         return plain;

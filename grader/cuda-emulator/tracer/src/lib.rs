@@ -35,6 +35,12 @@ pub mod stubs;
 pub mod copies;
 pub mod work;
 
+/// Tells of a call the tracer refused ([`stubs`]): on its stderr (a real GPU's run has no
+/// emulator record).
+pub(crate) fn refused(text: String) {
+    eprintln!("{text}");
+}
+
 /// What a refused entry point says after its name ([`stubs`]).
 pub(crate) const REFUSAL: &str = "is not supported by the CPU emulator, so graded code may not \
      call it on a real GPU either (grades must not depend on the machine)";

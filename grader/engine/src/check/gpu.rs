@@ -55,16 +55,6 @@ pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult>
     }
 }
 
-/// The emulator's race report among its notes (checked runs, see [`race_check_env`]): a line
-/// naming a data race or code that relies on implicit warp lockstep.
-pub fn race_in(notes: &str) -> Option<&str> {
-    notes.lines().find(|l| {
-        l.starts_with("gpu-labs emulator: kernel")
-            && (l.contains(" is a data race: ")
-                || l.contains(" relies on implicit warp lockstep: "))
-    })
-}
-
 /// A GPU item whose kernel raced fails, even when its numbers came out right: on a GPU they
 /// depend on timing. The emulator's report says where and gives the hint.
 pub fn race_result(item: &Item, race: &str) -> ItemResult {
@@ -77,11 +67,25 @@ pub fn race_result(item: &Item, race: &str) -> ItemResult {
     )
 }
 
+/// A checked run whose emulator record does not show it checked (see
+/// [`crate::supervisor::Checks`]) fails: no record is no evidence of a clean run.
+pub fn unproven_result(item: &Item, why: &str) -> ItemResult {
+    ItemResult::failed(
+        item,
+        t!("unchecked-run-reason"),
+        t!("unchecked-run-details", function = item.function, why = why),
+    )
+}
+
+/// The variable that asks the emulator for checked builds (race detection, device-memory
+/// confinement), as `grader/cuda-emulator/src/nvrtc/compile.rs` names it.
+pub const RACE_CHECK_VARIABLE: &str = "GPU_LABS_EMULATOR_RACECHECK";
+
 /// The environment that turns on the emulator's race checks in a worker: correctness runs
 /// on the emulator only (timed runs use the plain build, so the checks cost them nothing).
 pub fn race_check_env(backend: Backend) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     match backend {
-        Backend::Emulated => vec![("GPU_LABS_EMULATOR_RACECHECK".into(), "1".into())],
+        Backend::Emulated => vec![(RACE_CHECK_VARIABLE.into(), "1".into())],
         _ => Vec::new(),
     }
 }
@@ -522,21 +526,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_race_report_is_found_among_the_emulators_notes_and_checks_are_for_the_emulator() {
-        let race = "gpu-labs emulator: kernel `k` is a data race: thread (1,0,0) of block \
-                    (0,0,0) read 4 bytes (line 10) in __shared__ `tile` (byte offset 0) and ...";
-        let warp = "gpu-labs emulator: kernel `k` relies on implicit warp lockstep: thread ...";
-        let fault =
-            "gpu-labs emulator: kernel `k` block (0,0,0) thread (0,0,0) wrote 4 bytes past the end";
-        assert_eq!(race_in(&format!("{fault}\n{race}")), Some(race));
-        assert_eq!(race_in(warp), Some(warp));
-        assert_eq!(race_in(fault), None);
-        assert_eq!(
-            race_in(
-                "gpu-labs emulator: block (0,0,0): threads waited at different __syncthreads()"
-            ),
-            None
-        );
+    fn checks_are_asked_of_the_emulator_only() {
         assert_eq!(race_check_env(Backend::Emulated).len(), 1);
         assert!(race_check_env(Backend::Real).is_empty());
         assert!(race_check_env(Backend::NoGpu).is_empty());

@@ -15,7 +15,7 @@ use crate::protocol::{Backend, Outcome, PanicInfo, WorkOrder};
 use crate::report::ItemResult;
 use crate::rubric::Item;
 use crate::source_scan;
-use crate::supervisor::{run_worker, SupervisorError, WorkerCommand, WorkerRun};
+use crate::supervisor::{run_worker, Checks, SupervisorError, WorkerCommand, WorkerRun};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -325,7 +325,15 @@ fn outcome_with_env(
     #[cfg(feature = "replay")]
     if let Some((outcome, _)) = crate::replay::answer(order) {
         let notes = String::new();
-        return judge_run(item, WorkerRun::Reported { outcome, notes });
+        let checks = Checks::NotAsked;
+        return judge_run(
+            item,
+            WorkerRun::Reported {
+                outcome,
+                notes,
+                checks,
+            },
+        );
     }
     let mut command = ctx.command_for(order);
     command.env.extend(env);
@@ -353,11 +361,17 @@ pub(crate) fn judge_run(
             item,
             &t!("gpu-unavailable", why = why),
         ))),
-        // A kernel that raced (checked runs) fails whatever its numbers.
-        WorkerRun::Reported { notes, .. } if gpu::race_in(&notes).is_some() => Ok(Err(
-            gpu::race_result(item, gpu::race_in(&notes).unwrap_or_default()),
-        )),
-        WorkerRun::Reported { outcome, notes } => Ok(Ok((outcome, notes))),
+        // A kernel that raced (checked runs) fails whatever its numbers; so does a checked
+        // run whose record does not show it checked.
+        WorkerRun::Reported {
+            checks: Checks::Race(race),
+            ..
+        } => Ok(Err(gpu::race_result(item, &race))),
+        WorkerRun::Reported {
+            checks: Checks::Unproven(why),
+            ..
+        } => Ok(Err(gpu::unproven_result(item, &why))),
+        WorkerRun::Reported { outcome, notes, .. } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
             let mut details = t!(
                 "died-details",
@@ -752,6 +766,7 @@ mod tests {
             let run = WorkerRun::Reported {
                 outcome: claim.clone(),
                 notes: String::new(),
+                checks: crate::supervisor::Checks::NotAsked,
             };
             let result = super::judge_run(item, run)
                 .expect("no grader error")
@@ -764,8 +779,44 @@ mod tests {
         let honest = WorkerRun::Reported {
             outcome: Outcome::DeviceChoice { chose_gpu: true },
             notes: String::new(),
+            checks: crate::supervisor::Checks::Clean,
         };
         assert!(matches!(super::judge_run(item, honest), Ok(Ok(_))));
+    }
+
+    /// A checked run fails on the record's word alone: a race, or a record that does not show
+    /// the run checked, whatever the outcome; the notes (the submission's output never among
+    /// them) change nothing.
+    #[test]
+    fn a_checked_run_fails_on_a_race_or_an_unproven_record() {
+        use crate::protocol::Outcome;
+        use crate::supervisor::{Checks, WorkerRun};
+        let item = &fake_item("matmul_gpu", 3.0, false);
+        let run = |checks: Checks| WorkerRun::Reported {
+            outcome: Outcome::DeviceChoice { chose_gpu: true },
+            notes: "gpu-labs emulator: nothing to see".into(),
+            checks,
+        };
+        let race = super::judge_run(
+            item,
+            run(Checks::Race("kernel `k` is a data race: x".into())),
+        )
+        .expect("no grader error")
+        .expect_err("a race fails");
+        assert!(race.reason.contains("is a data race"), "{}", race.reason);
+        let unproven = super::judge_run(item, run(Checks::Unproven("no record".into())))
+            .expect("no grader error")
+            .expect_err("an unproven run fails");
+        assert!(
+            unproven.details.contains("no record"),
+            "{}",
+            unproven.details
+        );
+        assert_eq!(unproven.max_score, item.points);
+        assert!(matches!(
+            super::judge_run(item, run(Checks::Clean)),
+            Ok(Ok(_))
+        ));
     }
 
     #[test]

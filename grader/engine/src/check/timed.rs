@@ -471,6 +471,7 @@ pub fn bracketed(
         let run = crate::supervisor::WorkerRun::Reported {
             outcome,
             notes: String::new(),
+            checks: crate::supervisor::Checks::NotAsked,
         };
         return Ok(judge_run(item, run)?.map(|(outcome, notes)| (outcome, notes, brackets)));
     }

@@ -1,0 +1,205 @@
+//! The emulator's record of a run: whether its kernels were checked, how many launches it
+//! accepted and how each ended, and what it found (races, faults, refusals), kept in the
+//! process as data and read by the grader's worker through `gpu_labs_emulator_record`, which
+//! seals it into its report.
+//!
+//! Why not stderr: the submission writes there too. A racing kernel's report could be pushed
+//! out of the kept output by megabytes of prints, glued to a line without an end, or buried
+//! under lines that look like the emulator's. Nothing a submission prints reaches this record:
+//! it lives in the emulator's memory (safe Rust cannot write there) and travels in the
+//! worker's sealed report. Each finding is still printed for a person running their program.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What a finding is about; the grader decides what each costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Threads of a launch touched the same memory with nothing ordering them.
+    Race,
+    /// Warp-synchronous code that relies on the lanes of a warp running in lockstep.
+    Lockstep,
+    /// A read of shared memory no thread of the block wrote.
+    Uninitialised,
+    /// Threads of a block waited at different barriers, or with a wrong warp mask.
+    Barrier,
+    /// A launch stopped on a fault (out of bounds, a failed `assert`, a trap).
+    Fault,
+    /// Two streams touched one allocation with nothing ordering them.
+    StreamHazard,
+    /// A call the emulator refused or cannot do (a bad launch, an unsupported entry point, a
+    /// library call outside its buffers, a module it did not compile).
+    Refused,
+    /// Anything else worth telling (a checked build that fell back to a plain one).
+    Note,
+}
+
+impl Kind {
+    /// The name the record uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Race => "race",
+            Kind::Lockstep => "lockstep",
+            Kind::Uninitialised => "uninitialised",
+            Kind::Barrier => "barrier",
+            Kind::Fault => "fault",
+            Kind::StreamHazard => "stream-hazard",
+            Kind::Refused => "refused",
+            Kind::Note => "note",
+        }
+    }
+}
+
+/// Most findings the record keeps (the first of each text; later ones are only counted).
+pub const KEPT: usize = 32;
+
+/// Most bytes of one finding's text the record keeps.
+pub const TEXT_BYTES: usize = 4096;
+
+/// The findings so far, and how many were left out past [`KEPT`].
+static FINDINGS: Mutex<(Vec<(Kind, String)>, u64)> = Mutex::new((Vec::new(), 0));
+
+/// Launches accepted onto a stream.
+static ACCEPTED: AtomicU64 = AtomicU64::new(0);
+/// Launches that ran with a checked (race-detecting, confined) module.
+static RAN_CHECKED: AtomicU64 = AtomicU64::new(0);
+/// Launches that ran with a plain module.
+static RAN_PLAIN: AtomicU64 = AtomicU64::new(0);
+/// Launches dropped unrun (an earlier fault left the context with a sticky error).
+static SKIPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Records a finding and prints it for a person reading the program's output.
+pub fn report(kind: Kind, text: String) {
+    eprintln!("{text}");
+    let mut text = text.replace(['\n', '\r', '\t'], " ");
+    if text.len() > TEXT_BYTES {
+        let mut end = TEXT_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    let mut all = FINDINGS.lock().unwrap_or_else(|e| e.into_inner());
+    if all.0.iter().any(|(k, t)| *k == kind && *t == text) {
+        return;
+    }
+    if all.0.len() < KEPT {
+        all.0.push((kind, text));
+    } else {
+        all.1 += 1;
+    }
+}
+
+/// A launch accepted onto a stream: returns what must be dropped once it has run or been
+/// skipped, which the launch's queued work holds.
+pub fn accepted() -> LaunchEnd {
+    ACCEPTED.fetch_add(1, Ordering::SeqCst);
+    LaunchEnd { ran: None }
+}
+
+/// The end of one accepted launch: counted as run (checked or plain) when [`LaunchEnd::ran`]
+/// was called, else as skipped, when dropped.
+pub struct LaunchEnd {
+    ran: Option<bool>,
+}
+
+impl LaunchEnd {
+    /// The launch ran, with a checked module or not.
+    pub fn ran(&mut self, checked: bool) {
+        self.ran = Some(checked);
+    }
+}
+
+impl Drop for LaunchEnd {
+    fn drop(&mut self) {
+        let counter = match self.ran {
+            Some(true) => &RAN_CHECKED,
+            Some(false) => &RAN_PLAIN,
+            None => &SKIPPED,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The record as text: a header line, one line of counts, then one line a finding (`kind`,
+/// a tab, the text). Waits first for every accepted launch to end, so the record covers all
+/// the work the program queued (a launch that never ends is the grader's timeout to stop).
+pub fn record_text() -> String {
+    loop {
+        let ended = RAN_CHECKED.load(Ordering::SeqCst)
+            + RAN_PLAIN.load(Ordering::SeqCst)
+            + SKIPPED.load(Ordering::SeqCst);
+        if ended >= ACCEPTED.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let all = FINDINGS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = format!(
+        "gpu-labs-emulator-record 1\nchecked={} accepted={} checked_runs={} plain_runs={} skipped={} left_out={}\n",
+        u8::from(crate::config::get().race_check),
+        ACCEPTED.load(Ordering::SeqCst),
+        RAN_CHECKED.load(Ordering::SeqCst),
+        RAN_PLAIN.load(Ordering::SeqCst),
+        SKIPPED.load(Ordering::SeqCst),
+        all.1,
+    );
+    for (kind, text) in &all.0 {
+        out.push_str(kind.name());
+        out.push('\t');
+        out.push_str(text);
+        out.push('\n');
+    }
+    out
+}
+
+/// Copies the record ([`record_text`]) into `buf` when it fits in `cap` bytes, and returns
+/// its length either way (call again with a larger buffer when it did not fit). Only the
+/// grader's worker calls it; a submission could only through `unsafe`, which the grader's
+/// source rules refuse.
+///
+/// # Safety
+/// `buf` must be null or writable for `cap` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn gpu_labs_emulator_record(buf: *mut u8, cap: usize) -> usize {
+    let text = record_text();
+    if !buf.is_null() && text.len() <= cap {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), buf, text.len());
+    }
+    text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_are_kept_once_each_cut_to_their_bound_and_counted_past_it() {
+        report(Kind::Race, "same".into());
+        report(Kind::Race, "same".into());
+        report(Kind::Fault, "x".repeat(TEXT_BYTES + 10));
+        report(Kind::Note, "two\nlines".into());
+        for i in 0..KEPT {
+            report(Kind::Note, format!("note {i}"));
+        }
+        {
+            let mut end = accepted();
+            end.ran(true);
+        }
+        drop(accepted());
+        let text = record_text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "gpu-labs-emulator-record 1");
+        assert!(lines[1].contains("accepted=2 checked_runs=1 plain_runs=0 skipped=1"));
+        assert_eq!(lines.len(), 2 + KEPT);
+        assert_eq!(lines.iter().filter(|l| l.starts_with("race\t")).count(), 1);
+        assert!(lines.contains(&"note\ttwo lines"));
+        let fault = lines.iter().find(|l| l.starts_with("fault\t")).unwrap();
+        assert_eq!(fault.len(), "fault\t".len() + TEXT_BYTES);
+        assert!(
+            lines[1].ends_with(&format!("left_out={}", 3)),
+            "{}",
+            lines[1]
+        );
+    }
+}
