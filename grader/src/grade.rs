@@ -138,7 +138,7 @@ pub fn grade(
             )
         }
     };
-    let (ctx, _kernels) = context(
+    let ctx = context(
         target,
         &built,
         &assignment.assignment.name,
@@ -294,26 +294,6 @@ fn own_binary() -> Result<PathBuf, GradeError> {
     Err(GradeError::OwnBinaryGone(exe))
 }
 
-/// The folder where a grading's workers keep the kernels the emulator compiles.
-enum Kernels {
-    /// Official grading: a fresh folder for this submission, shared by its items and by no
-    /// other submission (a worker can write what a later worker loads), gone with the value.
-    Fresh(tempfile::TempDir),
-    /// A student's own run (their `cargo test`: the supervisor is their own test binary, so
-    /// there is nothing to keep from them): the grader cache's `kernels`, kept from run to
-    /// run, so that after an edit only the kernels whose source changed are compiled again.
-    Kept(PathBuf),
-}
-
-impl Kernels {
-    fn path(&self) -> &std::path::Path {
-        match self {
-            Kernels::Fresh(dir) => dir.path(),
-            Kernels::Kept(dir) => dir,
-        }
-    }
-}
-
 /// Whether a student's own runs keep their compiled kernels here: not for a grader run as
 /// root, whose workers are a user of each run's own (see [`kept_kernels`]).
 pub fn kernels_kept_between_runs() -> bool {
@@ -324,10 +304,13 @@ pub fn kernels_kept_between_runs() -> bool {
     true
 }
 
-/// The grader cache's `kernels` folder for [`Kernels::Kept`], or none for a grader run as
-/// root: it starts its workers as a user of its own (one per grader process, so the workers
-/// of two runs are kept apart), and a folder kept from run to run would belong to another
-/// run's user. Each run then compiles its kernels in a fresh folder, as official grading does.
+/// The folder where a student's own run (their `cargo test`: the supervisor is their own test
+/// binary, so there is nothing to keep from them) keeps the kernels the emulator compiles:
+/// the grader cache's `kernels`, kept from run to run, so that after an edit only the kernels
+/// whose source changed are compiled again. None for a grader run as root: it starts its
+/// workers as a user of its own (one per grader process, so the workers of two runs are kept
+/// apart), and a folder kept from run to run would belong to another run's user. Without one,
+/// each worker compiles its kernels in its own scratch folder, as in official grading.
 fn kept_kernels(cache: &std::path::Path) -> Option<PathBuf> {
     if !kernels_kept_between_runs() {
         return None;
@@ -338,38 +321,32 @@ fn kept_kernels(cache: &std::path::Path) -> Option<PathBuf> {
 }
 
 /// Where GPU items run (building the emulator first when they run on it) and everything the
-/// items' grading needs; the folder of this submission's compiled kernels lives as long as
-/// the second value ([`Kernels`]).
+/// items' grading needs.
 fn context(
     target: &Target,
     built: &Program,
     lab: &str,
     options: &GradeOptions,
     on_event: &mut dyn FnMut(Event<'_>),
-) -> Result<(GradeContext, Kernels), GradeError> {
+) -> Result<GradeContext, GradeError> {
     if grader_engine::gpu::will_build_emulator(options.gpu) {
         on_event(Event::BuildingEmulator);
     }
     let (backend, backend_label) = grader_engine::gpu::backend_for(options.gpu)?;
-    let kept = match target {
+    // Official grading: none. Each worker compiles the kernels it runs in its own scratch
+    // folder, which no other worker (of this submission or another) can write: a folder
+    // shared by a submission's items would let one item leave a kernel built without the race
+    // check where another item's checked run loads it.
+    let kernel_cache = match target {
         Target::Running { .. } => kept_kernels(&options.cache),
         Target::Crate(_) => None,
-    };
-    let kernels = match kept {
-        Some(dir) => Kernels::Kept(dir),
-        None => Kernels::Fresh(
-            tempfile::Builder::new()
-                .prefix("grader-kernels-")
-                .tempdir()
-                .map_err(GradeError::Scratch)?,
-        ),
     };
     let ctx = GradeContext {
         command: WorkerCommand {
             program: built.program.clone(),
             cwd: built.cwd.clone(),
             env: Vec::new(),
-            kernel_cache: Some(kernels.path().to_path_buf()),
+            kernel_cache,
         },
         lab: lab.to_string(),
         seed: options.seed,
@@ -378,7 +355,7 @@ fn context(
         backend_label,
         yardstick_program: built.yardstick.clone(),
     };
-    Ok((ctx, kernels))
+    Ok(ctx)
 }
 
 /// Whether `item` must have the machine to itself: it measures speed, or it runs on a real
@@ -452,7 +429,7 @@ mod tests {
         let mut options = GradeOptions::new(1);
         options.gpu = GpuMode::Off;
         let target = Target::Crate(PathBuf::from("lab"));
-        let (mut ctx, _kernels) =
+        let mut ctx =
             context(&target, &program(), "matmul", &options, &mut |_| {}).expect("a context");
         for lab in ["matmul", "training"] {
             let assignment = crate::rubric::embedded(lab).expect("an embedded rubric");
@@ -479,8 +456,8 @@ mod tests {
 
     /// A student's own runs share the grader cache's kernels from run to run (a grader run as
     /// root, whose workers are a user of each run's own, compiles them afresh instead);
-    /// official grading gives each submission a fresh folder, outside the cache, that no other
-    /// submission's worker ever gets.
+    /// official grading gives none: each worker compiles in its own scratch folder, which no
+    /// other worker, of this submission or another, can write.
     #[test]
     fn only_a_students_own_run_keeps_its_kernels_from_run_to_run() {
         let cache = tempfile::tempdir().expect("temp dir");
@@ -493,25 +470,18 @@ mod tests {
         };
         let official = Target::Crate(PathBuf::from("lab"));
         let kernels_of = |target: &Target| {
-            let (ctx, kernels) =
-                context(target, &program(), "matmul", &options, &mut |_| {}).expect("a context");
-            let dir = ctx.command.kernel_cache.expect("a kernel folder");
-            assert_eq!(dir, kernels.path());
-            (dir, matches!(kernels, Kernels::Kept(_)))
+            context(target, &program(), "matmul", &options, &mut |_| {})
+                .expect("a context")
+                .command
+                .kernel_cache
         };
-        let (own, kept) = kernels_of(&running);
-        let (again, _) = kernels_of(&running);
-        if !kernels_kept_between_runs() {
-            assert!(!kept && own != again && !own.starts_with(cache.path()));
+        let own = kernels_of(&running);
+        if kernels_kept_between_runs() {
+            assert_eq!(own, Some(cache.path().join("kernels")));
+            assert_eq!(kernels_of(&running), own);
         } else {
-            assert!(kept);
-            assert_eq!(own, cache.path().join("kernels"));
-            assert_eq!(again, own);
+            assert_eq!(own, None);
         }
-        let (first, kept) = kernels_of(&official);
-        let (second, _) = kernels_of(&official);
-        assert!(!kept);
-        assert_ne!(first, second);
-        assert!(!first.starts_with(cache.path()) && !second.starts_with(cache.path()));
+        assert_eq!(kernels_of(&official), None);
     }
 }

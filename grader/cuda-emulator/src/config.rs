@@ -25,6 +25,12 @@ pub const CACHE_VARIABLE: &str = "GPU_LABS_EMULATOR_CACHE";
 /// rule the coroutines out while debugging.
 pub const FIBERS_VARIABLE: &str = "GPU_LABS_EMULATOR_FIBERS";
 
+/// The variable that, when `1`, makes the emulator load only objects its own compiler produced
+/// in this process, byte for byte: the grader sets it for every worker whose kernel cache is
+/// that worker's own scratch folder (official grading), where an object already on disk can
+/// only have been left by the submission's code.
+pub const OWN_OBJECTS_VARIABLE: &str = "GPU_LABS_EMULATOR_OWN_OBJECTS";
+
 /// Everything the emulator takes from its environment, as it was when the library was loaded.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -36,6 +42,8 @@ pub struct Config {
     /// Whether kernels are compiled with race detection and device-memory confinement
     /// (`GPU_LABS_EMULATOR_RACECHECK=1`, see [`crate::nvrtc::compile::RACECHECK_VARIABLE`]).
     pub race_check: bool,
+    /// Whether only objects compiled in this process are loaded ([`OWN_OBJECTS_VARIABLE`]).
+    pub own_objects: bool,
     /// Whether plain builds may run barrier kernels as coroutines (unless
     /// [`FIBERS_VARIABLE`] is `1`).
     pub coroutines: bool,
@@ -91,6 +99,7 @@ impl Config {
                 })
                 .unwrap_or_default(),
             race_check: var(crate::nvrtc::compile::RACECHECK_VARIABLE).is_some_and(|v| v == "1"),
+            own_objects: var(OWN_OBJECTS_VARIABLE).is_some_and(|v| v == "1"),
             coroutines: var(FIBERS_VARIABLE).is_none_or(|v| v.trim() != "1"),
             kernel_cache,
             cxx,

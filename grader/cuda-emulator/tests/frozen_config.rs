@@ -8,21 +8,7 @@ mod common;
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::compile_ptx;
 
-/// Many threads add into one element with `+=` (a data race in global memory).
-const RACY: &str = r#"
-extern "C" __global__ void k(const float* in, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i % 4] += in[i];
-}
-"#;
-
-/// The honest twin: each thread writes its own element.
-const CORRECT: &str = r#"
-extern "C" __global__ void k(const float* in, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = 2.0f * in[i];
-}
-"#;
+use common::{CORRECT, RACY};
 
 /// Loads the emulator (a context), then flips every switch a submission could reach, then
 /// compiles and launches `src` and checks what it can of the result.

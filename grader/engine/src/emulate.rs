@@ -62,6 +62,11 @@ pub const MARKER: &str = "GPU_LABS_EMULATOR";
 /// workers get one per submission: see `supervisor::WorkerCommand::kernel_cache`).
 pub const KERNEL_CACHE: &str = "GPU_LABS_EMULATOR_CACHE";
 
+/// The variable that makes the emulator load only objects its own compiler produced in that
+/// process, byte for byte (`grader/cuda-emulator/src/config.rs`): set for every worker whose
+/// kernel cache is its own scratch folder.
+pub const OWN_OBJECTS: &str = "GPU_LABS_EMULATOR_OWN_OBJECTS";
+
 /// Environment variable naming a prebuilt emulator library.
 pub const LIB_OVERRIDE: &str = "GPU_LABS_EMULATOR_LIB";
 

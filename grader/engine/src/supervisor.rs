@@ -3,7 +3,7 @@
 //! the checks can judge. Student code never runs in the supervisor's process.
 
 use crate::capture::Capture;
-use crate::emulate::KERNEL_CACHE;
+use crate::emulate::{KERNEL_CACHE, OWN_OBJECTS};
 use crate::protocol::{EmulatorRecord, Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::stopwatch::region::Region;
 use crate::stopwatch::{Checkpoint, Handover};
@@ -341,6 +341,12 @@ impl Session {
         // that one submission's code could write would let it swap the kernels another runs.
         // (The grader's own kernel is never taken from a cache: see `gpu::busy`.)
         cmd.env(KERNEL_CACHE, &kernel_cache);
+        // A cache that is this worker's own scratch folder (official grading) holds nothing
+        // its emulator did not compile, unless the submission's code put it there: the
+        // emulator then loads only the bytes its own compiler wrote in this process.
+        if shared_cache.is_none() {
+            cmd.env(OWN_OBJECTS, "1");
+        }
         let limits = crate::sandbox::limits::Limits::for_worker(order.backend, timeout_secs);
         crate::sandbox::limits::install(&mut cmd, limits, prepared);
         let mut child = cmd.spawn().map_err(|source| SupervisorError::Spawn {

@@ -2,7 +2,7 @@
 //! descriptors the generated code exports) and their `__constant__`/`__device__` globals.
 
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
@@ -98,25 +98,125 @@ unsafe fn sym(lib: *mut c_void, name: &str) -> Option<*mut c_void> {
     (!p.is_null()).then_some(p)
 }
 
+/// The copy of a compiled object that one load maps: a file of its own, or, where only this
+/// process's own objects load ([`crate::config::Config::own_objects`]), a sealed in-memory file
+/// holding exactly the bytes its compiler wrote (checked by their digest), which nothing can
+/// change between the checks and `dlopen`. Removed when dropped.
+struct PrivateCopy {
+    /// What the checks read and `dlopen` maps.
+    path: PathBuf,
+    /// The sealed in-memory file, when that is what `path` names.
+    memory: Option<std::os::fd::OwnedFd>,
+}
+
+impl PrivateCopy {
+    /// A private copy of `so`, at `file` unless it is held in memory.
+    fn of(so: &Path, file: PathBuf) -> Result<PrivateCopy, String> {
+        if !crate::config::get().own_objects {
+            std::fs::copy(so, &file).map_err(|e| e.to_string())?;
+            return Ok(PrivateCopy {
+                path: file,
+                memory: None,
+            });
+        }
+        let bytes = std::fs::read(so).map_err(|e| e.to_string())?;
+        let wrote = crate::nvrtc::compile::compiled_digest(so);
+        if wrote.as_deref() != Some(crate::util::hash_hex(&[&bytes]).as_str()) {
+            return Err(
+                "it is not the object this process's compiler wrote (it was changed \
+                        on disk after it was compiled)"
+                    .into(),
+            );
+        }
+        if let Some(memory) = sealed_memory_file(&bytes) {
+            use std::os::fd::AsRawFd;
+            let path = PathBuf::from(format!("/proc/self/fd/{}", memory.as_raw_fd()));
+            return Ok(PrivateCopy {
+                path,
+                memory: Some(memory),
+            });
+        }
+        std::fs::write(&file, &bytes).map_err(|e| e.to_string())?;
+        Ok(PrivateCopy {
+            path: file,
+            memory: None,
+        })
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        match self.memory.take() {
+            // The object stays mapped for the process's life (see `Module`'s drop), and the
+            // loader knows it by this path: a later object under the same descriptor number
+            // would be taken for this one. So the descriptor is never closed.
+            Some(memory) => {
+                let _ = std::os::fd::IntoRawFd::into_raw_fd(memory);
+            }
+            None => {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+/// An in-memory file holding `bytes`, sealed against any change; `None` where the system
+/// has none (the caller then writes a file).
+fn sealed_memory_file(bytes: &[u8]) -> Option<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: memfd_create with a valid C string; the descriptor it returns is owned here.
+    let fd = unsafe {
+        libc::memfd_create(
+            c"gpu-labs-kernels".as_ptr(),
+            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just created and is owned by nothing else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut file = std::fs::File::from(owned);
+    file.write_all(bytes).ok()?;
+    let seals = libc::F_SEAL_WRITE | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    // SAFETY: fcntl on a descriptor this function owns.
+    if unsafe {
+        libc::fcntl(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            libc::F_ADD_SEALS,
+            seals,
+        )
+    } != 0
+    {
+        return None;
+    }
+    Some(OwnedFd::from(file))
+}
+
 impl Module {
     /// Loads a private copy of a compiled module (so that two loads do not share globals).
     unsafe fn load(so: &Path) -> Result<Module, CUresult> {
         let n = LOAD_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let private = so.with_file_name(format!("loaded-{}-{n}.so", std::process::id()));
-        if let Err(e) = std::fs::copy(so, &private) {
-            crate::findings::report(
-                crate::findings::Kind::Refused,
-                format!(
-                    "gpu-labs emulator: cannot load module {}: {e}",
-                    so.display()
-                ),
-            );
-            return Err(if so.exists() {
-                INVALID_IMAGE
-            } else {
-                FILE_NOT_FOUND
-            });
-        }
+        let file = so.with_file_name(format!("loaded-{}-{n}.so", std::process::id()));
+        let copy = match PrivateCopy::of(so, file) {
+            Ok(copy) => copy,
+            Err(e) => {
+                crate::findings::report(
+                    crate::findings::Kind::Refused,
+                    format!(
+                        "gpu-labs emulator: cannot load module {}: {e}",
+                        so.display()
+                    ),
+                );
+                return Err(if so.exists() {
+                    INVALID_IMAGE
+                } else {
+                    FILE_NOT_FOUND
+                });
+            }
+        };
+        let private = copy.path.clone();
         // What `nvrtcCompileProgram` refuses is never loaded, whatever the module text names:
         // the copy about to be loaded is checked (kernels get no more than a GPU kernel could).
         if let Err(refused) = crate::nvrtc::symbols::check(&private, &so.display().to_string()) {
@@ -132,7 +232,7 @@ impl Module {
         }
         let path = CString::new(private.to_string_lossy().as_bytes()).map_err(|_| INVALID_VALUE)?;
         let lib = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
-        let _ = std::fs::remove_file(&private);
+        drop(copy);
         if lib.is_null() {
             let err = c_str(libc::dlerror()).unwrap_or_default().into_owned();
             crate::findings::report(

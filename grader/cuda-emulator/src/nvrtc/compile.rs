@@ -475,7 +475,7 @@ fn compile_variant(
             let _ = std::fs::remove_file(&so);
             return Err(refused);
         }
-        produced(&so);
+        produced(&so, None);
         let lowered = lowered_names(&so, exprs)?;
         Ok(Compiled {
             so,
@@ -485,14 +485,18 @@ fn compile_variant(
             lowered,
         })
     };
-    if so.is_file() {
+    // Where only this process's own objects load, an object on disk that it did not compile
+    // was left there by someone else: compiled again, it is replaced.
+    let own_objects = crate::config::get().own_objects;
+    let takes_hit = |so: &Path| so.is_file() && (!own_objects || produced_here(so));
+    if takes_hit(&so) {
         return hit(so, kernels, globals);
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // Items graded at once share their submission's folder: the first to need a kernel
     // compiles it, the others wait for its object instead of compiling it too.
     let _turn = compile_turn(&dir);
-    if so.is_file() {
+    if takes_hit(&so) {
         return hit(so, kernels, globals);
     }
     let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
@@ -550,8 +554,13 @@ fn compile_variant(
     }
     let _ = std::fs::remove_file(&cpp);
     std::fs::write(dir.join("kernels.cpp"), &tu).ok();
+    // The bytes the compiler wrote, as soon as it ended: what `cuModuleLoadData` will load
+    // where only this process's own objects load.
+    let digest = std::fs::read(&tmp_so)
+        .map(|bytes| hash_hex(&[&bytes]))
+        .map_err(|e| format!("cannot read {}: {e}", tmp_so.display()))?;
     std::fs::rename(&tmp_so, &so).map_err(|e| format!("cannot write {}: {e}", so.display()))?;
-    produced(&so);
+    produced(&so, Some(digest));
     let lowered = lowered_names(&so, exprs)?;
     Ok(Compiled {
         so,
@@ -593,20 +602,36 @@ fn lowered_names(so: &Path, exprs: &[String]) -> Result<Vec<Lowered>, String> {
 }
 
 /// The objects this process's NVRTC produced: the only ones `cuModuleLoadData` loads, so a
-/// module text that names any other file (one the submission wrote, say) loads nothing.
-static PRODUCED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// module text that names any other file (one the submission wrote, say) loads nothing. Each
+/// with the digest of the bytes its compiler wrote, when this process compiled it (`None`: a
+/// hit in a cache kept from run to run).
+static PRODUCED: std::sync::Mutex<Vec<(PathBuf, Option<String>)>> =
+    std::sync::Mutex::new(Vec::new());
 
-fn produced(so: &Path) {
+fn produced(so: &Path, digest: Option<String>) {
     if let Ok(mut all) = PRODUCED.lock() {
-        if !all.iter().any(|p| p == so) {
-            all.push(so.to_path_buf());
+        match all.iter_mut().find(|(p, _)| p == so) {
+            Some(entry) => entry.1 = digest.or(entry.1.take()),
+            None => all.push((so.to_path_buf(), digest)),
         }
     }
 }
 
 /// Whether `so` is an object this process's NVRTC produced (compiled or found in its cache).
 pub fn produced_here(so: &Path) -> bool {
-    PRODUCED.lock().is_ok_and(|all| all.iter().any(|p| p == so))
+    PRODUCED
+        .lock()
+        .is_ok_and(|all| all.iter().any(|(p, _)| p == so))
+}
+
+/// The digest of the bytes this process's compiler wrote for `so`, if it compiled it.
+pub fn compiled_digest(so: &Path) -> Option<String> {
+    PRODUCED
+        .lock()
+        .ok()?
+        .iter()
+        .find(|(p, _)| p == so)
+        .and_then(|(_, d)| d.clone())
 }
 
 /// The text handed back as "PTX": identifies the compiled artifact for `cuModuleLoadData`.

@@ -6,6 +6,23 @@
 
 pub mod names;
 
+/// Many threads add into one element with `+=` (a data race in global memory).
+pub const RACY: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i % 4] += in[i];
+}
+"#;
+
+/// The honest twin of [`RACY`], with the same name and signature: each thread writes its own
+/// element.
+pub const CORRECT: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 2.0f * in[i];
+}
+"#;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
