@@ -511,6 +511,35 @@ fn a_benchmark_that_hands_the_timer_a_wrong_shape_is_charged_itself() {
 }
 
 #[test]
+fn times_the_grader_did_not_see_happen_earn_no_benchmark_point() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // Each time `benchmark` reports is held against work the grader saw: the CPU time against
+    // its own runs of `matmul_fast` at that size, the GPU time against the device time of the
+    // launches during the call. The timer's item is untouched by either forgery; the honest
+    // benchmark keeps its point in every full-marks test.
+    let runs_nothing = grade_timer_and_benchmark(&[(
+        "    println!(\"Benchmarking {size}x{size} matrix multiplication...\");",
+        "    let tiny = Duration::from_micros(1);\n    if size > 0 {\n        return Ok(Benchmark { cpu: tiny, gpu: Some(tiny) });\n    }\n    println!(\"Benchmarking {size}x{size} matrix multiplication...\");",
+    )]);
+    assert_lost(&runs_nothing, &["benchmark"]);
+    assert_says(
+        &runs_nothing,
+        "benchmark",
+        "times the grader ran it there with its own clock",
+    );
+    let gpu_made_up =
+        grade_timer_and_benchmark(&[("            Some(gpu)\n", "            Some(gpu / 100)\n")]);
+    assert_lost(&gpu_made_up, &["benchmark"]);
+    assert_says(
+        &gpu_made_up,
+        "benchmark",
+        "alone reads its own launch right",
+    );
+}
+
+#[test]
 fn a_kernel_that_calls_a_host_function_does_not_compile() {
     if gpu_labs_e2e::skip_unless_full() {
         return;

@@ -67,6 +67,8 @@ static RAN_CHECKED: AtomicU64 = AtomicU64::new(0);
 static RAN_PLAIN: AtomicU64 = AtomicU64::new(0);
 /// Launches dropped unrun (an earlier fault left the context with a sticky error).
 static SKIPPED: AtomicU64 = AtomicU64::new(0);
+/// Nanoseconds the launches that ran took, start to end on the device's worker threads.
+static BUSY_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Records a finding and prints it for a person reading the program's output.
 pub fn report(kind: Kind, text: String) {
@@ -104,9 +106,42 @@ pub struct LaunchEnd {
 }
 
 impl LaunchEnd {
-    /// The launch ran, with a checked module or not.
-    pub fn ran(&mut self, checked: bool) {
+    /// The launch ran, with a checked module or not, and took `took` on the device.
+    pub fn ran(&mut self, checked: bool, took: std::time::Duration) {
         self.ran = Some(checked);
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        BUSY_NS.fetch_add(ns, Ordering::SeqCst);
+    }
+}
+
+/// Waits until every accepted launch has ended (run or skipped): a launch that never ends is
+/// the grader's timeout to stop.
+fn wait_for_launches() {
+    loop {
+        let ended = RAN_CHECKED.load(Ordering::SeqCst)
+            + RAN_PLAIN.load(Ordering::SeqCst)
+            + SKIPPED.load(Ordering::SeqCst);
+        if ended >= ACCEPTED.load(Ordering::SeqCst) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Writes, once every accepted launch has ended, how many launches ran and the nanoseconds
+/// they took on the device in all, so that the grader can hold a GPU time a function reports
+/// against the device work it saw; either pointer may be null.
+///
+/// # Safety
+/// Each pointer must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpu_labs_emulator_device_time(runs: *mut u64, busy_ns: *mut u64) {
+    wait_for_launches();
+    if !runs.is_null() {
+        *runs = RAN_CHECKED.load(Ordering::SeqCst) + RAN_PLAIN.load(Ordering::SeqCst);
+    }
+    if !busy_ns.is_null() {
+        *busy_ns = BUSY_NS.load(Ordering::SeqCst);
     }
 }
 
@@ -125,15 +160,7 @@ impl Drop for LaunchEnd {
 /// a tab, the text). Waits first for every accepted launch to end, so the record covers all
 /// the work the program queued (a launch that never ends is the grader's timeout to stop).
 pub fn record_text() -> String {
-    loop {
-        let ended = RAN_CHECKED.load(Ordering::SeqCst)
-            + RAN_PLAIN.load(Ordering::SeqCst)
-            + SKIPPED.load(Ordering::SeqCst);
-        if ended >= ACCEPTED.load(Ordering::SeqCst) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    wait_for_launches();
     let all = FINDINGS.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = format!(
         "gpu-labs-emulator-record 1\nchecked={} accepted={} checked_runs={} plain_runs={} skipped={} left_out={}\n",
@@ -184,7 +211,7 @@ mod tests {
         }
         {
             let mut end = accepted();
-            end.ran(true);
+            end.ran(true, std::time::Duration::from_micros(5));
         }
         drop(accepted());
         let text = record_text();

@@ -9,8 +9,8 @@
 use grader_engine::check::GradeContext;
 use grader_engine::lab::{LabInfo, Labs};
 use grader_engine::protocol::{
-    DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, PanicInfo,
-    WorkOrder,
+    DeviceTime, DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome,
+    PanicInfo, TimerLook, WorkOrder,
 };
 use grader_engine::replay::{caught, with_quiet_panics};
 use rand::rngs::StdRng;
@@ -81,6 +81,15 @@ impl Gen {
             0 => usize::MAX,
             1 => 1 << 40,
             _ => self.size(),
+        }
+    }
+
+    /// Device work as the emulator could count it, zeros and overflows included.
+    fn device_time(&mut self) -> DeviceTime {
+        DeviceTime {
+            work: self.count(),
+            runs: self.count(),
+            busy_ns: self.count(),
         }
     }
 
@@ -193,6 +202,11 @@ fn outcome(g: &mut Gen, lab: impl FnOnce(&mut Gen) -> Value) -> Outcome {
         3 => Outcome::Benchmark {
             cpu_ns: g.count(),
             gpu_ns: g.chance(0.5).then(|| g.count()),
+            device: g.chance(0.5).then(|| g.device_time()),
+            timer_alone: g.chance(0.5).then(|| TimerLook {
+                reported_ns: g.count(),
+                device: g.device_time(),
+            }),
         },
         4 => Outcome::Failed("an error".into()),
         5 => Outcome::Timed,

@@ -81,12 +81,22 @@ pub enum Outcome {
         /// True when it chose the GPU.
         chose_gpu: bool,
     },
-    /// `benchmark`: the times the student's benchmark returned, and the grader's bracket.
+    /// `benchmark`: the times the student's benchmark returned, and what the grader saw of
+    /// the work behind them (the CPU function's own runs are timed by the supervisor, between
+    /// checkpoints after the call).
     Benchmark {
         /// CPU time reported (ns).
         cpu_ns: u64,
         /// GPU time reported (ns), if any.
         gpu_ns: Option<u64>,
+        /// The device work the emulator saw during the call (`None` where it cannot tell).
+        #[serde(default)]
+        device: Option<DeviceTime>,
+        /// The student's GPU timer alone, called by the grader after the benchmark at the
+        /// same size, with the device work it saw then: whether a GPU figure far below the
+        /// device's time is the timer's own mistake (its item charges it) or the benchmark's.
+        #[serde(default)]
+        timer_alone: Option<TimerLook>,
     },
     /// The GPU could not be set up in the worker (not the student's fault).
     GpuUnavailable(String),
@@ -160,6 +170,34 @@ pub struct DeviceWork {
     /// [`NotFromDevice`].
     #[serde(default)]
     pub not_from_device: Option<NotFromDevice>,
+}
+
+/// `benchmark`: bracketed runs of nothing after the call, the supervisor's cost of one bracket.
+pub const BENCHMARK_EMPTY_BRACKETS: usize = 3;
+
+/// `benchmark`: bracketed runs of `matmul_fast` after the call, at the benchmark's size, which
+/// the supervisor times with its own clock to check the CPU time the benchmark reported.
+pub const BENCHMARK_CPU_RUNS: usize = 5;
+
+/// The device work the emulator saw between two readings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceTime {
+    /// Kernel launches and cuBLAS computations accepted.
+    pub work: u64,
+    /// Kernel launches that ran.
+    pub runs: u64,
+    /// What those runs took on the device, in all (ns).
+    pub busy_ns: u64,
+}
+
+/// One call of the student's GPU timer by the grader: what it reported and the device work
+/// seen during it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerLook {
+    /// What the timer returned (ns).
+    pub reported_ns: u64,
+    /// The device work during the call.
+    pub device: DeviceTime,
 }
 
 /// A case whose result did not come from the device.

@@ -7,7 +7,8 @@ use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::inputs;
 use grader_worker::protocol::{
-    DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, WorkOrder,
+    DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, TimerLook,
+    WorkOrder, BENCHMARK_CPU_RUNS, BENCHMARK_EMPTY_BRACKETS,
 };
 use grader_worker::serve::guarded;
 use grader_worker::stopwatch::{Checkpoint, Checkpoints, Command};
@@ -52,6 +53,77 @@ pub(super) fn from_host<'a>(
         values: bits.len() as u64,
         not_copied_back,
         uploaded,
+    })
+}
+
+/// The student's benchmark: the lab activity at a size, returning its CPU and GPU times.
+pub type BenchmarkFn = fn(usize) -> GpuResult<(Duration, Option<Duration>)>;
+
+/// `benchmark`, between the supervisor's checkpoints, then what the supervisor needs to check
+/// the times it reported against work that ran: the device work the emulator saw during the
+/// call; [`BENCHMARK_EMPTY_BRACKETS`] empty brackets and [`BENCHMARK_CPU_RUNS`] runs of `matmul_fast` at the same
+/// size, each bracketed (the supervisor times them with its own clock); and, when it reported
+/// a GPU time, the student's GPU timer alone at that size with the device work it caused.
+pub fn benchmark(
+    bench: BenchmarkFn,
+    matmul_fast: super::ProductFn,
+    timer: GpuTimerFn,
+    order: &WorkOrder,
+    size: usize,
+    checkpoints: &mut Checkpoints,
+) -> Outcome {
+    let before = counters::device_time();
+    checkpoints.stop(Checkpoint::CallStart);
+    let called = guarded(None, || bench(size));
+    checkpoints.stop(Checkpoint::CallEnd);
+    let device = counters::device_time_since(before);
+    let (cpu, gpu) = match called {
+        Ok(Ok(times)) => times,
+        Ok(Err(e)) => return Outcome::Failed(describe(e.as_ref())),
+        Err(p) => return Outcome::Panicked(p),
+    };
+    for _ in 0..BENCHMARK_EMPTY_BRACKETS {
+        checkpoints.stop(Checkpoint::CallStart);
+        checkpoints.stop(Checkpoint::CallEnd);
+    }
+    for run in 0..BENCHMARK_CPU_RUNS {
+        let (a, b) = inputs::operands(order.seed, &order.item, run, [size; 3]);
+        checkpoints.stop(Checkpoint::CallStart);
+        // A panic here ends the runs: the supervisor sees fewer than it asked for.
+        let ran = guarded(None, || {
+            std::hint::black_box(matmul_fast(&a, &b));
+        });
+        checkpoints.stop(Checkpoint::CallEnd);
+        if ran.is_err() {
+            break;
+        }
+    }
+    let timer_alone = match (gpu, device) {
+        (Some(_), Some(_)) => timer_look(timer, size),
+        _ => None,
+    };
+    Outcome::Benchmark {
+        cpu_ns: u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX),
+        gpu_ns: gpu.map(|g| u64::try_from(g.as_nanos()).unwrap_or(u64::MAX)),
+        device,
+        timer_alone,
+    }
+}
+
+/// The student's GPU timer called once by the grader at `size`, on operands it allocated:
+/// what it reported, and the device work it caused; `None` when it failed.
+fn timer_look(timer: GpuTimerFn, size: usize) -> Option<TimerLook> {
+    let stream = open_stream().ok()?;
+    let a = stream.alloc_zeros::<f32>(size * size).ok()?;
+    let b = stream.alloc_zeros::<f32>(size * size).ok()?;
+    let mut c = stream.alloc_zeros::<f32>(size * size).ok()?;
+    let before = counters::device_time();
+    let reported = guarded(None, || timer(&stream, &a, &b, &mut c, [size; 3]))
+        .ok()?
+        .ok()?;
+    Some(TimerLook {
+        reported_ns: u64::try_from(reported.as_nanos()).unwrap_or(u64::MAX),
+        device: counters::device_time_since(before)?,
     })
 }
 

@@ -80,7 +80,7 @@ impl KindSpec for Kind {
                 Ok(result)
             }
             Kind::DeviceSelect => grader_engine::check::gpu::grade_device_select(ctx, item),
-            Kind::Benchmark(_) => grader_engine::check::gpu::grade_benchmark(ctx, item),
+            Kind::Benchmark(s) => grader_engine::check::gpu::grade_benchmark(ctx, item, s.size[0]),
             Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) => {
                 batched_judge::products(ctx, item, b)
             }

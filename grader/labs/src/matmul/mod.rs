@@ -134,7 +134,7 @@ pub struct Submission {
     /// Whether the student's device selection chose the GPU.
     pub default_device_is_gpu: fn() -> bool,
     /// The lab activity: (CPU time, GPU time if any) at a size.
-    pub benchmark: fn(usize) -> gpu::GpuResult<(Duration, Option<Duration>)>,
+    pub benchmark: gpu::BenchmarkFn,
     /// A batch of products on the CPU: `C[b] = A[b]·B[b]` (seed 004).
     pub matmul_batched: batched::BatchedFn,
     /// The same batch on the GPU, in one launch or one cuBLAS call.
@@ -247,20 +247,14 @@ impl LabWorker for Submission {
             Kind::Benchmark(spec) if order.function == gpu::TIMER => {
                 Ok(gpu::timer_alone(self.time_gpu_matmul, [spec.size[0]; 3]))
             }
-            Kind::Benchmark(spec) => {
-                let size = spec.size[0];
-                checkpoints.stop(Checkpoint::CallStart);
-                let called = guarded(None, || (self.benchmark)(size));
-                checkpoints.stop(Checkpoint::CallEnd);
-                Ok(match called {
-                    Ok(Ok((cpu, gpu))) => Outcome::Benchmark {
-                        cpu_ns: cpu.as_nanos() as u64,
-                        gpu_ns: gpu.map(|g| g.as_nanos() as u64),
-                    },
-                    Ok(Err(e)) => Outcome::Failed(gpu::describe(e.as_ref())),
-                    Err(p) => Outcome::Panicked(p),
-                })
-            }
+            Kind::Benchmark(spec) => Ok(gpu::benchmark(
+                self.benchmark,
+                self.matmul_fast,
+                self.time_gpu_matmul,
+                order,
+                spec.size[0],
+                checkpoints,
+            )),
             Kind::BatchedMatmul(b) => batched::cpu_products(self.matmul_batched, order, &b.cases),
             Kind::GpuBatchedMatmul(b) => {
                 batched::gpu_products(self.matmul_batched_gpu, order, &b.cases)

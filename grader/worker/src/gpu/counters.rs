@@ -2,7 +2,7 @@
 //! values came from), read through functions only the emulator and its tracer export. On a
 //! real GPU they come from the tracer ([`super::trace`]); without it there are none.
 
-use crate::protocol::{DeviceWork, EmulatorRecord};
+use crate::protocol::{DeviceTime, DeviceWork, EmulatorRecord};
 
 pub use super::POSING;
 
@@ -122,6 +122,37 @@ pub fn record() -> Option<EmulatorRecord> {
         }
         EmulatorRecord::parse(std::str::from_utf8(&buf).ok()?)
     }
+}
+
+/// The device work so far, once every launch accepted has ended (the emulator waits for
+/// them); `None` on a real GPU, with the tracer or without (it has no clock of the device's
+/// own work to give).
+pub fn device_time() -> Option<DeviceTime> {
+    type Time = unsafe extern "C" fn(*mut u64, *mut u64);
+    let work = read()?;
+    // SAFETY: as in `read`; the symbol has this signature
+    // (grader/cuda-emulator/src/findings.rs).
+    unsafe {
+        let lib = counting_library()?;
+        let time = lib.get::<Time>(b"gpu_labs_emulator_device_time\0").ok()?;
+        let (mut runs, mut busy_ns) = (0, 0);
+        time(&mut runs, &mut busy_ns);
+        Some(DeviceTime {
+            work: work.launches + work.blas_calls,
+            runs,
+            busy_ns,
+        })
+    }
+}
+
+/// The device work between a reading and now.
+pub fn device_time_since(before: Option<DeviceTime>) -> Option<DeviceTime> {
+    let (before, now) = (before?, device_time()?);
+    Some(DeviceTime {
+        work: now.work.saturating_sub(before.work),
+        runs: now.runs.saturating_sub(before.runs),
+        busy_ns: now.busy_ns.saturating_sub(before.busy_ns),
+    })
 }
 
 /// The work done between two readings.
