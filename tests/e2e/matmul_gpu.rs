@@ -527,7 +527,7 @@ fn times_the_grader_did_not_see_happen_earn_no_benchmark_point() {
     assert_says(
         &runs_nothing,
         "benchmark",
-        "times the grader ran it there with its own clock",
+        "the grader ran it there 5 times after the call and measured it itself",
     );
     let gpu_made_up =
         grade_timer_and_benchmark(&[("            Some(gpu)\n", "            Some(gpu / 100)\n")]);
@@ -537,6 +537,98 @@ fn times_the_grader_did_not_see_happen_earn_no_benchmark_point() {
         "benchmark",
         "alone reads its own launch right",
     );
+}
+
+/// `matmul_gpu`'s body in the solution, which the arithmetic tests replace.
+const NAIVE_BODY: &str = "    // BEGIN SOLUTION
+    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))
+    // END SOLUTION
+    //@template todo!(\"matmul_gpu: your naive CUDA kernel\")";
+
+/// The attack: the product computed on the host, uploaded negated (so that no value copied
+/// back is one uploaded), and turned back by an element-wise kernel.
+const HOST_PRODUCT_FLIPPED: &str = "    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    let mut negated = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = 0.0f32;
+            for p in 0..k {
+                sum += a[[i, p]] * b[[p, j]];
+            }
+            negated[i * n + j] = -sum;
+        }
+    }
+    const FLIP: &str = \"extern \\\"C\\\" __global__ void flip(float* c, int len) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < len) c[i] = -c[i];
+    }\";
+    let kernel = load_kernel(stream, FLIP, \"flip\")?;
+    let mut c_dev = stream.clone_htod(&negated)?;
+    let len = (m * n) as i32;
+    let mut launch = stream.launch_builder(&kernel);
+    launch.arg(&mut c_dev).arg(&len);
+    unsafe { launch.launch(LaunchConfig::for_num_elems((m * n) as u32)) }?;
+    let c = stream.clone_dtoh(&c_dev)?;
+    Ok(Array2::from_shape_vec((m, n), c)?)";
+
+/// An honest twin that reads A transposed and splits k in two launches (split-K), each
+/// adding its half into C.
+const SPLIT_K_TRANSPOSED: &str = "    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    const SPLIT: &str = \"extern \\\"C\\\" __global__ void split(const float* at, const float* b,
+        float* c, int m, int k, int n, int k0, int k1) {
+        int row = blockIdx.y * blockDim.y + threadIdx.y;
+        int col = blockIdx.x * blockDim.x + threadIdx.x;
+        if (row < m && col < n) {
+            float sum = 0.0f;
+            for (int p = k0; p < k1; p++) sum += at[p * m + row] * b[p * n + col];
+            c[row * n + col] += sum;
+        }
+    }\";
+    let kernel = load_kernel(stream, SPLIT, \"split\")?;
+    let at = upload(stream, &a.t().to_owned())?;
+    let b_dev = upload(stream, b)?;
+    let mut c_dev = stream.alloc_zeros::<f32>(m * n)?;
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
+        block_dim: (16, 16, 1),
+        shared_mem_bytes: 0,
+    };
+    let (mi, ki, ni) = (m as i32, k as i32, n as i32);
+    for (k0, k1) in [(0, ki / 2), (ki / 2, ki)] {
+        let mut launch = stream.launch_builder(&kernel);
+        launch.arg(&at).arg(&b_dev).arg(&mut c_dev).arg(&mi).arg(&ki).arg(&ni).arg(&k0).arg(&k1);
+        unsafe { launch.launch(config) }?;
+    }
+    let c = stream.clone_dtoh(&c_dev)?;
+    Ok(Array2::from_shape_vec((m, n), c)?)";
+
+#[test]
+fn a_host_product_passed_through_an_element_wise_kernel_earns_no_gpu_points() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The emulator counts what checked kernels read (and cuBLAS's multiply-adds): a product
+    // needs on the order of m·n·k, a result only passed through the device reads m·n. The
+    // values copied back are not the ones uploaded, so the check of where values came from
+    // alone let this pass. Its honest twin (A read transposed, k split over two launches)
+    // keeps its points.
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_correct"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let graded = |body: &str| {
+        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(NAIVE_BODY, body)]);
+        let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+        assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+        g
+    };
+    let flipped = graded(HOST_PRODUCT_FLIPPED);
+    assert_lost(&flipped, &["gpu_correct"]);
+    assert_says(
+        &flipped,
+        "gpu_correct",
+        "the device did far less work than they need",
+    );
+    let honest = graded(SPLIT_K_TRANSPOSED);
+    assert_lost(&honest, &[]);
 }
 
 #[test]

@@ -69,6 +69,46 @@ static RAN_PLAIN: AtomicU64 = AtomicU64::new(0);
 static SKIPPED: AtomicU64 = AtomicU64::new(0);
 /// Nanoseconds the launches that ran took, start to end on the device's worker threads.
 static BUSY_NS: AtomicU64 = AtomicU64::new(0);
+/// Bytes checked launches read from device and shared memory.
+static LOADED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Multiply-adds cuBLAS computed.
+static MULTIPLY_ADDS: AtomicU64 = AtomicU64::new(0);
+
+/// Notes the bytes a checked launch read from device and shared memory.
+pub fn count_loaded(bytes: u64) {
+    LOADED_BYTES.fetch_add(bytes, Ordering::SeqCst);
+}
+
+/// Notes the multiply-adds a cuBLAS computation did.
+pub fn count_multiply_adds(n: u64) {
+    MULTIPLY_ADDS.fetch_add(n, Ordering::SeqCst);
+}
+
+/// Writes, once every accepted launch has ended, the bytes checked launches read from device
+/// and shared memory and the multiply-adds cuBLAS computed, so far, so that the grader can
+/// hold a result against the arithmetic the device did for it; returns false (writing
+/// nothing) where kernels are not checked, which alone count their reads. Either pointer may
+/// be null.
+///
+/// # Safety
+/// Each pointer must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpu_labs_emulator_arithmetic(
+    loaded_bytes: *mut u64,
+    multiply_adds: *mut u64,
+) -> bool {
+    if !crate::config::get().race_check {
+        return false;
+    }
+    wait_for_launches();
+    if !loaded_bytes.is_null() {
+        *loaded_bytes = LOADED_BYTES.load(Ordering::SeqCst);
+    }
+    if !multiply_adds.is_null() {
+        *multiply_adds = MULTIPLY_ADDS.load(Ordering::SeqCst);
+    }
+    true
+}
 
 /// Records a finding and prints it for a person reading the program's output.
 pub fn report(kind: Kind, text: String) {

@@ -62,6 +62,10 @@ pub const MARKER: &str = "GPU_LABS_EMULATOR";
 /// workers get one per submission: see `supervisor::WorkerCommand::kernel_cache`).
 pub const KERNEL_CACHE: &str = "GPU_LABS_EMULATOR_CACHE";
 
+/// The variable that asks the emulator for checked builds (race detection, device-memory
+/// confinement), as `grader/cuda-emulator/src/nvrtc/compile.rs` names it.
+pub const RACE_CHECK: &str = "GPU_LABS_EMULATOR_RACECHECK";
+
 /// The variable that makes the emulator load only objects its own compiler produced in that
 /// process, byte for byte (`grader/cuda-emulator/src/config.rs`): set for every worker whose
 /// kernel cache is its own scratch folder.

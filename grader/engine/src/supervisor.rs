@@ -3,7 +3,7 @@
 //! the checks can judge. Student code never runs in the supervisor's process.
 
 use crate::capture::Capture;
-use crate::emulate::{KERNEL_CACHE, OWN_OBJECTS};
+use crate::emulate::{KERNEL_CACHE, OWN_OBJECTS, RACE_CHECK};
 use crate::protocol::{EmulatorRecord, Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::stopwatch::region::Region;
 use crate::stopwatch::{Checkpoint, Handover};
@@ -30,6 +30,8 @@ pub struct WorkerCommand {
 }
 
 /// What became of a worker.
+// One per worker run, moved once to its judge: never kept in bulk, so not worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum WorkerRun {
     /// It finished and reported; `notes` are the GPU emulator's findings (an out-of-bounds
@@ -289,10 +291,7 @@ impl Session {
             program, cwd, env, ..
         } = given_to_worker(command, scratch.path(), shared_cache)?;
         let checks_asked = order.backend == crate::protocol::Backend::Emulated
-            && command
-                .env
-                .iter()
-                .any(|(k, v)| k == crate::check::gpu::RACE_CHECK_VARIABLE && v == "1");
+            && command.env.iter().any(|(k, v)| k == RACE_CHECK && v == "1");
         let mut spec = crate::sandbox::spec_for(
             scratch.path(),
             &program,
@@ -462,6 +461,32 @@ impl Session {
         let now = Instant::now();
         crate::sandbox::tree::signal(self.pid, libc::SIGCONT);
         now
+    }
+
+    /// The processor time each thread of the worker has used so far (ns, by thread id), read
+    /// from the kernel's scheduler statistics (`/proc/<pid>/task/*/schedstat`), so that the
+    /// supervisor can tell the work a stretch took from the wall-clock time it lasted, which
+    /// other processes on the machine lengthen. Read while the worker is stopped; `None` where
+    /// the kernel does not keep them.
+    pub fn thread_times(&self) -> Option<Vec<(u32, u64)>> {
+        let mut times = Vec::new();
+        for entry in std::fs::read_dir(format!("/proc/{}/task", self.pid)).ok()? {
+            let entry = entry.ok()?;
+            let Some(tid) = entry.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            // One short line of three numbers: read with a bound all the same.
+            let text =
+                crate::intake::read_file(&entry.path().join("schedstat"), 256, "schedstat").ok()?;
+            let ns = std::str::from_utf8(&text)
+                .ok()?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            times.push((tid, ns));
+        }
+        (!times.is_empty()).then_some(times)
     }
 
     /// The shared region (touch it only while the worker is stopped).

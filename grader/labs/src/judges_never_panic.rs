@@ -9,8 +9,8 @@
 use grader_engine::check::GradeContext;
 use grader_engine::lab::{LabInfo, Labs};
 use grader_engine::protocol::{
-    DeviceTime, DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome,
-    PanicInfo, TimerLook, WorkOrder,
+    Arithmetic, DeviceTime, DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice,
+    Outcome, PanicInfo, TimerLook, WorkOrder,
 };
 use grader_engine::replay::{caught, with_quiet_panics};
 use rand::rngs::StdRng;
@@ -159,6 +159,10 @@ impl Gen {
                 values: self.count(),
                 not_copied_back: self.count(),
                 uploaded: self.count(),
+            }),
+            arithmetic: self.chance(0.5).then(|| Arithmetic {
+                loaded_bytes: self.count(),
+                multiply_adds: self.count(),
             }),
         })
     }

@@ -170,6 +170,21 @@ pub struct DeviceWork {
     /// [`NotFromDevice`].
     #[serde(default)]
     pub not_from_device: Option<NotFromDevice>,
+    /// The arithmetic the device did, where the backend can tell (the emulator's checked
+    /// runs): see [`Arithmetic`].
+    #[serde(default)]
+    pub arithmetic: Option<Arithmetic>,
+}
+
+/// What the device computed: the bytes its kernels read from device and shared memory (a
+/// product of m×k by k×n reads on the order of m·n·k values, whatever its tiling), and the
+/// multiply-adds cuBLAS did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arithmetic {
+    /// Bytes read by kernels (their own stacks apart).
+    pub loaded_bytes: u64,
+    /// Multiply-adds computed by cuBLAS.
+    pub multiply_adds: u64,
 }
 
 /// `benchmark`: bracketed runs of nothing after the call, the supervisor's cost of one bracket.

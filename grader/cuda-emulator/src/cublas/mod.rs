@@ -247,6 +247,7 @@ unsafe fn gemm_batched<T: Real>(
                     g.beta = *(beta_p as *const T);
                 }
             }
+            crate::findings::count_multiply_adds((g.m * g.n * g.k) as u64);
             // SAFETY: extents checked at submission; the application keeps the buffers alive.
             unsafe { g.run() };
         }
@@ -488,6 +489,7 @@ unsafe fn gemv<T: Real>(
         y as usize,
     );
     s.enqueue(OpKind::Work, move || {
+        crate::findings::count_multiply_adds((m * n) as u64);
         // SAFETY: ranges checked at submission; the application keeps the buffers alive.
         unsafe {
             let (alpha, beta) =

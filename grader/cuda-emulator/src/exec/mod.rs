@@ -72,6 +72,8 @@ pub struct LaunchDesc {
     touch_id: u64,
     touch_ctx: *const c_void,
     touch: unsafe extern "C" fn(*const c_void, u64, u32),
+    barrier_note: [c_char; 384],
+    loaded_bytes: u64,
 }
 
 impl LaunchDesc {
@@ -252,14 +254,18 @@ struct JobState {
     race: Option<race::Race>,
     uninit: Option<initcheck::Unwritten>,
     divergent: Option<synccheck::Divergent>,
+    barrier: Option<String>,
+    loaded_bytes: u64,
 }
 
-/// What a checked launch found besides a fault.
+/// What a launch found besides a fault, and (checked) the bytes its threads read.
 #[derive(Debug, Default)]
 struct Findings {
     race: Option<race::Race>,
     uninit: Option<initcheck::Unwritten>,
     divergent: Option<synccheck::Divergent>,
+    barrier: Option<String>,
+    loaded_bytes: u64,
 }
 
 /// One kernel launch in flight.
@@ -418,6 +424,8 @@ impl Job {
             touch_id: self.touch_id,
             touch_ctx: std::ptr::from_ref(&self.touched).cast(),
             touch: touched,
+            barrier_note: [0; 384],
+            loaded_bytes: 0,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
@@ -457,6 +465,12 @@ impl Job {
         if st.divergent.is_none() {
             st.divergent = desc.divergent();
         }
+        if st.barrier.is_none() && desc.barrier_note[0] != 0 {
+            // SAFETY: snprintf in the prelude wrote a NUL-terminated line within the array.
+            let note = unsafe { std::ffi::CStr::from_ptr(desc.barrier_note.as_ptr()) };
+            st.barrier = Some(note.to_string_lossy().into_owned());
+        }
+        st.loaded_bytes = st.loaded_bytes.saturating_add(desc.loaded_bytes);
         st.active -= 1;
         let finished = st.active == 0 && self.exhausted();
         drop(st);
@@ -474,6 +488,8 @@ impl Job {
             race: st.race.take(),
             uninit: st.uninit.take(),
             divergent: st.divergent.take(),
+            barrier: st.barrier.take(),
+            loaded_bytes: std::mem::take(&mut st.loaded_bytes),
         };
         (st.fault.clone(), findings)
     }
@@ -498,8 +514,16 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
             race,
             uninit,
             divergent,
+            barrier,
+            loaded_bytes,
         },
     ) = job.wait();
+    if let Some(note) = barrier {
+        findings::report(Kind::Barrier, note);
+    }
+    if checked.is_some() {
+        findings::count_loaded(loaded_bytes);
+    }
     if checked.is_some() {
         let mut spans = std::mem::take(&mut *job.touched.lock().unwrap_or_else(|e| e.into_inner()));
         spans.sort_unstable();

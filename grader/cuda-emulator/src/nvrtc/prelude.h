@@ -163,6 +163,12 @@ struct Launch {
     uint64_t touch_id;         // unique per launch, never 0
     void* touch_ctx;
     void (*touch)(void* ctx, uint64_t lo, uint32_t write);
+    // Threads of a block that waited at different barriers, as one line the emulator records
+    // (empty: none; the first of the module only).
+    char barrier_note[384];
+    // Checked runs: the bytes the launch's threads read from device and shared memory (their
+    // own stacks apart), which tell the work the device did.
+    uint64_t loaded_bytes;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -328,7 +334,7 @@ __GL_RT static inline void warp_leave() {
 }
 // Every thread of a block must reach the same __syncthreads() the same number of times; one
 // inside an `if` that only some threads take is undefined on a GPU (a hang or wrong results).
-// The emulator says so once per module, on stderr, where the grader picks it up.
+// The emulator says so once per module, in its record (the launch's `barrier_note`).
 // (Builtins, not std::atomic, whose inline members a checked build would instrument.)
 static bool warned_divergent_barrier = false;
 __GL_RT static void check_barrier(unsigned n) {
@@ -362,10 +368,10 @@ __GL_RT static void check_barrier(unsigned n) {
     else
         snprintf(what, sizeof what, "__syncthreads() was reached by %u of %u threads while the others "
                  "had already finished the kernel", waiting, n);
-    fprintf(stderr,
-            "gpu-labs emulator: block (%u,%u,%u): %s; every thread of a block must reach each "
-            "__syncthreads() (is one inside an `if` or a loop that only some threads take?)\n",
-            blockIdx.x, blockIdx.y, blockIdx.z, what);
+    snprintf(launch->barrier_note, sizeof launch->barrier_note,
+             "gpu-labs emulator: block (%u,%u,%u): %s; every thread of a block must reach each "
+             "__syncthreads() (is one inside an `if` or a loop that only some threads take?)",
+             blockIdx.x, blockIdx.y, blockIdx.z, what);
 }
 // After a round of warp lanes lo..hi: the lanes waiting at one warp operation (same line,
 // same phase) are the ones present there; a lane whose mask names a lane of its warp that
@@ -749,6 +755,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     // The built-in variables (threadIdx...) are thread-locals too, but no shared memory.
     for (unsigned i = 0; i < 4; i++)
         if (a - builtin_at[i] < sizeof(uint3)) return;
+    if (!write) now.launch->loaded_bytes += size;
     int shared = a - now.tls_lo < now.tls_len ? 1 : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
     if (!shared) confine(a, size, write);
     if (off || barriers_diverged) return;
@@ -1221,7 +1228,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 7;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 8;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {

@@ -466,6 +466,37 @@ pub fn bracketed(
     item: &Item,
     order: &WorkOrder,
 ) -> Result<Result<Bracketed, ItemResult>, SupervisorError> {
+    Ok(
+        bracketed_with_work(ctx, item, order)?.map(|(outcome, notes, brackets)| {
+            let walls = brackets.iter().map(|b| b.wall_ns).collect();
+            (outcome, notes, walls)
+        }),
+    )
+}
+
+/// One bracket: its wall-clock length on the supervisor's clock, and the processor time the
+/// worker's threads used in it (ns) with how many of them ran, where the kernel tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bracket {
+    /// From letting the worker continue at the call's start to its stop at the call's end.
+    pub wall_ns: u64,
+    /// The processor time its threads used meanwhile, and how many threads used any.
+    pub work: Option<(u64, u32)>,
+}
+
+/// What [`bracketed_with_work`] returns: the worker's outcome, its notes and each bracket.
+pub type BracketedWork = (Outcome, String, Vec<Bracket>);
+
+/// Processor time used so far by each of a worker's threads (thread id, ns).
+type ThreadTimes = Vec<(u32, u64)>;
+
+/// [`bracketed`], with the processor time of each bracket: the work a stretch took, which no
+/// other process on the machine lengthens, unlike its wall-clock time.
+pub fn bracketed_with_work(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+) -> Result<Result<BracketedWork, ItemResult>, SupervisorError> {
     #[cfg(feature = "replay")]
     if let Some((outcome, brackets)) = crate::replay::answer(order) {
         let run = crate::supervisor::WorkerRun::Reported {
@@ -473,17 +504,33 @@ pub fn bracketed(
             notes: String::new(),
             checks: crate::supervisor::Checks::NotAsked,
         };
+        let brackets = brackets
+            .into_iter()
+            .map(|wall_ns| Bracket {
+                wall_ns,
+                work: None,
+            })
+            .collect::<Vec<_>>();
         return Ok(judge_run(item, run)?.map(|(outcome, notes)| (outcome, notes, brackets)));
     }
     let mut session = start(ctx, item, order, 0)?;
     let mut brackets = Vec::new();
-    let mut open: Option<Instant> = None;
+    let mut open: Option<(Instant, Option<ThreadTimes>)> = None;
     while let Some(stop) = session.next_stop() {
         match stop.checkpoint {
-            Some(Checkpoint::CallStart) if open.is_none() => open = Some(session.resume()),
+            Some(Checkpoint::CallStart) if open.is_none() => {
+                let threads = session.thread_times();
+                open = Some((session.resume(), threads));
+            }
             Some(Checkpoint::CallEnd) if open.is_some() => {
-                let started = open.take().unwrap_or(stop.at);
-                brackets.push(stop.at.duration_since(started).as_nanos() as u64);
+                let (started, before) = open.take().unwrap_or((stop.at, None));
+                let work = before
+                    .zip(session.thread_times())
+                    .map(|(before, after)| work_between(&before, &after));
+                brackets.push(Bracket {
+                    wall_ns: stop.at.duration_since(started).as_nanos() as u64,
+                    work,
+                });
                 session.resume();
             }
             _ => {
@@ -493,4 +540,23 @@ pub fn bracketed(
         }
     }
     Ok(judge_run(item, session.finish()?)?.map(|(outcome, notes)| (outcome, notes, brackets)))
+}
+
+/// The processor time threads used between two readings (ns), and how many used any (a
+/// thread started in between counts whole).
+fn work_between(before: &[(u32, u64)], after: &[(u32, u64)]) -> (u64, u32) {
+    let mut total = 0u64;
+    let mut threads = 0u32;
+    for &(tid, now) in after {
+        let then = before
+            .iter()
+            .find(|(t, _)| *t == tid)
+            .map_or(0, |&(_, ns)| ns);
+        let used = now.saturating_sub(then);
+        if used > 0 {
+            total = total.saturating_add(used);
+            threads += 1;
+        }
+    }
+    (total, threads)
 }

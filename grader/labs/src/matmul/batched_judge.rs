@@ -212,9 +212,17 @@ pub fn products(
         if let Some(e) = error {
             return Ok(error_result(item, outputs.len(), &e, &notes));
         }
-        if let Some(failed) = device_unused(item, device_work, must_count(ctx, item), || {
-            t!("batch-no-gpu-work-details", function = item.function)
-        }) {
+        let multiply_adds = spec.cases[..outputs.len().min(spec.cases.len())]
+            .iter()
+            .map(|&[batch, m, k, n]| (batch * m * k * n) as u64)
+            .sum();
+        if let Some(failed) = device_unused(
+            item,
+            device_work,
+            must_count(ctx, item),
+            multiply_adds,
+            || t!("batch-no-gpu-work-details", function = item.function),
+        ) {
             return Ok(failed);
         }
         let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();

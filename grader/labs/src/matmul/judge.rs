@@ -70,9 +70,17 @@ pub fn products(
         if let Some(e) = error {
             return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
         }
-        if let Some(failed) = device_unused(item, device_work, must_count(ctx, item), || {
-            t!("no-gpu-work-details", function = item.function)
-        }) {
+        let multiply_adds = spec.cases[..outputs.len().min(spec.cases.len())]
+            .iter()
+            .map(|&[m, k, n]| (m * k * n) as u64)
+            .sum();
+        if let Some(failed) = device_unused(
+            item,
+            device_work,
+            must_count(ctx, item),
+            multiply_adds,
+            || t!("no-gpu-work-details", function = item.function),
+        ) {
             return Ok(failed);
         }
         let shapes: Vec<String> = spec.cases.iter().map(|s| shape_text(*s)).collect();

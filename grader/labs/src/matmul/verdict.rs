@@ -11,22 +11,42 @@ use grader_engine::rubric::Item;
 use grader_worker::protocol::DeviceWork;
 
 /// The failed result of a GPU item whose products are all right but were not made on the
-/// device: no kernel launch and no cuBLAS call (`no_work_details` says what to do), or results
-/// the emulator saw written by the host. `None` when the device did the work (or there is no
+/// device: no kernel launch and no cuBLAS call (`no_work_details` says what to do), results
+/// the emulator saw written by the host, or far less arithmetic on the device than the
+/// `multiply_adds` the products need. `None` when the device did the work (or there is no
 /// device: CPU items).
 ///
 /// `counted` says whether the supervisor set the worker up so that the device work must be
-/// counted (a GPU item on the emulator): then a report without counts is a claim from the
-/// submission's process that the counting was off, and fails the item.
+/// counted (a GPU item on the emulator, in a checked run): then a report without counts is a
+/// claim from the submission's process that the counting was off, and fails the item.
 pub(super) fn device_unused(
     item: &Item,
     work: Option<DeviceWork>,
     counted: bool,
+    multiply_adds: u64,
     no_work_details: impl FnOnce() -> String,
 ) -> Option<ItemResult> {
     let Some(work) = work else {
         return counted.then(|| untrusted_claim(item, &t!("counts-missing")));
     };
+    if counted && work.arithmetic.is_none() {
+        return Some(untrusted_claim(item, &t!("counts-missing")));
+    }
+    if let Some(done) = work.arithmetic {
+        if too_little(&done, multiply_adds) {
+            return Some(ItemResult::failed(
+                item,
+                t!("too-little-work-reason"),
+                t!(
+                    "too-little-work-details",
+                    function = item.function,
+                    needed = multiply_adds,
+                    read = done.loaded_bytes / 4,
+                    blas = done.multiply_adds
+                ),
+            ));
+        }
+    }
     match work {
         DeviceWork {
             launches: 0,
@@ -43,6 +63,20 @@ pub(super) fn device_unused(
         } => Some(not_from_device(item, &n)),
         _ => None,
     }
+}
+
+/// How many multiply-adds of a product one value read on the device may stand for at most.
+/// A kernel reads its operands for every multiply-add (two values each: the naive kernel),
+/// from shared memory once tiled (the same count), or a few values for a register tile of
+/// them (the most register-tiled kernel here reads one value per four); cuBLAS's are counted
+/// as done. A result computed on the host and passed through an element-wise kernel reads one
+/// value per element of C, k times too few.
+pub(super) const MULTIPLY_ADDS_PER_READ: u64 = 8;
+
+/// Whether the device's arithmetic `done` is far below the `multiply_adds` the products need.
+pub(super) fn too_little(done: &grader_worker::protocol::Arithmetic, multiply_adds: u64) -> bool {
+    let reads = done.loaded_bytes / 4;
+    reads.saturating_add(done.multiply_adds) < multiply_adds / MULTIPLY_ADDS_PER_READ
 }
 
 /// The first wrong case, told the same way for single and batched products.

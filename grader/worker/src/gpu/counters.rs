@@ -46,6 +46,15 @@ pub fn read() -> Option<DeviceWork> {
             lib.get(b"gpu_labs_emulator_counters\0").ok()?;
         let mut work = DeviceWork::default();
         counters(&mut work.launches, &mut work.blas_calls);
+        type Arithmetic = unsafe extern "C" fn(*mut u64, *mut u64) -> bool;
+        // The symbol, when present, has this signature (grader/cuda-emulator/src/findings.rs);
+        // it answers only in checked runs, which alone count what kernels read.
+        if let Ok(arithmetic) = lib.get::<Arithmetic>(b"gpu_labs_emulator_arithmetic\0") {
+            let mut done = crate::protocol::Arithmetic::default();
+            if arithmetic(&mut done.loaded_bytes, &mut done.multiply_adds) {
+                work.arithmetic = Some(done);
+            }
+        }
         Some(work)
     }
 }
@@ -158,9 +167,18 @@ pub fn device_time_since(before: Option<DeviceTime>) -> Option<DeviceTime> {
 /// The work done between two readings.
 pub fn since(before: Option<DeviceWork>) -> Option<DeviceWork> {
     let (before, now) = (before?, read()?);
+    let arithmetic =
+        before
+            .arithmetic
+            .zip(now.arithmetic)
+            .map(|(before, now)| crate::protocol::Arithmetic {
+                loaded_bytes: now.loaded_bytes.saturating_sub(before.loaded_bytes),
+                multiply_adds: now.multiply_adds.saturating_sub(before.multiply_adds),
+            });
     Some(DeviceWork {
         launches: now.launches.saturating_sub(before.launches),
         blas_calls: now.blas_calls.saturating_sub(before.blas_calls),
         not_from_device: None,
+        arithmetic,
     })
 }

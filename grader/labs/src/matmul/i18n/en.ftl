@@ -69,3 +69,5 @@ chart-line-yours = your { $function }
 chart-line-naive = the grader's naive triple loop
 chart-line-yours-gpu = your { $function } (GPU)
 chart-line-ndarray = ndarray's product (CPU)
+too-little-work-reason = the GPU did far too little arithmetic for these products
+too-little-work-details = `{ $function }` returned right products, but the device did far less work than they need: { $needed } multiply-adds over the cases, while its kernels read { $read } values and cuBLAS did { $blas } multiply-adds. A kernel reads its operands for every multiply-add (or a few per register tile); a result computed on the CPU and only passed through the GPU reads one value per element. Compute the product on the device: each thread's loop over k in your kernel, or one cuBLAS call.

@@ -69,3 +69,5 @@ chart-line-yours = 你的 { $function }
 chart-line-naive = 評分程式的單純三層迴圈
 chart-line-yours-gpu = 你的 { $function }（GPU）
 chart-line-ndarray = ndarray 的乘法（CPU）
+too-little-work-reason = GPU 為這些乘積做的運算遠遠不夠
+too-little-work-details = `{ $function }` 回傳的乘積是對的，但裝置做的工作遠少於所需：所有案例共需 { $needed } 次乘加，而它的 kernel 只讀了 { $read } 個值，cuBLAS 做了 { $blas } 次乘加。kernel 每做一次乘加都要讀運算元（或每個暫存器分塊讀幾個）；在 CPU 上算好、只經過 GPU 的結果，每個元素只讀一個值。請在裝置上計算乘積：在你的 kernel 裡讓每個執行緒對 k 做迴圈，或呼叫一次 cuBLAS。
