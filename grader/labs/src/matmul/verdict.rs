@@ -29,25 +29,9 @@ pub(super) fn device_unused(
     let Some(work) = work else {
         return counted.then(|| untrusted_claim(item, &t!("counts-missing")));
     };
-    if counted && work.arithmetic.is_none() {
-        return Some(untrusted_claim(item, &t!("counts-missing")));
-    }
-    if let Some(done) = work.arithmetic {
-        if too_little(&done, multiply_adds) {
-            return Some(ItemResult::failed(
-                item,
-                t!("too-little-work-reason"),
-                t!(
-                    "too-little-work-details",
-                    function = item.function,
-                    needed = multiply_adds,
-                    read = done.loaded_bytes / 4,
-                    blas = done.multiply_adds
-                ),
-            ));
-        }
-    }
-    match work {
+    // The plainest explanation first: no device work at all, then values the host wrote,
+    // then too little arithmetic for the products.
+    let unused = match work {
         DeviceWork {
             launches: 0,
             blas_calls: 0,
@@ -62,7 +46,27 @@ pub(super) fn device_unused(
             ..
         } => Some(not_from_device(item, &n)),
         _ => None,
+    };
+    if unused.is_some() {
+        return unused;
     }
+    if counted && work.arithmetic.is_none() {
+        return Some(untrusted_claim(item, &t!("counts-missing")));
+    }
+    let done = work.arithmetic?;
+    too_little(&done, multiply_adds).then(|| {
+        ItemResult::failed(
+            item,
+            t!("too-little-work-reason"),
+            t!(
+                "too-little-work-details",
+                function = item.function,
+                needed = multiply_adds,
+                read = done.loaded_bytes / 4,
+                blas = done.multiply_adds
+            ),
+        )
+    })
 }
 
 /// How many multiply-adds of a product one value read on the device may stand for at most.
