@@ -22,7 +22,8 @@ pub mod status;
 pub mod stubs;
 pub mod util;
 
-/// Tells of a call the emulator refused ([`stubs`]): a finding in its record.
+/// Tells of a call the emulator refused (a bad launch, an unsupported entry point ([`stubs`]),
+/// a module it did not compile): a finding in its record.
 pub(crate) fn refused(text: String) {
     findings::report(findings::Kind::Refused, text);
 }

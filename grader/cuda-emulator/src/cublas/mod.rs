@@ -230,7 +230,7 @@ unsafe fn gemm_batched<T: Real>(
             ldc,
         };
         if let Err(report) = check_extents(&g, name) {
-            crate::findings::report(crate::findings::Kind::Refused, report);
+            crate::refused(report);
             // As on a GPU, the bad access surfaces as a sticky error of the stream's context.
             s.enqueue(OpKind::Work, || Err(ILLEGAL_ADDRESS))
                 .map_err(|_| CUBLAS_EXECUTION_FAILED)?;
@@ -466,10 +466,9 @@ unsafe fn gemv<T: Real>(
             && memory::is_device_range(x as usize, span(xlen, incx))
             && memory::is_device_range(y as usize, span(ylen, incy)));
     if !ok {
-        crate::findings::report(
-            crate::findings::Kind::Refused,
-            format!("gpu-labs emulator: {name}: A, x or y is not inside one device allocation"),
-        );
+        crate::refused(format!(
+            "gpu-labs emulator: {name}: A, x or y is not inside one device allocation"
+        ));
         return s
             .enqueue(OpKind::Work, || Err(ILLEGAL_ADDRESS))
             .map(drop)

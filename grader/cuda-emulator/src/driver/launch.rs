@@ -72,19 +72,15 @@ unsafe fn launch(
     s.ctx.check()?;
     let max_dynamic = func.max_dynamic_shared.load(Ordering::Relaxed);
     if let Err((code, msg)) = validate(grid, block, shared, func.static_shared, max_dynamic) {
-        crate::findings::report(
-            crate::findings::Kind::Refused,
-            format!(
-                "gpu-labs emulator: cannot launch kernel `{}`: {msg}",
-                func.name
-            ),
-        );
+        crate::refused(format!(
+            "gpu-labs emulator: cannot launch kernel `{}`: {msg}",
+            func.name
+        ));
         return Err(code);
     }
     if func.nargs > 0 && params.is_null() {
         if !extra.is_null() {
-            crate::findings::report(
-                crate::findings::Kind::Refused,
+            crate::refused(
                 "gpu-labs emulator: cuLaunchKernel: passing arguments through `extra` is not \
                  supported"
                     .into(),

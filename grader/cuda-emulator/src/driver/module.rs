@@ -202,13 +202,10 @@ impl Module {
         let copy = match PrivateCopy::of(so, file) {
             Ok(copy) => copy,
             Err(e) => {
-                crate::findings::report(
-                    crate::findings::Kind::Refused,
-                    format!(
-                        "gpu-labs emulator: cannot load module {}: {e}",
-                        so.display()
-                    ),
-                );
+                crate::refused(format!(
+                    "gpu-labs emulator: cannot load module {}: {e}",
+                    so.display()
+                ));
                 return Err(if so.exists() {
                     INVALID_IMAGE
                 } else {
@@ -220,14 +217,10 @@ impl Module {
         // What `nvrtcCompileProgram` refuses is never loaded, whatever the module text names:
         // the copy about to be loaded is checked (kernels get no more than a GPU kernel could).
         if let Err(refused) = crate::nvrtc::symbols::check(&private, &so.display().to_string()) {
-            let _ = std::fs::remove_file(&private);
-            crate::findings::report(
-                crate::findings::Kind::Refused,
-                format!(
-                    "gpu-labs emulator: cannot load module: {}",
-                    refused.trim_end()
-                ),
-            );
+            crate::refused(format!(
+                "gpu-labs emulator: cannot load module: {}",
+                refused.trim_end()
+            ));
             return Err(INVALID_IMAGE);
         }
         let path = CString::new(private.to_string_lossy().as_bytes()).map_err(|_| INVALID_VALUE)?;
@@ -235,13 +228,10 @@ impl Module {
         drop(copy);
         if lib.is_null() {
             let err = c_str(libc::dlerror()).unwrap_or_default().into_owned();
-            crate::findings::report(
-                crate::findings::Kind::Refused,
-                format!(
-                    "gpu-labs emulator: cannot load module {}: {err}",
-                    so.display()
-                ),
-            );
+            crate::refused(format!(
+                "gpu-labs emulator: cannot load module {}: {err}",
+                so.display()
+            ));
             return Err(INVALID_IMAGE);
         }
         let (Some(abi), Some(run), Some(jump)) = (
@@ -293,8 +283,7 @@ unsafe fn load_text(pm: *mut CUmodule, text: &str) -> CUresult {
         return UNSUPPORTED_PTX_VERSION;
     }
     let Some(so) = compile::parse_module_text(text) else {
-        crate::findings::report(
-            crate::findings::Kind::Refused,
+        crate::refused(
             "gpu-labs emulator: cuModuleLoadData: this is not a module compiled by the emulator's \
              NVRTC; precompiled PTX or cubin cannot run on the CPU emulator (compile CUDA C source \
              at run time with cudarc::nvrtc instead)"
@@ -303,14 +292,11 @@ unsafe fn load_text(pm: *mut CUmodule, text: &str) -> CUresult {
         return INVALID_PTX;
     };
     if !compile::produced_here(&so) {
-        crate::findings::report(
-            crate::findings::Kind::Refused,
-            format!(
+        crate::refused(format!(
             "gpu-labs emulator: cuModuleLoadData: the module names {}, which this process's NVRTC \
              did not produce; load the text nvrtcGetPTX returned, unchanged",
             so.display()
-        ),
-        );
+        ));
         return INVALID_PTX;
     }
     let mut m = match Module::load(&so) {

@@ -124,10 +124,9 @@ impl Stream {
             .stack_size(16 << 20)
             .spawn(move || worker(&queue, &ctx));
         if let Err(e) = spawned {
-            crate::findings::report(
-                crate::findings::Kind::Refused,
-                format!("gpu-labs emulator: cannot start a stream worker thread: {e}"),
-            );
+            crate::refused(format!(
+                "gpu-labs emulator: cannot start a stream worker thread: {e}"
+            ));
         }
         s
     }

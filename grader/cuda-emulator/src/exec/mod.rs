@@ -523,8 +523,6 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     }
     if checked.is_some() {
         findings::count_loaded(loaded_bytes);
-    }
-    if checked.is_some() {
         let mut spans = std::mem::take(&mut *job.touched.lock().unwrap_or_else(|e| e.into_inner()));
         spans.sort_unstable();
         spans.dedup();

@@ -556,25 +556,17 @@ fn cpu_function_floor(brackets: &[Bracket], cores: usize) -> Option<(u64, f64)> 
     if after.len() != BENCHMARK_EMPTY_BRACKETS + BENCHMARK_CPU_RUNS {
         return None;
     }
-    let (empty, runs) = after.split_at(BENCHMARK_EMPTY_BRACKETS);
-    let least = |b: &Bracket| {
-        b.work.map(|(ns, threads)| {
-            let threads = u64::from(threads).clamp(1, cores.max(1) as u64);
-            ns / threads
-        })
+    let over_threads = |b: &Bracket| {
+        b.work
+            .map(|(ns, threads)| ns / u64::from(threads).clamp(1, cores.max(1) as u64))
     };
-    let from_work: Option<Vec<u64>> = after.iter().map(least).collect();
-    if let Some(all) = from_work {
-        let (empty, runs) = all.split_at(BENCHMARK_EMPTY_BRACKETS);
-        let cost = empty.iter().copied().min()?;
-        return Some((
-            runs.iter().copied().min()?.saturating_sub(cost),
-            BENCH_CPU_FLOOR,
-        ));
-    }
-    let cost = empty.iter().map(|b| b.wall_ns).min()?;
-    let fastest = runs.iter().map(|b| b.wall_ns).min()?;
-    Some((fastest.saturating_sub(cost), BENCH_WALL_FLOOR))
+    let (least, floor) = match after.iter().map(over_threads).collect::<Option<Vec<u64>>>() {
+        Some(least) => (least, BENCH_CPU_FLOOR),
+        None => (after.iter().map(|b| b.wall_ns).collect(), BENCH_WALL_FLOOR),
+    };
+    let (empty, runs) = least.split_at(BENCHMARK_EMPTY_BRACKETS);
+    let cost = empty.iter().copied().min()?;
+    Some((runs.iter().copied().min()?.saturating_sub(cost), floor))
 }
 
 /// What the device work seen during `benchmark` says of the GPU time it reported.

@@ -467,7 +467,7 @@ pub fn bracketed(
     order: &WorkOrder,
 ) -> Result<Result<Bracketed, ItemResult>, SupervisorError> {
     Ok(
-        bracketed_with_work(ctx, item, order)?.map(|(outcome, notes, brackets)| {
+        bracketed_runs(ctx, item, order, false)?.map(|(outcome, notes, brackets)| {
             let walls = brackets.iter().map(|b| b.wall_ns).collect();
             (outcome, notes, walls)
         }),
@@ -497,6 +497,17 @@ pub fn bracketed_with_work(
     item: &Item,
     order: &WorkOrder,
 ) -> Result<Result<BracketedWork, ItemResult>, SupervisorError> {
+    bracketed_runs(ctx, item, order, true)
+}
+
+/// The bracketed run behind [`bracketed`] and [`bracketed_with_work`]: the threads'
+/// processor times are read at each bracket only when `work` asks for them.
+fn bracketed_runs(
+    ctx: &GradeContext,
+    item: &Item,
+    order: &WorkOrder,
+    work: bool,
+) -> Result<Result<BracketedWork, ItemResult>, SupervisorError> {
     #[cfg(feature = "replay")]
     if let Some((outcome, brackets)) = crate::replay::answer(order) {
         let run = crate::supervisor::WorkerRun::Reported {
@@ -519,7 +530,7 @@ pub fn bracketed_with_work(
     while let Some(stop) = session.next_stop() {
         match stop.checkpoint {
             Some(Checkpoint::CallStart) if open.is_none() => {
-                let threads = session.thread_times();
+                let threads = work.then(|| session.thread_times()).flatten();
                 open = Some((session.resume(), threads));
             }
             Some(Checkpoint::CallEnd) if open.is_some() => {

@@ -7,7 +7,7 @@
 use super::batched::{self, BatchedSpeed, Batches, Sent, Stack};
 use super::judge::hint_line;
 use super::t;
-use super::verdict::{device_unused, must_count, WrongCase};
+use super::verdict::{device_unused, multiply_adds, must_count, WrongCase};
 use grader_engine::check::gpu::emulator_reported;
 use grader_engine::check::gpu::{error_result, timer_result};
 use grader_engine::check::matmul::{self, Mismatch};
@@ -212,15 +212,11 @@ pub fn products(
         if let Some(e) = error {
             return Ok(error_result(item, outputs.len(), &e, &notes));
         }
-        let multiply_adds = spec.cases[..outputs.len().min(spec.cases.len())]
-            .iter()
-            .map(|&[batch, m, k, n]| (batch * m * k * n) as u64)
-            .sum();
         if let Some(failed) = device_unused(
             item,
             device_work,
             must_count(ctx, item),
-            multiply_adds,
+            multiply_adds(&spec.cases, outputs.len()),
             || t!("batch-no-gpu-work-details", function = item.function),
         ) {
             return Ok(failed);

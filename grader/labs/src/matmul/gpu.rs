@@ -61,9 +61,10 @@ pub type BenchmarkFn = fn(usize) -> GpuResult<(Duration, Option<Duration>)>;
 
 /// `benchmark`, between the supervisor's checkpoints, then what the supervisor needs to check
 /// the times it reported against work that ran: the device work the emulator saw during the
-/// call; [`BENCHMARK_EMPTY_BRACKETS`] empty brackets and [`BENCHMARK_CPU_RUNS`] runs of `matmul_fast` at the same
-/// size, each bracketed (the supervisor times them with its own clock); and, when it reported
-/// a GPU time, the student's GPU timer alone at that size with the device work it caused.
+/// call; [`BENCHMARK_EMPTY_BRACKETS`] empty brackets and [`BENCHMARK_CPU_RUNS`] runs of
+/// `matmul_fast` at the same size, each bracketed (the supervisor reads its clock and the
+/// processor time the runs used); and, when it reported a GPU time, the student's GPU timer
+/// alone at that size with the device work it caused.
 pub fn benchmark(
     bench: BenchmarkFn,
     matmul_fast: super::ProductFn,
@@ -113,10 +114,7 @@ pub fn benchmark(
 /// The student's GPU timer called once by the grader at `size`, on operands it allocated:
 /// what it reported, and the device work it caused; `None` when it failed.
 fn timer_look(timer: GpuTimerFn, size: usize) -> Option<TimerLook> {
-    let stream = open_stream().ok()?;
-    let a = stream.alloc_zeros::<f32>(size * size).ok()?;
-    let b = stream.alloc_zeros::<f32>(size * size).ok()?;
-    let mut c = stream.alloc_zeros::<f32>(size * size).ok()?;
+    let (stream, a, b, mut c) = zeroed_operands([size; 3]).ok()?;
     let before = counters::device_time();
     let reported = guarded(None, || timer(&stream, &a, &b, &mut c, [size; 3]))
         .ok()?
@@ -127,6 +125,22 @@ fn timer_look(timer: GpuTimerFn, size: usize) -> Option<TimerLook> {
     })
 }
 
+/// A stream of the grader's and zeroed A (m×k), B (k×n) and C (m×n) on the device, for the
+/// student's timer called alone.
+fn zeroed_operands(
+    [m, k, n]: [usize; 3],
+) -> Result<(Arc<CudaStream>, Operand, Operand, Operand), String> {
+    let err = |e: cudarc::driver::DriverError| e.to_string();
+    let stream = open_stream()?;
+    let a = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
+    let b = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
+    let c = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    Ok((stream, a, b, c))
+}
+
+/// A matrix on the device.
+type Operand = CudaSlice<f32>;
+
 /// The name of the student's GPU timer, which `benchmark` calls.
 pub const TIMER: &str = "time_gpu_matmul";
 
@@ -136,16 +150,8 @@ pub const TIMER: &str = "time_gpu_matmul";
 /// (a faulting kernel leaves a context broken), when `benchmark` failed on the GPU: a fault of
 /// the timer is charged by the timer's item, once; one of `benchmark`'s own by `benchmark`.
 pub fn timer_alone(f: GpuTimerFn, size: [usize; 3]) -> Outcome {
-    let err = |e: cudarc::driver::DriverError| e.to_string();
-    let [m, k, n] = size;
     // The grader's own set-up runs before any student code: its failure is the grader's.
-    let set_up = open_stream().and_then(|stream| {
-        let a = stream.alloc_zeros::<f32>(m * k).map_err(err)?;
-        let b = stream.alloc_zeros::<f32>(k * n).map_err(err)?;
-        let c = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
-        Ok((stream, a, b, c))
-    });
-    let (stream, a, b, mut c) = match set_up {
+    let (stream, a, b, mut c) = match zeroed_operands(size) {
         Ok(ready) => ready,
         Err(e) => return Outcome::GpuUnavailable(e),
     };

@@ -3,7 +3,7 @@
 
 use super::kinds::{CpuTimer, Products};
 use super::t;
-use super::verdict::{device_unused, must_count, WrongCase};
+use super::verdict::{device_unused, multiply_adds, must_count, WrongCase};
 use grader_engine::check::speedup::{self, Speed};
 use grader_engine::check::{
     gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
@@ -70,15 +70,11 @@ pub fn products(
         if let Some(e) = error {
             return Ok(gpu::error_result(item, outputs.len(), &e, &notes));
         }
-        let multiply_adds = spec.cases[..outputs.len().min(spec.cases.len())]
-            .iter()
-            .map(|&[m, k, n]| (m * k * n) as u64)
-            .sum();
         if let Some(failed) = device_unused(
             item,
             device_work,
             must_count(ctx, item),
-            multiply_adds,
+            multiply_adds(&spec.cases, outputs.len()),
             || t!("no-gpu-work-details", function = item.function),
         ) {
             return Ok(failed);

@@ -77,6 +77,15 @@ pub(super) fn device_unused(
 /// value per element of C, k times too few.
 pub(super) const MULTIPLY_ADDS_PER_READ: u64 = 8;
 
+/// The multiply-adds the first `done` cases need: the product of each case's dimensions
+/// (`[m, k, n]`, or `[batch, m, k, n]`), summed.
+pub(super) fn multiply_adds<const N: usize>(cases: &[[usize; N]], done: usize) -> u64 {
+    cases[..done.min(cases.len())]
+        .iter()
+        .map(|dims| dims.iter().product::<usize>() as u64)
+        .sum()
+}
+
 /// Whether the device's arithmetic `done` is far below the `multiply_adds` the products need.
 pub(super) fn too_little(done: &grader_worker::protocol::Arithmetic, multiply_adds: u64) -> bool {
     let reads = done.loaded_bytes / 4;
@@ -137,4 +146,18 @@ impl WrongCase<'_> {
 /// counters the supervisor arranged (on a real GPU only the tracer counts, when it is there).
 pub(super) fn must_count(ctx: &GradeContext, item: &Item) -> bool {
     item.spec.gpu_track() && ctx.backend == grader_worker::protocol::Backend::Emulated
+}
+
+#[cfg(test)]
+mod tests {
+    use super::multiply_adds;
+
+    #[test]
+    fn the_cases_run_so_far_need_the_product_of_their_dimensions() {
+        let single = [[2, 3, 4], [1, 1, 1], [5, 5, 5]];
+        assert_eq!(multiply_adds(&single, 2), 25);
+        assert_eq!(multiply_adds(&single, 9), 150);
+        assert_eq!(multiply_adds(&[[3, 2, 3, 4]], 1), 72);
+        assert_eq!(multiply_adds(&single, 0), 0);
+    }
 }
