@@ -12,6 +12,7 @@
 
 mod batch;
 mod batch_names;
+mod bounded_reads;
 mod build_hostile;
 mod chart;
 mod gradescope;

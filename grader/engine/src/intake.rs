@@ -60,8 +60,32 @@ pub fn read_file(path: &Path, limit: u64, shown: &str) -> Result<Vec<u8>, Refusa
 /// `limits`; the first thing that is not taken is refused with its path (relative to
 /// `root`, the submission's folder).
 pub fn copy_tree(root: &Path, from: &Path, to: &Path, limits: Limits) -> Result<(), Refusal> {
+    let mut write = |relative: &Path, shown: &str, content: Option<Vec<u8>>| {
+        let at = to.join(relative);
+        let written = match content {
+            None => std::fs::create_dir_all(&at),
+            Some(bytes) => std::fs::write(&at, bytes),
+        };
+        written.map_err(|e| refusal(shown, format!("could not be copied for grading: {e}")))
+    };
+    walk_tree(root, from, limits, &mut write)
+}
+
+/// What [`walk_tree`] hands its visitor: a path relative to the walked folder, how a refusal
+/// names it, and the file's bytes (`None` for a folder, handed before what it holds).
+pub type Visit<'a> = dyn FnMut(&Path, &str, Option<Vec<u8>>) -> Result<(), Refusal> + 'a;
+
+/// Walks the folder `from` as [`copy_tree`] takes it (regular files and folders only, within
+/// `limits`, in sorted order, `target/` at the top left out), handing each to `visit`; the
+/// first thing that is not taken is refused with its path (relative to `root`).
+pub fn walk_tree(
+    root: &Path,
+    from: &Path,
+    limits: Limits,
+    visit: &mut Visit,
+) -> Result<(), Refusal> {
     let mut taken = Taken::default();
-    copy_folder(root, from, to, limits, 0, &mut taken)
+    copy_folder(root, from, Path::new(""), limits, 0, &mut taken, visit)
 }
 
 /// What [`copy_tree`] has taken so far.
@@ -78,6 +102,7 @@ fn copy_folder(
     limits: Limits,
     depth: usize,
     taken: &mut Taken,
+    visit: &mut Visit,
 ) -> Result<(), Refusal> {
     let shown = relative(root, from);
     let meta = std::fs::symlink_metadata(from)
@@ -94,14 +119,18 @@ fn copy_folder(
             ),
         ));
     }
-    std::fs::create_dir_all(to)
-        .map_err(|e| refusal(&shown, format!("could not be copied for grading: {e}")))?;
+    visit(to, &shown, None)?;
     let entries =
         std::fs::read_dir(from).map_err(|e| refusal(&shown, format!("cannot be read: {e}")))?;
     let mut names = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| refusal(&shown, format!("cannot be read: {e}")))?;
         names.push(entry.file_name());
+        // A folder of a million names is refused just past the limit, not read whole (one
+        // more for a `target/` left out).
+        if names.len() > limits.entries.saturating_sub(taken.entries) + 2 {
+            break;
+        }
     }
     names.sort();
     for name in names {
@@ -124,7 +153,15 @@ fn copy_folder(
         let meta = std::fs::symlink_metadata(&path)
             .map_err(|e| refusal(&shown, format!("cannot be read: {e}")))?;
         if meta.is_dir() {
-            copy_folder(root, &path, &to.join(&name), limits, depth + 1, taken)?;
+            copy_folder(
+                root,
+                &path,
+                &to.join(&name),
+                limits,
+                depth + 1,
+                taken,
+                visit,
+            )?;
             continue;
         }
         let left = limits.total_bytes.saturating_sub(taken.bytes);
@@ -143,8 +180,7 @@ fn copy_folder(
             }
         })?;
         taken.bytes += bytes.len() as u64;
-        std::fs::write(to.join(&name), &bytes)
-            .map_err(|e| refusal(&shown, format!("could not be copied for grading: {e}")))?;
+        visit(&to.join(&name), &shown, Some(bytes))?;
     }
     Ok(())
 }

@@ -13,7 +13,7 @@
 //! the same names: it is all of the grader that links into a submission's binary in official
 //! grading, and it decides nothing. Everything this crate adds is the supervisor's.
 
-pub use grader_worker::{backend, inputs, protocol};
+pub use grader_worker::{backend, inputs, protocol, report_size};
 pub mod capture;
 pub mod check;
 pub mod context;

@@ -529,27 +529,12 @@ impl Session {
         }
         let order = &self.order;
         if std::fs::symlink_metadata(&order.report_path).is_ok() {
-            let text =
-                read_report(&order.report_path).map_err(|message| SupervisorError::BadReport {
-                    item: order.item.clone(),
-                    message,
-                })?;
-            let Some(report) = crate::protocol::open_report(order.nonce, &text) else {
+            let Some(report) = take_report(order)? else {
                 return Ok(WorkerRun::Died(Death {
                     cause: DeathCause::Tampered,
                     output_tail,
                 }));
             };
-            let report: WorkerReport = report.map_err(|e| SupervisorError::BadReport {
-                item: order.item.clone(),
-                message: e.to_string(),
-            })?;
-            if report.item != order.item {
-                return Err(SupervisorError::BadReport {
-                    item: order.item.clone(),
-                    message: format!("it answers item `{}`", report.item),
-                });
-            }
             // The emulator's findings come from its record in the sealed report: nothing the
             // submission prints (on stderr, which it shares) reaches a verdict.
             let record = report.emulator.as_ref();
@@ -636,18 +621,58 @@ fn given_to_worker(
     })
 }
 
-/// The most a worker's report may hold. The largest a right answer sends with the embedded
-/// rubrics is 27.5 MiB (`gpu_batched_timer_sync`; both labs' solutions, two seeds each,
-/// 2026-12-06); an instructor's larger sizes get about nine times that. A report is a file the
-/// submission's process writes, so anything larger is refused unread. (A bound set from each
-/// item's own output shape is the next step: issue 49.)
+/// The most any worker's report may hold, whatever its order's bound
+/// ([`WorkOrder::report_bytes`], set from the item's shapes): far above every right answer,
+/// for an order that came without a bound.
 pub const REPORT_BYTES: u64 = 256 << 20;
 
-/// Reads a worker's report: a regular file of at most [`REPORT_BYTES`], opened without
-/// following a link and without blocking (a named pipe left in its place is refused, never
-/// waited on). `Err` says what was there instead, for the item's failure.
-fn read_report(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    crate::intake::read_file(path, REPORT_BYTES, "the report").map_err(|refusal| {
+/// The most of one text from a report (a panic's message, an error) that reaches feedback.
+pub const FEEDBACK_TEXT_BYTES: usize = 8 << 10;
+
+/// The report the worker left for `order`, read as every report is (the one place the
+/// supervisor reads one): a regular file within the order's bound ([`read_report`]), whose
+/// values are counted before anything is built from them
+/// ([`census`](crate::report_size::census)), opened with the order's secret, its texts cut to
+/// [`FEEDBACK_TEXT_BYTES`]. `Ok(None)`: its seal is not the worker's (written by something
+/// else). `Err`: it is not one the item can take, for the item's failure.
+pub fn take_report(order: &WorkOrder) -> Result<Option<WorkerReport>, SupervisorError> {
+    let bad = |message| SupervisorError::BadReport {
+        item: order.item.clone(),
+        message,
+    };
+    let text = read_report(&order.report_path, order.report_bytes).map_err(bad)?;
+    // Its shape is counted before anything is built from it: a report of many tiny values
+    // could cost many times its bytes once read.
+    let body = text
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(&text[..], |n| &text[n + 1..]);
+    crate::report_size::census(body).map_err(bad)?;
+    let opened = crate::protocol::open_report(order.nonce, &text);
+    // What was read goes before the judges build anything more from it.
+    drop(text);
+    let Some(report) = opened else {
+        return Ok(None);
+    };
+    let mut report: WorkerReport = report.map_err(|e| bad(e.to_string()))?;
+    // Texts reach feedback, reports and gradebooks: kept to a page each.
+    report.outcome.clip_texts(FEEDBACK_TEXT_BYTES);
+    if let Some(record) = &mut report.emulator {
+        record.clip_texts(FEEDBACK_TEXT_BYTES);
+    }
+    if report.item != order.item {
+        return Err(bad(format!("it answers item `{}`", report.item)));
+    }
+    Ok(Some(report))
+}
+
+/// Reads a worker's report: a regular file of at most `bound` bytes (and never more than
+/// [`REPORT_BYTES`]), opened without following a link and without blocking (a named pipe left
+/// in its place is refused, never waited on). `Err` says what was there instead, for the
+/// item's failure.
+fn read_report(path: &std::path::Path, bound: u64) -> Result<Vec<u8>, String> {
+    let bound = bound.min(REPORT_BYTES);
+    crate::intake::read_file(path, bound, "the report").map_err(|refusal| {
         // What was there, in the words of an item's failure (intake's speak of source files).
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return refusal.to_string();
@@ -656,10 +681,10 @@ fn read_report(path: &std::path::Path) -> Result<Vec<u8>, String> {
         let kind = meta.file_type();
         let what = if kind.is_file() {
             return format!(
-                "the report is {} MiB, more than any right answer sends ({} MiB at most): does \
-                 the function return a far larger result than the item asks for?",
-                meta.len() >> 20,
-                REPORT_BYTES >> 20
+                "the report is {} bytes, more than a right answer to this item sends ({bound} \
+                 at most): does the function return a far larger result than the item asks \
+                 for?",
+                meta.len(),
             );
         } else if kind.is_symlink() {
             "a link"
@@ -872,24 +897,29 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let plain = dir.path().join("report");
         std::fs::write(&plain, b"0\n{}").expect("write");
-        assert_eq!(read_report(&plain).expect("a plain report"), b"0\n{}");
+        assert_eq!(read_report(&plain, 4).expect("a plain report"), b"0\n{}");
         let started = std::time::Instant::now();
         let fifo = dir.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("a C string");
         // SAFETY: mkfifo with a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let refused = read_report(&fifo).expect_err("a named pipe");
+        let refused = read_report(&fifo, 4).expect_err("a named pipe");
         assert!(refused.contains("other than a plain file"), "{refused}");
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&plain, &link).expect("symlink");
-        let refused = read_report(&link).expect_err("a link");
+        let refused = read_report(&link, 4).expect_err("a link");
         assert!(refused.contains("other than a plain file"), "{refused}");
         let huge = dir.path().join("huge");
         std::fs::File::create(&huge)
             .and_then(|f| f.set_len(REPORT_BYTES + 1))
             .expect("a sparse file");
-        let refused = read_report(&huge).expect_err("over the bound");
-        assert!(refused.contains("more than any right answer"), "{refused}");
+        let refused = read_report(&huge, u64::MAX).expect_err("over the ceiling");
+        assert!(refused.contains("more than a right answer"), "{refused}");
+        let refused = read_report(&plain, 3).expect_err("over the item's bound");
+        assert!(
+            refused.contains("4 bytes") && refused.contains("3 at most"),
+            "{refused}"
+        );
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 

@@ -216,7 +216,9 @@ fn outcome(g: &mut Gen, lab: impl FnOnce(&mut Gen) -> Value) -> Outcome {
         5 => Outcome::Timed,
         6 => Outcome::Panicked(g.panic()),
         7 => Outcome::GpuUnavailable("no device".into()),
-        _ => Outcome::Lab(lab(g)),
+        _ => Outcome::Lab(
+            grader_engine::protocol::LabOutcome::of(&lab(g)).expect("a JSON value serializes"),
+        ),
     }
 }
 
@@ -400,7 +402,10 @@ mod training_values {
     /// What a training item's worker sends, for an item of kind `kind`.
     pub(super) fn lab(g: &mut Gen, kind: &str) -> Value {
         let value = if kind.starts_with("gpu-") || g.chance(0.1) {
-            serde_json::to_value(gpu(g, kind))
+            serde_json::to_value(crate::training::gpu::GpuSent {
+                sent: gpu(g, kind),
+                diverged: None,
+            })
         } else {
             serde_json::to_value(cpu(g, kind))
         };
@@ -534,4 +539,34 @@ fn no_outcome_crashes_a_matmul_judge() {
 #[test]
 fn no_outcome_crashes_a_training_judge() {
     check(&crate::training::LAB, trials());
+}
+
+/// Every item of the embedded rubrics bounds its report within what the supervisor can read
+/// whole (34 MiB: the timers' C at the largest shape they grow to), and leaves room for a
+/// panic's message. (That each bound holds a right answer is shown by every grading of the
+/// solutions: a report over its bound fails the item.)
+#[test]
+fn every_embedded_item_bounds_its_report() {
+    let labs: &'static [&'static LabInfo] = Box::leak(Box::new([
+        #[cfg(feature = "matmul")]
+        &crate::matmul::LAB,
+        #[cfg(feature = "training")]
+        &crate::training::LAB,
+    ]));
+    for lab in labs {
+        let rubric = grader_engine::rubric::parse(
+            Labs(labs),
+            lab.rubric,
+            std::path::Path::new("assignment.toml"),
+        )
+        .expect("the lab's rubric parses");
+        for item in &rubric.items {
+            let bound = item.spec.report_bytes();
+            assert!(
+                (grader_engine::report_size::TEXT_BYTES..=34 << 20).contains(&bound),
+                "{}: {bound} bytes",
+                item.id
+            );
+        }
+    }
 }

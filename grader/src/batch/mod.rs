@@ -159,8 +159,7 @@ pub fn students(dir: &Path) -> Result<Vec<String>, BatchError> {
 /// What decides whether a submission must be graded again: its files, the rubric, this
 /// grader's version and the GPU mode.
 fn fingerprint(submission: &Path, options: &BatchOptions) -> String {
-    let files =
-        grader_engine::fingerprint::tree(submission).unwrap_or_else(|e| format!("unreadable {e}"));
+    let files = grader_engine::fingerprint::submission(submission);
     let rubric = &options.assignment.text;
     let context = format!(
         "{files}|{rubric}|{}|{:?}",

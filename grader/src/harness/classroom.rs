@@ -19,8 +19,7 @@ use std::process::ExitCode;
 /// the folder also carries a hash of `src/`, so a result is never reused for other code.
 fn run_dir(crate_dir: &Path, seed: Option<u64>) -> (PathBuf, u64) {
     let commit = grader_engine::fingerprint::commit_of(crate_dir);
-    let sources = grader_engine::fingerprint::tree(&crate_dir.join("src"))
-        .unwrap_or_else(|_| "unreadable".to_string());
+    let sources = grader_engine::fingerprint::submission(crate_dir);
     let seed = seed.unwrap_or_else(|| {
         grader_engine::fingerprint::of_text(commit.as_deref().unwrap_or(sources.as_str()))
     });

@@ -13,10 +13,12 @@
 pub mod backend;
 pub mod gpu;
 pub mod hash;
+pub mod hex_bits;
 pub mod i18n;
 pub mod inputs;
 pub mod protocol;
 pub mod region;
+pub mod report_size;
 pub mod serve;
 pub mod stopwatch;
 pub mod task;

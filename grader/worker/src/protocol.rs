@@ -43,6 +43,15 @@ pub struct WorkOrder {
     /// Speed items: run the grader's own baseline instead of the student's function (the
     /// yardstick worker, which never calls the submission).
     pub yardstick: bool,
+    /// The most the report may hold, in bytes, set by the supervisor from what a right answer
+    /// to this item sends ([`report_bound`]): a worker whose results come to more sends
+    /// [`Outcome::TooLarge`] instead, and the supervisor reads no more than this.
+    #[serde(default = "unbounded")]
+    pub report_bytes: u64,
+}
+
+fn unbounded() -> u64 {
+    u64::MAX
 }
 
 pub use crate::backend::Backend;
@@ -108,7 +117,71 @@ pub enum Outcome {
     /// Student code panicked (`todo!()` included) during case `case`.
     Panicked(PanicInfo),
     /// What a lab's own kinds send back, in the lab's own terms (read by the lab's judge).
-    Lab(serde_json::Value),
+    Lab(LabOutcome),
+    /// The results came to more bytes than the order allows ([`WorkOrder::report_bytes`]):
+    /// a right answer never does, so the worker sends their size instead of them.
+    TooLarge {
+        /// The size the report would have had (bytes; at least `bound` + 1 when the worker
+        /// stopped counting there).
+        bytes: u64,
+        /// The order's bound.
+        bound: u64,
+    },
+}
+
+/// A lab's own outcome, kept as the JSON text the worker wrote until the lab's judge reads
+/// it into its own types ([`LabOutcome::read`]): never parsed into a generic JSON tree, whose
+/// nodes cost many times the bytes they were read from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabOutcome(Box<serde_json::value::RawValue>);
+
+impl LabOutcome {
+    /// The outcome `sent`, in the lab's own terms.
+    pub fn of<T: Serialize>(sent: &T) -> Result<LabOutcome, String> {
+        serde_json::value::to_raw_value(sent)
+            .map(LabOutcome)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Reads it back as `T` (the judge's side).
+    pub fn read<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl Outcome {
+    /// Cuts every text it carries (panic messages, errors) to at most `bytes`, at a
+    /// character, saying how much was left out: the supervisor's copy of what reaches
+    /// feedback, whatever the worker sent.
+    pub fn clip_texts(&mut self, bytes: usize) {
+        match self {
+            Outcome::Products { panic, error, .. } => {
+                if let Some(p) = panic {
+                    p.clip(bytes);
+                }
+                if let Some(e) = error {
+                    clip_text(e, bytes);
+                }
+            }
+            Outcome::Panicked(p) => p.clip(bytes),
+            Outcome::GpuUnavailable(e) | Outcome::Failed(e) => clip_text(e, bytes),
+            _ => {}
+        }
+    }
+}
+
+/// Cuts `text` to at most `bytes` (at a character), saying how much was left out.
+pub fn clip_text(text: &mut String, bytes: usize) {
+    if text.len() <= bytes {
+        return;
+    }
+    let mut cut = bytes;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let left_out = text.len() - cut;
+    text.truncate(cut);
+    text.push_str(&format!(" … ({left_out} more bytes left out)"));
 }
 
 /// A panic caught in the worker.
@@ -123,6 +196,14 @@ pub struct PanicInfo {
 }
 
 impl PanicInfo {
+    /// Cuts its message and location to at most `bytes` each ([`clip_text`]).
+    pub fn clip(&mut self, bytes: usize) {
+        clip_text(&mut self.message, bytes);
+        if let Some(l) = &mut self.location {
+            clip_text(l, bytes);
+        }
+    }
+
     /// True when the panic is an unfilled `todo!()` / `unimplemented!()`.
     pub fn is_not_implemented(&self) -> bool {
         self.message.starts_with("not yet implemented")
@@ -137,7 +218,10 @@ pub struct Matrix {
     pub rows: usize,
     /// Number of columns.
     pub cols: usize,
-    /// Row-major `f32::to_bits` of every element.
+    /// Row-major `f32::to_bits` of every element, sent as one string of 8 hex digits per
+    /// element: the supervisor reads a matrix into at most half the bytes it arrived in,
+    /// whatever the report holds.
+    #[serde(with = "crate::hex_bits")]
     pub bits: Vec<u32>,
 }
 
@@ -343,6 +427,14 @@ pub struct Finding {
 const RECORD_HEADER: &str = "gpu-labs-emulator-record 1";
 
 impl EmulatorRecord {
+    /// Cuts every finding's text to at most `bytes` ([`clip_text`]).
+    pub fn clip_texts(&mut self, bytes: usize) {
+        for finding in &mut self.findings {
+            clip_text(&mut finding.kind, bytes);
+            clip_text(&mut finding.text, bytes);
+        }
+    }
+
     /// Reads the record text the emulator gives; `None` when it is not one.
     pub fn parse(text: &str) -> Option<EmulatorRecord> {
         let mut lines = text.lines();

@@ -49,10 +49,11 @@ static LAST_PANIC: Mutex<Option<(String, Option<String>)>> = Mutex::new(None);
 /// (for a panic inside a dependency, the student's call site: [`call_site`]).
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
+        // Only what is sent is copied: a message of 400 MB is not copied whole.
         let message = if let Some(s) = info.payload().downcast_ref::<&str>() {
-            s.to_string()
+            clipped(s)
         } else if let Some(s) = info.payload().downcast_ref::<String>() {
-            s.clone()
+            clipped(s)
         } else {
             "panic with a non-text payload".to_string()
         };
@@ -68,6 +69,23 @@ fn install_panic_hook() {
             }
         }
     }));
+}
+
+/// A panic's message as sent: at most [`PANIC_MESSAGE_BYTES`] of it (cut at a character), with
+/// how much was left out.
+///
+/// [`PANIC_MESSAGE_BYTES`]: crate::report_size::PANIC_MESSAGE_BYTES
+fn clipped(message: &str) -> String {
+    let keep = crate::report_size::PANIC_MESSAGE_BYTES;
+    let mut cut = keep.min(message.len());
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut sent = message[..cut].to_string();
+    if cut < message.len() {
+        sent.push_str(&format!(" … ({} more bytes left out)", message.len() - cut));
+    }
+    sent
 }
 
 /// Runs one student call; a panic comes back as `Err(PanicInfo)` for case `case`.
@@ -147,6 +165,18 @@ fn write_report(order: &WorkOrder, outcome: Outcome) -> Result<(), WorkerError> 
         // Read after the work ended (the emulator waits for every launch it accepted), from
         // the emulator's memory: nothing the submission printed is in it.
         emulator: crate::gpu::counters::record(),
+    };
+    // Results larger than any right answer's are not sent: only their size is (counted
+    // without building the report, which could be far larger than this process may hold).
+    let report = match crate::report_size::serialized_len(&report, order.report_bytes) {
+        Ok(_) => report,
+        Err(bytes) => WorkerReport {
+            outcome: Outcome::TooLarge {
+                bytes,
+                bound: order.report_bytes,
+            },
+            ..report
+        },
     };
     let json = crate::protocol::sealed_report(order.nonce, &report)
         .map_err(|e| WorkerError::Lab(e.to_string()))?;

@@ -59,6 +59,7 @@ impl GradeContext {
             report_path: PathBuf::new(),
             stopwatch: None,
             yardstick: false,
+            report_bytes: item.spec.report_bytes(),
         };
         order.backend = if item.spec.gpu_track() {
             self.backend
@@ -361,6 +362,20 @@ pub(crate) fn judge_run(
             item,
             &t!("gpu-unavailable", why = why),
         ))),
+        // Results larger than any right answer's: only their size came.
+        WorkerRun::Reported {
+            outcome: Outcome::TooLarge { bytes, bound },
+            ..
+        } => Ok(Err(ItemResult::failed(
+            item,
+            t!("too-large-reason", function = item.function),
+            t!(
+                "too-large-details",
+                function = item.function,
+                size = mib(bytes),
+                bound = mib(bound)
+            ),
+        ))),
         // A kernel that raced (checked runs) fails whatever its numbers; so does a checked
         // run whose record does not show it checked.
         WorkerRun::Reported {
@@ -395,6 +410,11 @@ pub(crate) fn judge_run(
             )))
         }
     }
+}
+
+/// `bytes` in MiB with one decimal, for a person.
+fn mib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / f64::from(1u32 << 20))
 }
 
 /// The first clause of a sentence, for the one-line table reason.
@@ -627,6 +647,7 @@ pub fn unexpected(item: &Item, outcome: &Outcome) -> SupervisorError {
         Outcome::GpuUnavailable(_) => "a GPU set-up failure",
         Outcome::Failed(_) => "an error",
         Outcome::Lab(_) => "a lab's own outcome",
+        Outcome::TooLarge { .. } => "the size of results too large to send",
     };
     SupervisorError::BadReport {
         item: item.id().to_string(),

@@ -435,7 +435,7 @@ pub type Bracketed = (Outcome, String, Vec<u64>);
 
 /// What a lab's worker reported from a bracketed run, the emulator's notes and each bracket
 /// (ns).
-pub type BracketedLab = (serde_json::Value, String, Vec<u64>);
+pub type BracketedLab = (crate::protocol::LabOutcome, String, Vec<u64>);
 
 /// A lab's own timed GPU run, bracketed ([`bracketed`]): the report the lab's worker wrote
 /// (`Outcome::Lab`), the emulator's notes and each bracket (ns). A GPU error in the run is

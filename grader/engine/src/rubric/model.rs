@@ -64,6 +64,14 @@ pub trait KindSpec: std::fmt::Debug + Send + Sync {
     }
     /// The lab's part of the item's work order, read back by the lab's worker.
     fn task(&self) -> serde_json::Value;
+    /// The most a worker's report for the item may hold (bytes): what a right answer sends,
+    /// from the item's shapes where it has them
+    /// ([`bound_for_values`](crate::report_size::bound_for_values)), with room for
+    /// text. The supervisor reads no more, and a worker whose results come to more sends
+    /// their size instead.
+    fn report_bytes(&self) -> u64 {
+        crate::report_size::DEFAULT_BYTES
+    }
     /// Grades the item: runs its workers and judges what they send back.
     fn grade(&self, ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError>;
 }

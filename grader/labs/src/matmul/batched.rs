@@ -13,7 +13,7 @@ use grader_engine::rubric::KeyError;
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
-use grader_worker::protocol::{DeviceWork, GpuTimerSample, Outcome, WorkOrder};
+use grader_worker::protocol::{DeviceWork, GpuTimerSample, LabOutcome, Outcome, WorkOrder};
 use grader_worker::serve::guarded;
 use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use grader_worker::task::{SkipPolicy, Tier};
@@ -197,7 +197,9 @@ pub fn operands(
 pub struct Stack {
     /// (batch, rows, cols).
     pub dims: [usize; 3],
-    /// `f32::to_bits` of every element.
+    /// `f32::to_bits` of every element, as hex digits on the wire (see
+    /// [`grader_worker::hex_bits`]).
+    #[serde(with = "grader_worker::hex_bits")]
     pub bits: Vec<u32>,
 }
 
@@ -249,7 +251,7 @@ pub enum Sent {
 }
 
 fn sent(s: Sent) -> Result<Outcome, String> {
-    serde_json::to_value(s)
+    LabOutcome::of(&s)
         .map(Outcome::Lab)
         .map_err(|e| e.to_string())
 }
@@ -319,7 +321,7 @@ pub fn gpu_products(
 const MAX_TIMED_BATCH: usize = 32;
 /// The most elements of C the timer's shape is grown to (16 MB sent back, as the single
 /// product's timer).
-const MAX_TIMED_C: usize = 1 << 22;
+pub(crate) const MAX_TIMED_C: usize = 1 << 22;
 /// The largest dimension the timer's matrices are grown to.
 const MAX_TIMED_DIM: usize = 2048;
 

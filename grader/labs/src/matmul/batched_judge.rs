@@ -15,12 +15,13 @@ use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
-use grader_worker::protocol::{DeviceWork, Outcome};
+use grader_worker::protocol::{DeviceWork, LabOutcome, Outcome};
 use ndarray::{Array2, Array3, Axis};
 
 /// What the worker sent, read as the batched items' [`Sent`].
-fn read_sent(item: &Item, value: serde_json::Value) -> Result<Sent, SupervisorError> {
-    serde_json::from_value(value)
+fn read_sent(item: &Item, value: LabOutcome) -> Result<Sent, SupervisorError> {
+    value
+        .read()
         .map_err(|e| bad(item, &format!("its results are unreadable: {e}")))
 }
 

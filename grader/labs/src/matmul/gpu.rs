@@ -35,7 +35,7 @@ pub type GpuTimerFn = fn(
 /// 2048³ keeps a student's tiled kernel busy for a millisecond or more even on the fastest
 /// GPUs (hundreds of times a launch's overhead), and its C (16 MB) is the most a worker sends
 /// back.
-const MAX_TIMED_DIM: usize = 2048;
+pub(crate) const MAX_TIMED_DIM: usize = 2048;
 
 /// Where the backend can tell: whether the values a GPU function returned for `case` came
 /// from the host (never copied back from the device, or half or more of them found among the

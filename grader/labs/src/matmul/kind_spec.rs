@@ -67,6 +67,49 @@ impl KindSpec for Kind {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 
+    /// From the shapes a right answer returns: every case's product, the timers' C at the
+    /// largest shape they grow to, the batched speedup's C of every timed run; the rest send
+    /// counts and times only.
+    fn report_bytes(&self) -> u64 {
+        let product = |dims: &[usize]| dims.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+        let (values, matrices) = match self {
+            Kind::Matmul(p) | Kind::GpuMatmul(p) => (
+                p.cases.iter().map(|[m, _, n]| product(&[*m, *n])).sum(),
+                p.cases.len() as u64,
+            ),
+            Kind::BatchedMatmul(b) | Kind::GpuBatchedMatmul(b) => (
+                b.cases
+                    .iter()
+                    .map(|[s, m, _, n]| product(&[*s, *m, *n]))
+                    .sum(),
+                b.cases.len() as u64,
+            ),
+            Kind::GpuTimer(s) => {
+                let [m, _, n] = s.size;
+                let largest = super::gpu::MAX_TIMED_DIM as u64;
+                (product(&[m, n]).max(largest * largest), 1)
+            }
+            Kind::GpuBatchedTimer(t) => {
+                let [s, m, _, n] = t.size;
+                (
+                    product(&[s, m, n]).max(super::batched::MAX_TIMED_C as u64),
+                    1,
+                )
+            }
+            Kind::GpuBatchedSpeedup(s) => {
+                let [b, m, _, n] = s.size;
+                let runs = s.samples as u64;
+                (product(&[b, m, n]).saturating_mul(runs), runs)
+            }
+            Kind::CpuTimer(_)
+            | Kind::CpuSpeedup(_)
+            | Kind::GpuSpeedup(_)
+            | Kind::DeviceSelect
+            | Kind::Benchmark(_) => (0, 0),
+        };
+        grader_engine::report_size::bound_for_values(values, matrices)
+    }
+
     fn grade(&self, ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
         match self {
             Kind::Matmul(p) | Kind::GpuMatmul(p) => judge::products(ctx, item, p),

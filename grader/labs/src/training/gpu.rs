@@ -11,7 +11,7 @@ use cudarc::driver::{CudaEvent, CudaStream};
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
-use grader_worker::protocol::{DeviceWork, GpuTimerSample, Matrix, Outcome, WorkOrder};
+use grader_worker::protocol::{DeviceWork, GpuTimerSample, LabOutcome, Matrix, Outcome, WorkOrder};
 use grader_worker::serve::guarded;
 use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use ndarray::Array2;
@@ -53,7 +53,7 @@ pub fn run(
                         _ => None,
                     };
                     let sent = GpuSent { sent, diverged };
-                    Outcome::Lab(serde_json::to_value(sent).map_err(|e| e.to_string())?)
+                    Outcome::Lab(LabOutcome::of(&sent)?)
                 }
                 Err(outcome) => *outcome,
             });
@@ -62,7 +62,7 @@ pub fn run(
         _ => return Err("not a GPU kind of the training lab".into()),
     };
     Ok(match sent {
-        Ok(sent) => Outcome::Lab(serde_json::to_value(sent).map_err(|e| e.to_string())?),
+        Ok(sent) => GpuSent::alone(sent)?,
         Err(outcome) => *outcome,
     })
 }
@@ -72,11 +72,21 @@ pub fn run(
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GpuSent {
     /// The kind's report.
-    #[serde(flatten)]
     pub sent: SentGpu,
     /// The first step the GPU took otherwise than the CPU, where one was found.
     #[serde(default)]
     pub diverged: Option<Diverged>,
+}
+
+impl GpuSent {
+    /// The outcome of a kind that sends its report with no divergence.
+    fn alone(sent: SentGpu) -> Result<Outcome, String> {
+        LabOutcome::of(&GpuSent {
+            sent,
+            diverged: None,
+        })
+        .map(Outcome::Lab)
+    }
 }
 
 /// The first batch of a GPU epoch whose step, taken alone from the GPU epoch's own
@@ -485,10 +495,7 @@ fn timer(
         Err(e) => return Outcome::GpuUnavailable(t!("gpu-setup-failed", error = e)),
     };
     match timer_samples(lab, seed, item, s, checkpoints, &stream, &mut busy) {
-        Ok(Ok(sent)) => match serde_json::to_value(sent) {
-            Ok(v) => Outcome::Lab(v),
-            Err(e) => Outcome::Failed(e.to_string()),
-        },
+        Ok(Ok(sent)) => GpuSent::alone(sent).unwrap_or_else(Outcome::Failed),
         Ok(Err(outcome)) => *outcome,
         // From the first student call on, a GPU error is the student's: a faulting kernel
         // leaves the context broken, and the grader's next call is the first to hear of it.
@@ -661,9 +668,7 @@ fn speed(
 
 /// The timed runs' mean losses (as bits) sent back.
 fn speed_sent(losses: Vec<u32>) -> Result<Outcome, String> {
-    serde_json::to_value(SentGpu::Speed(losses))
-        .map(Outcome::Lab)
-        .map_err(|e| e.to_string())
+    GpuSent::alone(SentGpu::Speed(losses))
 }
 
 /// The speed item's baseline runs: the grader's CPU epoch from the same start, each between
@@ -714,8 +719,10 @@ mod tests {
         assert_eq!(back.diverged.map(|d| d.batch), Some(2));
         assert!(matches!(back.sent, SentGpu::Epoch { loss, .. } if loss == 1.5f32.to_bits()));
         // Every other kind sends its report alone: it reads with no divergence.
-        let plain = serde_json::to_value(epoch()).expect("serializes");
-        let back: GpuSent = serde_json::from_value(plain).expect("reads");
+        let Ok(Outcome::Lab(plain)) = GpuSent::alone(epoch()) else {
+            panic!("a lab outcome");
+        };
+        let back: GpuSent = plain.read().expect("reads");
         assert!(back.diverged.is_none());
     }
 

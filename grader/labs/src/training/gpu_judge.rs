@@ -15,7 +15,7 @@ use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
 use grader_engine::supervisor::SupervisorError;
-use grader_worker::protocol::{Matrix, Outcome};
+use grader_worker::protocol::{LabOutcome, Matrix, Outcome};
 use ndarray::Array2;
 
 /// Grades a `gpu-transfer`, `gpu-loader` or `gpu-epoch` item.
@@ -82,8 +82,8 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
 }
 
 /// A GPU item's report, as its worker sent it.
-fn read_sent(item: &Item, value: serde_json::Value) -> Result<GpuSent, SupervisorError> {
-    serde_json::from_value(value).map_err(|e| bad(item, &e.to_string()))
+fn read_sent(item: &Item, value: LabOutcome) -> Result<GpuSent, SupervisorError> {
+    value.read().map_err(|e| bad(item, &e.to_string()))
 }
 
 /// The tensors of a sent layer, named as the lesson names them.

@@ -113,9 +113,9 @@ pub fn judge_outcome(
     outcome: Outcome,
 ) -> Result<ItemResult, SupervisorError> {
     let sent = match outcome {
-        Outcome::Lab(value) => {
-            serde_json::from_value::<Sent>(value).map_err(|e| bad(item, &e.to_string()))?
-        }
+        Outcome::Lab(value) => value
+            .read::<Sent>()
+            .map_err(|e| bad(item, &e.to_string()))?,
         other => return Err(unexpected(item, &other)),
     };
     let judge = Judge { seed, item };

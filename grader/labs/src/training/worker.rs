@@ -5,7 +5,7 @@ use super::inputs::{self, OPTIMIZER_SHAPES};
 use super::kinds::{Kind, Sent, SentLayer, SentPass};
 use super::{Layer, Layers, Net, Opt, Submission};
 
-use grader_worker::protocol::{Matrix, Outcome, PanicInfo, WorkOrder};
+use grader_worker::protocol::{LabOutcome, Matrix, Outcome, PanicInfo, WorkOrder};
 use grader_worker::serve::{guarded, LabWorker};
 use grader_worker::stopwatch::Checkpoints;
 use ndarray::Array1;
@@ -38,7 +38,7 @@ impl LabWorker for Submission {
         }
         .kind(&kind);
         Ok(match sent {
-            Ok(sent) => Outcome::Lab(serde_json::to_value(sent).map_err(|e| e.to_string())?),
+            Ok(sent) => Outcome::Lab(LabOutcome::of(&sent)?),
             Err(panic) => Outcome::Panicked(panic),
         })
     }
@@ -321,7 +321,7 @@ fn fallback(lab: &Submission, order: &WorkOrder, s: &super::kinds::GpuSetup) -> 
                 direct_loss: direct.0.to_bits(),
                 direct_layers: sent_layers(&direct.1),
             };
-            serde_json::to_value(sent)
+            LabOutcome::of(&sent)
                 .map(Outcome::Lab)
                 .unwrap_or_else(|e| Outcome::Failed(e.to_string()))
         }
