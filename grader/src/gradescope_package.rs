@@ -225,11 +225,13 @@ fn file(path: &str, contents: Vec<u8>) -> Entry {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, PackageError> {
-    std::fs::read(path).map_err(|source| PackageError::Io {
-        what: "read",
-        path: path.to_path_buf(),
-        source,
-    })
+    grader_engine::intake::read_file(path, grader_engine::intake::GRADER_FILE_BYTES, "").map_err(
+        |refused| PackageError::Io {
+            what: "read",
+            path: path.to_path_buf(),
+            source: refused.into(),
+        },
+    )
 }
 
 /// Every file under `dir` as (path relative to it, path), sorted, leaving out `target/` and

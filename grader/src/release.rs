@@ -117,14 +117,14 @@ pub fn files(lab_name: &str, source: &GraderSource) -> Result<Vec<(String, Strin
         .join("assignments")
         .join(lab.name)
         .join("README.md");
-    if let Ok(text) = std::fs::read_to_string(&readme) {
+    if let Ok(text) = grader_engine::intake::read_own_text(&readme, "") {
         files.retain(|(path, _)| path != "README.md");
         files.push(("README.md".into(), text));
     }
     // Its translations go beside it (`README.zh-TW.md`).
     for lang in &grader_engine::i18n::Lang::ALL[1..] {
         let name = format!("README.{}.md", lang.tag());
-        if let Ok(text) = std::fs::read_to_string(readme.with_file_name(&name)) {
+        if let Ok(text) = grader_engine::intake::read_own_text(&readme.with_file_name(&name), "") {
             files.retain(|(path, _)| *path != name);
             files.push((name, text));
         }
@@ -208,7 +208,7 @@ fn workspace_lock_path() -> PathBuf {
 /// sources come without the workspace's lock.
 fn lock_file(package: &str) -> Result<Option<String>, ReleaseError> {
     let path = workspace_lock_path();
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Ok(text) = grader_engine::intake::read_own_text(&path, "") else {
         return Ok(None);
     };
     let fail = |reason: String| ReleaseError::Lock {
@@ -336,8 +336,12 @@ fn pruned_by_cargo(manifest: &str, lock: &str, lock_path: &Path) -> Result<Strin
             ))
         })?;
         if out.status.success() {
-            let pruned = std::fs::read_to_string(dir.path().join("Cargo.lock"))
-                .map_err(|e| fail(format!("cargo wrote no lock file for the lab: {e}")))?;
+            let pruned = grader_engine::intake::read_text(
+                &dir.path().join("Cargo.lock"),
+                grader_engine::intake::GRADER_FILE_BYTES,
+                "Cargo.lock",
+            )
+            .map_err(|e| fail(format!("cargo wrote no lock file for the lab: {e}")))?;
             return only_locked_packages(&pruned, lock)
                 .map(|()| pruned)
                 .map_err(fail);
@@ -430,7 +434,7 @@ fn grader_packages() -> Vec<String> {
         if !seen.insert(dir.clone()) {
             continue;
         }
-        let table: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml"))
+        let table: toml::Table = grader_engine::intake::read_own_text(&dir.join("Cargo.toml"), "")
             .ok()
             .and_then(|text| text.parse().ok())
             .unwrap_or_default();
@@ -472,7 +476,7 @@ fn without_dependencies(body: &str, names: &[String]) -> String {
 /// released crate builds the grader without that feature, so cargo leaves them out.
 fn grader_cli_only_dependencies() -> Vec<String> {
     let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
-    let table: toml::Table = std::fs::read_to_string(manifest)
+    let table: toml::Table = grader_engine::intake::read_own_text(&manifest, "")
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or_default();
@@ -492,7 +496,7 @@ fn grader_cli_only_dependencies() -> Vec<String> {
 /// The grader's dev-dependencies that are not also its dependencies.
 fn grader_left_out_dependencies() -> Vec<String> {
     let manifest = Path::new(crate::stage::GRADER_DIR).join("Cargo.toml");
-    let table: toml::Table = std::fs::read_to_string(manifest)
+    let table: toml::Table = grader_engine::intake::read_own_text(&manifest, "")
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or_default();

@@ -406,7 +406,7 @@ fn cpu_limited_compiler(dir: &Path, lab: &str, crates: &[&str]) -> std::io::Resu
     // never this one while a build of this grader runs it (the build's Landlock rule names
     // this very file).
     let path = dir.join(format!(".rustc-limit-{lab}-{}s.sh", build_cpu_secs()));
-    if std::fs::read_to_string(&path).is_ok_and(|t| t == script) {
+    if grader_engine::intake::read_text(&path, script.len() as u64, "").is_ok_and(|t| t == script) {
         return Ok(path);
     }
     // Written aside and renamed: a classmate's build may be running it.
@@ -1035,7 +1035,10 @@ fn dependencies(
         };
         return Err(StageError::Harness(why.trim().to_string()));
     }
-    let lockfile = std::fs::read(&lockfile).map_err(io("cannot read", &lockfile))?;
+    let lockfile =
+        grader_engine::intake::read_file(&lockfile, grader_engine::intake::GRADER_FILE_BYTES, "")
+            .map_err(std::io::Error::from)
+            .map_err(io("cannot read", &lockfile))?;
     drop(lock);
     Ok(Dependencies {
         lockfile,

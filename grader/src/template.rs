@@ -120,7 +120,9 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), 
             .unwrap_or(&path)
             .display()
             .to_string();
-        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let text = grader_engine::intake::read_own_text(&path, "")
+            .map_err(std::io::Error::from)
+            .map_err(io(&path))?;
         out.push((relative.clone(), transform(&text, &relative)?));
     }
     Ok(())

@@ -46,9 +46,13 @@ fn memory_bytes() -> Option<u64> {
         let physical = u64::try_from(pages)
             .ok()?
             .checked_mul(u64::try_from(size).ok()?)?;
-        let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok());
+        let cgroup = grader_engine::intake::read_text(
+            std::path::Path::new("/sys/fs/cgroup/memory.max"),
+            grader_engine::intake::SMALL_FILE_BYTES,
+            "",
+        )
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok());
         Some(cgroup.map_or(physical, |limit| limit.min(physical)))
     }
     #[cfg(not(unix))]

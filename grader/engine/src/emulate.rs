@@ -227,7 +227,8 @@ fn cache_err(path: &Path) -> impl FnOnce(io::Error) -> EmulateError + '_ {
 /// Writes `contents` to `path` unless it already holds exactly that (so cargo's freshness
 /// check, which looks at modification times, is not disturbed).
 fn write_if_changed(path: &Path, contents: &str) -> Result<(), EmulateError> {
-    if fs::read_to_string(path).is_ok_and(|old| old == contents) {
+    let old = crate::intake::read_text(path, contents.len() as u64, "");
+    if old.is_ok_and(|old| old == contents) {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
@@ -493,9 +494,12 @@ impl Emulator {
         if beside.is_file() {
             return Ok(beside);
         }
-        Err(fs::read_to_string(self.lib_dir.join(TRACER_FAILED))
-            .map(|why| format!("the tracer did not build: {}", why.trim()))
-            .unwrap_or_else(|_| format!("no {TRACER_CDYLIB} beside {}", emulator.display())))
+        let failed = self.lib_dir.join(TRACER_FAILED);
+        Err(
+            crate::intake::read_text(&failed, crate::intake::SMALL_FILE_BYTES, "")
+                .map(|why| format!("the tracer did not build: {}", why.trim()))
+                .unwrap_or_else(|_| format!("no {TRACER_CDYLIB} beside {}", emulator.display())),
+        )
     }
 
     /// The library folder, less the libraries that the test conditions `no-nvrtc` and

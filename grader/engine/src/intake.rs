@@ -43,18 +43,64 @@ pub struct Refusal {
 }
 
 /// Reads the regular file at `path`, at most `limit` bytes, without following a link or
-/// blocking on a FIFO; `shown` is how the path is named in a refusal.
+/// blocking on a FIFO; `shown` is how the path is named in a refusal. This, with
+/// [`read_head`], is how the grader reads any file a submission, a worker or a build could
+/// have written: nothing else in the grader's process opens one (the workspace's clippy
+/// configuration refuses `std::fs::read` and its kin outside this module).
 pub fn read_file(path: &Path, limit: u64, shown: &str) -> Result<Vec<u8>, Refusal> {
+    // A file whose size is over the limit is refused unread; one that grows while it is
+    // read, after the first byte past it.
     let file = open_regular(path, limit, shown)?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| refusal(shown, format!("cannot be read: {e}")))?;
+    let bytes = read_up_to(file, limit.saturating_add(1), shown)?;
     if bytes.len() as u64 > limit {
         return Err(too_big(shown, bytes.len() as u64, limit));
     }
     Ok(bytes)
 }
+
+/// The first `limit` bytes at most of the regular file at `path` (opened as [`read_file`]
+/// opens one), however long it is.
+pub fn read_head(path: &Path, limit: u64, shown: &str) -> Result<Vec<u8>, Refusal> {
+    read_up_to(open_regular(path, u64::MAX, shown)?, limit, shown)
+}
+
+/// At most `limit` bytes of `file`.
+fn read_up_to(file: std::fs::File, limit: u64, shown: &str) -> Result<Vec<u8>, Refusal> {
+    let mut bytes = Vec::new();
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refusal(shown, format!("cannot be read: {e}")))?;
+    Ok(bytes)
+}
+
+/// Reads a text file of the instructor's own (the solution a template is made from, a lab's
+/// README): as [`read_text`], but a link is followed (the solutions link their READMEs); never
+/// for a file a submission, a worker or a build could have written.
+pub fn read_own_text(path: &Path, shown: &str) -> Result<String, Refusal> {
+    let file = open_with(path, GRADER_FILE_BYTES, shown, false)?;
+    String::from_utf8(read_up_to(file, GRADER_FILE_BYTES, shown)?)
+        .map_err(|_| refusal(shown, "is not UTF-8 text".into()))
+}
+
+/// Reads the text file at `path` as [`read_file`] does; a file that is not UTF-8 is refused.
+pub fn read_text(path: &Path, limit: u64, shown: &str) -> Result<String, Refusal> {
+    String::from_utf8(read_file(path, limit, shown)?)
+        .map_err(|_| refusal(shown, "is not UTF-8 text".into()))
+}
+
+/// The most of a file of the grader's own or an instructor's read at once (a student's record,
+/// a lock file, a README, a template's source, a package's file): far above any of them.
+pub const GRADER_FILE_BYTES: u64 = 64 << 20;
+
+impl From<Refusal> for std::io::Error {
+    fn from(refused: Refusal) -> std::io::Error {
+        std::io::Error::other(refused.to_string())
+    }
+}
+
+/// The most of a small file of the machine's or the grader's own (a `/proc` entry, a
+/// configuration, a note the grader left) read at once.
+pub const SMALL_FILE_BYTES: u64 = 1 << 20;
 
 /// Copies the folder `from` to `to` (made here): regular files and folders only, within
 /// `limits`; the first thing that is not taken is refused with its path (relative to
@@ -187,12 +233,22 @@ fn copy_folder(
 
 /// Opens `path` for reading if it is a regular file of at most `limit` bytes.
 fn open_regular(path: &Path, limit: u64, shown: &str) -> Result<std::fs::File, Refusal> {
+    open_with(path, limit, shown, true)
+}
+
+/// [`open_regular`], following a link when `no_links` is false.
+fn open_with(
+    path: &Path,
+    limit: u64,
+    shown: &str,
+    no_links: bool,
+) -> Result<std::fs::File, Refusal> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(
         &mut options,
-        libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY,
+        if no_links { libc::O_NOFOLLOW } else { 0 } | libc::O_NONBLOCK | libc::O_NOCTTY,
     );
     let file = match options.open(path) {
         Ok(file) => file,

@@ -276,10 +276,7 @@ impl Session {
         let mut order = order.clone();
         order.report_path = scratch.path().join("report.json");
         order.nonce = crate::protocol::fresh_nonce();
-        let region_path = scratch.path().join("stopwatch");
-        let region = Region::create(&region_path, words)
-            .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
-        order.stopwatch = Some(region_path.clone());
+        let (region, region_fd) = shared_region(&mut order, scratch.path(), words)?;
         let kernel_cache = command
             .kernel_cache
             .clone()
@@ -345,6 +342,10 @@ impl Session {
         // emulator then loads only the bytes its own compiler wrote in this process.
         if shared_cache.is_none() {
             cmd.env(OWN_OBJECTS, "1");
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &region_fd {
+            give_descriptor(&mut cmd, fd);
         }
         let limits = crate::sandbox::limits::Limits::for_worker(order.backend, timeout_secs);
         crate::sandbox::limits::install(&mut cmd, limits, prepared);
@@ -573,6 +574,57 @@ impl Drop for Session {
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }
+    }
+}
+
+/// The region `order`'s worker shares with the supervisor, for `words` matrix words: on Linux a
+/// sealed one in memory, whose descriptor the worker is started with (and which nothing can
+/// shorten under the supervisor's reads); elsewhere a file in `scratch`. The order says which.
+#[cfg(target_os = "linux")]
+fn shared_region(
+    order: &mut WorkOrder,
+    _scratch: &std::path::Path,
+    words: usize,
+) -> Result<(Region, Option<std::os::fd::OwnedFd>), SupervisorError> {
+    use std::os::fd::AsRawFd;
+    let (region, fd) = Region::create_sealed(words)
+        .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
+    order.stopwatch = None;
+    order.stopwatch_fd = Some(fd.as_raw_fd());
+    Ok((region, Some(fd)))
+}
+
+/// See the Linux version: a file in `scratch`.
+#[cfg(not(target_os = "linux"))]
+fn shared_region(
+    order: &mut WorkOrder,
+    scratch: &std::path::Path,
+    words: usize,
+) -> Result<(Region, Option<()>), SupervisorError> {
+    let path = scratch.join("stopwatch");
+    let region = Region::create(&path, words)
+        .map_err(|e| SupervisorError::Scratch(std::io::Error::other(e.to_string())))?;
+    order.stopwatch = Some(path);
+    order.stopwatch_fd = None;
+    Ok((region, None))
+}
+
+/// Lets the worker `cmd` starts inherit `fd` (under its own number): every descriptor of the
+/// supervisor is closed at exec, this one is opened again in the child alone, after the fork,
+/// so no other worker started meanwhile gets it.
+#[cfg(target_os = "linux")]
+fn give_descriptor(cmd: &mut Command, fd: &std::os::fd::OwnedFd) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this process holds, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

@@ -112,7 +112,11 @@ pub fn student_dir(feedback: &Path, student: &str) -> PathBuf {
 /// Reads a student's record, if a complete one of theirs is there.
 pub fn read(feedback: &Path, student: &str) -> Option<Record> {
     let path = student_dir(feedback, student).join("record.json");
-    let record: Record = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let record: Record = serde_json::from_slice(
+        &grader_engine::intake::read_file(&path, grader_engine::intake::GRADER_FILE_BYTES, "")
+            .ok()?,
+    )
+    .ok()?;
     (record.student == student).then_some(record)
 }
 
@@ -142,7 +146,9 @@ pub fn read_all(feedback: &Path) -> std::io::Result<Vec<Record>> {
             continue;
         }
         let path = entry.path().join("record.json");
-        let Ok(bytes) = std::fs::read(&path) else {
+        let Ok(bytes) =
+            grader_engine::intake::read_file(&path, grader_engine::intake::GRADER_FILE_BYTES, "")
+        else {
             continue;
         };
         match serde_json::from_slice::<Record>(&bytes) {
@@ -174,7 +180,11 @@ fn write_whole(path: &Path, text: &[u8]) -> std::io::Result<()> {
 pub fn write(feedback: &Path, record: &Record) -> std::io::Result<()> {
     let dir = student_dir(feedback, &record.student);
     std::fs::create_dir_all(&dir)?;
-    if let Ok(bytes) = std::fs::read(dir.join("record.json")) {
+    if let Ok(bytes) = grader_engine::intake::read_file(
+        &dir.join("record.json"),
+        grader_engine::intake::GRADER_FILE_BYTES,
+        "",
+    ) {
         if let Ok(other) = serde_json::from_slice::<Record>(&bytes) {
             if other.student != record.student {
                 return Err(std::io::Error::other(format!(

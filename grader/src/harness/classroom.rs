@@ -132,7 +132,11 @@ pub fn step(
 }
 
 fn read_result(path: &Path) -> Option<ItemResult> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    serde_json::from_slice(
+        &grader_engine::intake::read_file(path, grader_engine::intake::GRADER_FILE_BYTES, "")
+            .ok()?,
+    )
+    .ok()
 }
 
 /// Writes a step's result whole (a temporary file renamed into place).

@@ -91,9 +91,10 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
             && meta.len() <= MAX_BYTES
             && path.extension().is_some_and(|e| e == "rs")
         {
-            if let (Ok(text), Ok(relative)) =
-                (std::fs::read_to_string(&path), path.strip_prefix(root))
-            {
+            if let (Ok(text), Ok(relative)) = (
+                grader_engine::intake::read_text(&path, MAX_BYTES, ""),
+                path.strip_prefix(root),
+            ) {
                 out.push((relative.display().to_string(), text));
             }
         }
@@ -102,7 +103,12 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
 
 /// The last run's snapshot, kept in `dir`; `None` on a first run.
 pub fn load(dir: &Path) -> Option<Snapshot> {
-    let text = std::fs::read_to_string(dir.join(FILE)).ok()?;
+    let text = grader_engine::intake::read_text(
+        &dir.join(FILE),
+        grader_engine::intake::GRADER_FILE_BYTES,
+        "",
+    )
+    .ok()?;
     serde_json::from_str(&text).ok()
 }
 

@@ -60,7 +60,7 @@ impl Code {
             }
             match read_bounded(&file) {
                 Ok(bytes) => code.add(path, &String::from_utf8_lossy(&bytes)),
-                Err(e) => code.notes.push(format!("{path}: not read ({e})")),
+                Err(e) => code.notes.push(format!("{path}: not read ({})", e.why)),
             }
         }
         code
@@ -121,17 +121,9 @@ impl Code {
 }
 
 /// The first [`MAX_FILE_BYTES`] + 1 bytes of `file` at most (one more says it is too large),
-/// never following a link.
-fn read_bounded(file: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(file)?;
-    let mut bytes = Vec::new();
-    opened.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    Ok(bytes)
+/// a regular file only, never through a link.
+fn read_bounded(file: &Path) -> Result<Vec<u8>, grader_engine::intake::Refusal> {
+    grader_engine::intake::read_head(file, MAX_FILE_BYTES + 1, "")
 }
 
 /// Whether `path` is a source the comparison reads: a `.rs` or `.cu`/`.cuh` file under `src/`.
@@ -150,8 +142,10 @@ fn walk(
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    for entry in entries.flatten() {
-        if out.len() > MAX_FILES * 4 {
+    for (seen, entry) in entries.flatten().enumerate() {
+        // Entries of any kind count: a folder of a million files that are not sources is
+        // not read to its end either.
+        if out.len() > MAX_FILES * 4 || seen > MAX_FILES * 64 {
             notes.push(format!(
                 "{shown}: too many files; the rest are not compared"
             ));

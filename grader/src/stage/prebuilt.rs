@@ -140,7 +140,11 @@ impl Record {
 
     /// The record at `path`, when every file it names is as it was.
     fn read(path: &Path) -> Option<Prebuilt> {
-        let record: Record = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+        let record: Record = serde_json::from_slice(
+            &grader_engine::intake::read_file(path, grader_engine::intake::GRADER_FILE_BYTES, "")
+                .ok()?,
+        )
+        .ok()?;
         (Record::stamps(&record.prebuilt)? == record.stamps).then_some(record.prebuilt)
     }
 

@@ -38,8 +38,12 @@ pub struct WorkOrder {
     pub nonce: u64,
     /// Where the worker writes its [`WorkerReport`].
     pub report_path: PathBuf,
-    /// The region shared with the supervisor, for checkpoints and timed runs.
+    /// The region shared with the supervisor, for checkpoints and timed runs: a file, or
+    /// (on Linux) the descriptor of a sealed one in memory the worker was started with.
     pub stopwatch: Option<PathBuf>,
+    /// See [`WorkOrder::stopwatch`].
+    #[serde(default)]
+    pub stopwatch_fd: Option<i32>,
     /// Speed items: run the grader's own baseline instead of the student's function (the
     /// yardstick worker, which never calls the submission).
     pub yardstick: bool,

@@ -81,6 +81,60 @@ impl Region {
         Self::open_with(path, None)
     }
 
+    /// Creates a region for `words` matrix words in memory of its own (a `memfd`), sealed
+    /// against any change of its size, and maps it: the supervisor's side, whose mapping a
+    /// worker can never shorten (a shortened file would fault the supervisor's next read of
+    /// it). The descriptor goes to the worker ([`Region::from_fd`]) and is closed here after.
+    #[cfg(target_os = "linux")]
+    pub fn create_sealed(words: usize) -> Result<(Region, std::os::fd::OwnedFd), RegionError> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let err = |source| RegionError {
+            path: "(memory)".into(),
+            source,
+        };
+        let len = Self::bytes_for(words);
+        // SAFETY: a fresh memfd from a valid C string; the descriptor is owned from here on.
+        let fd = unsafe {
+            libc::memfd_create(
+                c"gpu-labs-stopwatch".as_ptr(),
+                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+            )
+        };
+        if fd < 0 {
+            return Err(err(std::io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` was just opened and nothing else owns it.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        let file = std::fs::File::from(owned);
+        file.set_len(len as u64).map_err(err)?;
+        let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+        // SAFETY: adds seals to a memfd made with MFD_ALLOW_SEALING.
+        if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+            return Err(err(std::io::Error::last_os_error()));
+        }
+        let region = Self::map(&file, len).map_err(err)?;
+        Ok((region, OwnedFd::from(file)))
+    }
+
+    /// Maps the region whose descriptor `fd` this process was given (see
+    /// [`Region::create_sealed`]), and closes the descriptor.
+    #[cfg(unix)]
+    pub fn from_fd(fd: i32) -> Result<Region, RegionError> {
+        use std::os::fd::FromRawFd;
+        let err = |source| RegionError {
+            path: format!("(descriptor {fd})"),
+            source,
+        };
+        // SAFETY: the supervisor handed this descriptor to this process for this one use;
+        // a number that is not one fails at the first call below.
+        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let len = file.metadata().map_err(err)?.len() as usize;
+        if len < HEADER_BYTES {
+            return Err(err(std::io::Error::other("the region is too short")));
+        }
+        Self::map(&file, len).map_err(err)
+    }
+
     /// Opens (and with `create`, makes that many bytes long) the file and maps all of it.
     fn open_with(path: &Path, create: Option<usize>) -> Result<Region, RegionError> {
         let err = |source| RegionError {
@@ -179,5 +233,29 @@ impl Drop for Mapping {
         unsafe {
             libc::munmap(self.base.cast(), self.len);
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A sealed region cannot be shortened or grown by whoever holds it (a worker that opened
+    /// it again through `/proc`, say), and a worker's mapping of it shares the supervisor's.
+    #[test]
+    fn a_sealed_region_keeps_its_size_whoever_holds_it() {
+        use std::os::fd::AsRawFd;
+        let (mut ours, fd) = Region::create_sealed(16).expect("a sealed region");
+        let again = std::fs::OpenOptions::new()
+            .write(true)
+            .open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .expect("opened again");
+        assert!(again.set_len(0).is_err(), "shortened");
+        assert!(again.set_len(1 << 30).is_err(), "grown");
+        let theirs = Region::from_fd(fd.as_raw_fd()).expect("the worker's mapping");
+        std::mem::forget(fd);
+        ours.set(Field::Token, 7);
+        assert_eq!(theirs.get(Field::Token), 7);
+        assert_eq!(ours.words().len(), 16);
     }
 }

@@ -148,11 +148,13 @@ pub fn serve_with(
     // settings are read when it loads), so a later `set_var` changes nothing they do.
     crate::gpu::counters::freeze();
     preload_gpu_libraries(order.backend);
-    let region = order
-        .stopwatch
-        .as_ref()
-        .ok_or_else(|| WorkerError::Order("the order names no stopwatch region".into()))?;
-    let mut checkpoints = Checkpoints::open(region).map_err(WorkerError::Order)?;
+    let mut checkpoints = match (order.stopwatch_fd, &order.stopwatch) {
+        #[cfg(unix)]
+        (Some(fd), _) => Checkpoints::from_fd(fd),
+        (_, Some(path)) => Checkpoints::open(path),
+        _ => Err("the order names no stopwatch region".into()),
+    }
+    .map_err(WorkerError::Order)?;
     let outcome = run(&order, &mut checkpoints).map_err(WorkerError::Lab)?;
     write_report(&order, outcome)
 }

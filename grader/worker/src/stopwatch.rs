@@ -96,13 +96,22 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Maps the region the supervisor made for this order.
     pub fn open(path: &Path) -> Result<Checkpoints, String> {
-        let region = Region::open(path).map_err(|e| e.to_string())?;
-        Ok(Checkpoints {
+        Ok(Self::of(Region::open(path).map_err(|e| e.to_string())?))
+    }
+
+    /// The checkpoints of the region whose descriptor the supervisor handed this process.
+    #[cfg(unix)]
+    pub fn from_fd(fd: i32) -> Result<Checkpoints, String> {
+        Ok(Self::of(Region::from_fd(fd).map_err(|e| e.to_string())?))
+    }
+
+    fn of(region: Region) -> Checkpoints {
+        Checkpoints {
             region,
             sequence: 0,
             operands: None,
             zeros: None,
-        })
+        }
     }
 
     /// Stops this process at `at` until the supervisor lets it continue.

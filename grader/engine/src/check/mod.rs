@@ -58,6 +58,7 @@ impl GradeContext {
             nonce: 0,
             report_path: PathBuf::new(),
             stopwatch: None,
+            stopwatch_fd: None,
             yardstick: false,
             report_bytes: item.spec.report_bytes(),
         };

@@ -104,12 +104,16 @@ pub fn embedded(labs: Labs, name: &str) -> Result<Assignment, RubricError> {
     )
 }
 
+/// The most of a rubric file read: the embedded ones are a few kB.
+const RUBRIC_BYTES: u64 = 1 << 20;
+
 /// Loads a rubric from a file.
 pub fn load(labs: Labs, file: &Path) -> Result<Assignment, RubricError> {
-    let text = std::fs::read_to_string(file).map_err(|source| RubricError::Read {
-        file: file.to_path_buf(),
-        source,
-    })?;
+    let text =
+        crate::intake::read_text(file, RUBRIC_BYTES, "").map_err(|refused| RubricError::Read {
+            file: file.to_path_buf(),
+            source: std::io::Error::other(refused.why),
+        })?;
     parse(labs, &text, file)
 }
 

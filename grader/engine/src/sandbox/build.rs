@@ -148,8 +148,11 @@ pub fn made_cargo_home(root: &Path, linked: bool) -> std::io::Result<PathBuf> {
                 crate::emulate::ensure_link(&ours, &real.join(name))?;
             }
         }
-        let theirs = std::fs::read_to_string(real.join("config.toml"))
-            .or_else(|_| std::fs::read_to_string(real.join("config")))
+        let read = |name: &str| {
+            crate::intake::read_text(&real.join(name), crate::intake::SMALL_FILE_BYTES, name)
+        };
+        let theirs = read("config.toml")
+            .or_else(|_| read("config"))
             .ok()
             .and_then(|t| t.parse::<toml::Table>().ok());
         if let Some(source) = theirs.as_ref().and_then(|t| t.get("source")) {

@@ -189,7 +189,12 @@ impl RootMap {
 
     /// Whether this machine's own uid map has the workers' uids (a container may not).
     fn usable() -> bool {
-        let map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
+        let map = crate::intake::read_text(
+            std::path::Path::new("/proc/self/uid_map"),
+            crate::intake::SMALL_FILE_BYTES,
+            "",
+        )
+        .unwrap_or_default();
         map.lines().any(|line| {
             let n: Vec<u64> = line
                 .split_whitespace()
@@ -286,7 +291,12 @@ unsafe fn write_map(pid: libc::pid_t, file: &[u8], map: &[u8]) -> bool {
 
 /// Whether the running kernel's release is at least `major.minor`.
 fn kernel_at_least(major: u32, minor: u32) -> bool {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let release = crate::intake::read_text(
+        std::path::Path::new("/proc/sys/kernel/osrelease"),
+        crate::intake::SMALL_FILE_BYTES,
+        "",
+    )
+    .unwrap_or_default();
     let mut parts = release
         .trim()
         .split(|c: char| !c.is_ascii_digit())

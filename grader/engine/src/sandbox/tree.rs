@@ -34,7 +34,8 @@ pub fn members(pgid: i32) -> Vec<(i32, u64)> {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+        let stat = entry.path().join("stat");
+        let Ok(stat) = crate::intake::read_text(&stat, crate::intake::SMALL_FILE_BYTES, "") else {
             continue;
         };
         // After the command's closing parenthesis: state, ppid, pgrp, … (rss is the 22nd).

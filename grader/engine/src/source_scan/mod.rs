@@ -45,7 +45,7 @@ pub fn find_forbidden(src_dir: &Path, function: &str, forbid: &[String]) -> Opti
     let scanned: Vec<Scanned> = files
         .iter()
         .filter_map(|path| {
-            let text = std::fs::read_to_string(path).ok()?;
+            let text = read_source(path).ok()?;
             let name = path
                 .strip_prefix(src_dir.parent().unwrap_or(src_dir))
                 .unwrap_or(path)
@@ -159,7 +159,7 @@ pub fn find_refused(src_dir: &Path) -> Option<Refused> {
             .unwrap_or(&path)
             .display()
             .to_string();
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = read_source(&path) else {
             return Some(Refused {
                 file: name,
                 line: 1,
@@ -185,10 +185,7 @@ pub fn find_missing(src_dir: &Path, required: &[String]) -> Option<String> {
     let mut files = Vec::new();
     collect_rs(src_dir, &mut files);
     collect_ext(src_dir, "cu", &mut files);
-    let text: String = files
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .collect();
+    let text: String = files.iter().filter_map(|p| read_source(p).ok()).collect();
     required
         .iter()
         .find(|r| !text.contains(r.as_str()))
@@ -210,6 +207,11 @@ fn collect_ext(dir: &Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// Lexes `text` for a test, which expects it to lex.
+/// A staged source file's text (intake took it within its limits).
+fn read_source(path: &Path) -> Result<String, crate::intake::Refusal> {
+    crate::intake::read_text(path, crate::intake::SOURCES.file_bytes, "")
+}
+
 #[cfg(test)]
 fn scan(file: &str, text: &str) -> Scanned {
     match tokens::lex(file, text) {

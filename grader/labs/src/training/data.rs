@@ -398,6 +398,9 @@ fn read_idx(
     dimensions: u8,
     what: &'static str,
 ) -> Result<(Vec<usize>, Vec<u8>), IdxError> {
+    // The MNIST files a student or an instructor downloaded, read where they train (never by
+    // a supervisor grading a submission): not bounded.
+    #[allow(clippy::disallowed_methods)]
     let bytes = std::fs::read(path).map_err(|source| IdxError::Io {
         path: path.to_path_buf(),
         source,
