@@ -403,3 +403,70 @@ fn zeroed_histogram_is_silent() {
     assert!(uninit_of(name).is_empty());
     assert!(races_of(name).is_empty());
 }
+
+/// Every lane of a warp stores its warp's sum (the same value, after a butterfly of
+/// shuffles) into one shared word, then warp 0 adds the words after a barrier: the lanes'
+/// stores race, but no order of them changes what the kernel writes. A note, not a race.
+const SAME_VALUE: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float partial[32];
+    int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    float v = in[blockIdx.x * blockDim.x + t];
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+    partial[warp] = v;
+    SYNC
+    if (warp == 0) {
+        float s = lane < blockDim.x / 32 ? partial[lane] : 0.0f;
+        for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffff, s, o);
+        if (lane == 0) out[blockIdx.x] = s;
+    }
+}
+"#;
+
+checked!(
+    writes_of_one_value_by_a_warps_lanes_are_no_race,
+    &SAME_VALUE.replace("SYNC", "__syncthreads();"),
+    4,
+    128,
+    |races| {
+        assert!(races.is_empty(), "{races:?}");
+        let stderr = common::checked_child("writes_of_one_value_by_a_warps_lanes_are_no_race", &[]);
+        assert!(
+            stderr.contains("stored the value already there"),
+            "{stderr}"
+        );
+    }
+);
+
+// Its twin without the barrier: warp 0 reads the other warps' words while they write them.
+checked!(
+    reading_a_warps_word_before_the_barrier_is_still_a_race,
+    &SAME_VALUE.replace("SYNC", ""),
+    4,
+    128,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        assert!(races[0].contains("data race"), "{}", races[0]);
+    }
+);
+
+/// Threads writing different values to one word race, whatever the order: still a race.
+const DIFFERENT_VALUES: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float last;
+    last = in[blockIdx.x * blockDim.x + threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = last;
+}
+"#;
+
+checked!(
+    writes_of_different_values_to_one_word_are_a_race,
+    DIFFERENT_VALUES,
+    2,
+    64,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        assert!(races[0].contains("data race"), "{}", races[0]);
+    }
+);

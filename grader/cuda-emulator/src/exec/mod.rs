@@ -74,6 +74,7 @@ pub struct LaunchDesc {
     touch: unsafe extern "C" fn(*const c_void, u64, u32),
     barrier_note: [c_char; 384],
     loaded_bytes: u64,
+    same_value_writes: u64,
 }
 
 impl LaunchDesc {
@@ -256,9 +257,11 @@ struct JobState {
     divergent: Option<synccheck::Divergent>,
     barrier: Option<String>,
     loaded_bytes: u64,
+    same_value_writes: u64,
 }
 
-/// What a launch found besides a fault, and (checked) the bytes its threads read.
+/// What a launch found besides a fault, and (checked) the bytes its threads read and its
+/// racing writes that changed nothing.
 #[derive(Debug, Default)]
 struct Findings {
     race: Option<race::Race>,
@@ -266,6 +269,7 @@ struct Findings {
     divergent: Option<synccheck::Divergent>,
     barrier: Option<String>,
     loaded_bytes: u64,
+    same_value_writes: u64,
 }
 
 /// One kernel launch in flight.
@@ -426,6 +430,7 @@ impl Job {
             touch: touched,
             barrier_note: [0; 384],
             loaded_bytes: 0,
+            same_value_writes: 0,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
@@ -471,6 +476,7 @@ impl Job {
             st.barrier = Some(note.to_string_lossy().into_owned());
         }
         st.loaded_bytes = st.loaded_bytes.saturating_add(desc.loaded_bytes);
+        st.same_value_writes = st.same_value_writes.saturating_add(desc.same_value_writes);
         st.active -= 1;
         let finished = st.active == 0 && self.exhausted();
         drop(st);
@@ -490,6 +496,7 @@ impl Job {
             divergent: st.divergent.take(),
             barrier: st.barrier.take(),
             loaded_bytes: std::mem::take(&mut st.loaded_bytes),
+            same_value_writes: std::mem::take(&mut st.same_value_writes),
         };
         (st.fault.clone(), findings)
     }
@@ -516,6 +523,7 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
             divergent,
             barrier,
             loaded_bytes,
+            same_value_writes,
         },
     ) = job.wait();
     if let Some(note) = barrier {
@@ -530,6 +538,12 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         for (lo, write) in spans {
             crate::driver::hazard::touch(usize::try_from(lo).unwrap_or(0), write, &what);
         }
+    }
+    if same_value_writes > 0 && fault.is_none() {
+        findings::report(
+            Kind::Note,
+            race::same_value_note(&job.func.name, same_value_writes),
+        );
     }
     // A fault comes first (its indices out of bounds often make the race too).
     if let Some(r) = race.filter(|_| fault.is_none()) {

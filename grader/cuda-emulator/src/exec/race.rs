@@ -33,6 +33,17 @@ pub struct Race {
     pub next: u8,
 }
 
+/// The note for racing writes that left memory as it was (`count` of them in kernel `name`):
+/// told, never counted against the kernel, since no order of them changes what it computes.
+pub(crate) fn same_value_note(name: &str, count: u64) -> String {
+    format!(
+        "gpu-labs emulator: kernel `{name}`: {count} write{s} by threads running at once stored \
+         the value already there (several threads writing one value to one place, as every \
+         lane storing its warp's sum): harmless, whichever thread goes first",
+        s = if count == 1 { "" } else { "s" }
+    )
+}
+
 /// `(x,y,z)` of linear index `linear` in `dims`.
 pub(crate) fn coords(linear: u32, dims: [u32; 3]) -> String {
     let (x, y) = (dims[0].max(1), dims[1].max(1));

@@ -24,10 +24,20 @@ static inline unsigned short f2bf(float f) {
     return (unsigned short)(b >> 16);
 }
 static inline float bf2f(unsigned short b) { return bits_to_float((uint32_t)b << 16); }
+// From double, rounded once (a fused multiply-add's exact result, say): to nearest even.
+static inline unsigned short d2h(double d) { return __builtin_bit_cast(unsigned short, (_Float16)d); }
+static inline unsigned short d2bf(double d) {
+    uint64_t b = __builtin_bit_cast(uint64_t, d);
+    if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return f2bf((float)d);
+    // Keep 7 of the 52 mantissa bits, to nearest even, then narrow (exact from here on).
+    b += (1ull << 44) - 1 + ((b >> 45) & 1);
+    b &= ~((1ull << 45) - 1);
+    return f2bf((float)__builtin_bit_cast(double, b));
+}
 }
 
 // The operations both 16-bit types share, defined in terms of their conversions to float.
-#define __GL_HALF_TYPE(T, RAW, TO, FROM)                                                           \
+#define __GL_HALF_TYPE(T, RAW, TO, FROM, FROM_D)                                                   \
     struct T {                                                                                   \
         unsigned short __x;                                                                      \
         T() = default;                                                                           \
@@ -64,7 +74,10 @@ static inline float bf2f(unsigned short b) { return bits_to_float((uint32_t)b <<
     static inline T __hdiv(T a, T b) { return a / b; }                                           \
     static inline T __hneg(T a) { return -a; }                                                   \
     static inline T __habs(T a) { T r; r.__x = (unsigned short)(a.__x & 0x7fffu); return r; }    \
-    static inline T __hfma(T a, T b, T c) { return T(fmaf((float)a, (float)b, (float)c)); }      \
+    static inline T __hfma(T a, T b, T c) {                                                      \
+        /* Rounded once, as the GPU's fused multiply-add is: exact in double for 16-bit inputs. */ \
+        T r; r.__x = FROM_D(fma((double)(float)a, (double)(float)b, (double)(float)c)); return r; \
+    }                                                                                            \
     static inline T __hmax(T a, T b) { return T(fmaxf((float)a, (float)b)); }                    \
     static inline T __hmin(T a, T b) { return T(fminf((float)a, (float)b)); }                    \
     static inline T __hmax_nan(T a, T b) { return __hisnan(a) ? a : (__hisnan(b) ? b : __hmax(a, b)); } \
@@ -103,19 +116,36 @@ static inline float bf2f(unsigned short b) { return bits_to_float((uint32_t)b <<
     static inline T atomicAdd(T* p, T v) { return __GL_CAS(T)(p, v, __hadd); }                   \
     static inline T atomicMax(T* p, T v) { return __GL_CAS(T)(p, v, __hmax); }                   \
     static inline T atomicMin(T* p, T v) { return __GL_CAS(T)(p, v, __hmin); }                   \
-    struct T##2 { T x, y; };                                                                     \
+    /* Two values in one 32-bit word (4-byte aligned, as CUDA's). */                            \
+    struct alignas(4) T##2 { T x, y; };                                                          \
     static inline T##2 __GL_PAIR(T)(T##2 a, T##2 b, T (*f)(T, T)) { return T##2{f(a.x, b.x), f(a.y, b.y)}; } \
     static inline T##2 __hadd2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hadd); }             \
     static inline T##2 __hsub2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hsub); }             \
     static inline T##2 __hmul2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hmul); }             \
     static inline T##2 __hdiv2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hdiv); }             \
     static inline T##2 __hmax2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hmax); }             \
-    static inline T##2 __hmin2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hmin); }
+    static inline T##2 __hmin2(T##2 a, T##2 b) { return __GL_PAIR(T)(a, b, __hmin); }             \
+    static inline T##2 __hfma2(T##2 a, T##2 b, T##2 c) { return T##2{__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)}; } \
+    static inline T##2 __hneg2(T##2 a) { return T##2{-a.x, -a.y}; }                              \
+    static inline T##2 __habs2(T##2 a) { return T##2{__habs(a.x), __habs(a.y)}; }                \
+    static inline T##2 operator+(const T##2& a, const T##2& b) { return __hadd2(a, b); }          \
+    static inline T##2 operator-(const T##2& a, const T##2& b) { return __hsub2(a, b); }          \
+    static inline T##2 operator*(const T##2& a, const T##2& b) { return __hmul2(a, b); }          \
+    static inline T##2 operator/(const T##2& a, const T##2& b) { return __hdiv2(a, b); }          \
+    static inline T##2 operator-(const T##2& a) { return __hneg2(a); }                           \
+    static inline T##2& operator+=(T##2& a, const T##2& b) { return a = a + b; }                 \
+    static inline T##2& operator-=(T##2& a, const T##2& b) { return a = a - b; }                 \
+    static inline T##2& operator*=(T##2& a, const T##2& b) { return a = a * b; }                 \
+    static inline T##2& operator/=(T##2& a, const T##2& b) { return a = a / b; }                 \
+    static inline bool operator==(const T##2& a, const T##2& b) { return a.x == b.x && a.y == b.y; } \
+    static inline bool operator!=(const T##2& a, const T##2& b) { return !(a == b); }           \
+    /* Atomic for each half on its own (CUDA does not make the pair one atomic access). */      \
+    static inline T##2 atomicAdd(T##2* p, T##2 v) { return T##2{atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y)}; }
 #define __GL_PAIR(T) __gl_pair_##T
 #define __GL_CAS(T) __gl_cas_##T
 
-__GL_HALF_TYPE(__half, __half_raw, ::__gl_fp::f2h, ::__gl_fp::h2f)
-__GL_HALF_TYPE(__nv_bfloat16, __nv_bfloat16_raw, ::__gl_fp::f2bf, ::__gl_fp::bf2f)
+__GL_HALF_TYPE(__half, __half_raw, ::__gl_fp::f2h, ::__gl_fp::h2f, ::__gl_fp::d2h)
+__GL_HALF_TYPE(__nv_bfloat16, __nv_bfloat16_raw, ::__gl_fp::f2bf, ::__gl_fp::bf2f, ::__gl_fp::d2bf)
 #undef __GL_HALF_TYPE
 #undef __GL_PAIR
 #undef __GL_CAS
@@ -148,6 +178,25 @@ static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__
 static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short b) { return __nv_bfloat16(__nv_bfloat16_raw{b}); }
 static inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) { return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(b)}; }
 static inline __nv_bfloat162 __float2bfloat162_rn(float a) { return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(a)}; }
+static inline __nv_bfloat162 __halves2bfloat162(__nv_bfloat16 a, __nv_bfloat16 b) { return __nv_bfloat162{a, b}; }
+static inline __nv_bfloat162 __bfloat162bfloat162(__nv_bfloat16 a) { return __nv_bfloat162{a, a}; }
+static inline __nv_bfloat16 __low2bfloat16(__nv_bfloat162 a) { return a.x; }
+static inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 a) { return a.y; }
+static inline __nv_bfloat162 __lows2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162{a.x, b.x}; }
+static inline __nv_bfloat162 __highs2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162{a.y, b.y}; }
+static inline __nv_bfloat162 __low2bfloat162(__nv_bfloat162 a) { return __nv_bfloat162{a.x, a.x}; }
+static inline __nv_bfloat162 __high2bfloat162(__nv_bfloat162 a) { return __nv_bfloat162{a.y, a.y}; }
+static inline float __low2float(__nv_bfloat162 h) { return (float)h.x; }
+static inline float __high2float(__nv_bfloat162 h) { return (float)h.y; }
+static inline __half __low2half(__half2 a) { return a.x; }
+static inline __half __high2half(__half2 a) { return a.y; }
+static inline __half2 __half2half2(__half a) { return __half2{a, a}; }
+static inline __half2 __lows2half2(__half2 a, __half2 b) { return __half2{a.x, b.x}; }
+static inline __half2 __highs2half2(__half2 a, __half2 b) { return __half2{a.y, b.y}; }
+static inline float2 __half22float2(__half2 a) { return float2{(float)a.x, (float)a.y}; }
+static inline __half2 __float22half2_rn(float2 a) { return __half2{__half(a.x), __half(a.y)}; }
+static inline float2 __bfloat1622float2(__nv_bfloat162 a) { return float2{(float)a.x, (float)a.y}; }
+static inline __nv_bfloat162 __float22bfloat162_rn(float2 a) { return __nv_bfloat162{__nv_bfloat16(a.x), __nv_bfloat16(a.y)}; }
 
 // ---------------------------------------------------------------- 8-bit floats (cuda_fp8.h)
 typedef unsigned char __nv_fp8_storage_t;

@@ -21,7 +21,9 @@ pub const PREDEFINED: &[(&str, &str)] = &[
 /// Whether `src` needs the preprocessor to be scanned: it includes a header of its own (one
 /// given to `nvrtcCreateProgram` or found on an include path), or a macro defines a kernel.
 pub fn needed(src: &str, has_headers: bool, has_include_paths: bool) -> bool {
-    let directives = src
+    // Logical lines: a directive continued with `\` is one line.
+    let joined = src.replace("\\\r\n", " ").replace("\\\n", " ");
+    let directives = joined
         .lines()
         .map(str::trim_start)
         .filter(|l| l.starts_with('#'))
@@ -30,14 +32,17 @@ pub fn needed(src: &str, has_headers: bool, has_include_paths: bool) -> bool {
     for d in directives {
         if d.starts_with("include") {
             includes = true;
-        } else if d.starts_with("define") && d.contains("__global__") {
+        } else if d.starts_with("define")
+            && ["__global__", "__device__", "__constant__"]
+                .iter()
+                .any(|w| d.contains(w))
+        {
+            // A macro that defines kernels or device variables: what it defines is known
+            // where it is used.
             return true;
         }
     }
-    // A macro continued on the next lines: its `__global__` is on a line of its own.
-    let continued_kernel = src.contains("\\\n") && src.contains("__global__");
-    continued_kernel
-        || (includes && (has_headers || has_include_paths || src.contains("#include \"")))
+    includes && (has_headers || has_include_paths || src.contains("#include \""))
 }
 
 /// The scan of `src` merged with the scan of its `preprocessed` text (`None` when the

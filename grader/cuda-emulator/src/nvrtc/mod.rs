@@ -4,6 +4,7 @@
 
 pub mod compile;
 pub mod coroutine;
+pub mod declarations;
 pub mod expand;
 pub mod names;
 pub mod source;

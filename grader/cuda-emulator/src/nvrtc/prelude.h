@@ -169,6 +169,9 @@ struct Launch {
     // Checked runs: the bytes the launch's threads read from device and shared memory (their
     // own stacks apart), which tell the work the device did.
     uint64_t loaded_bytes;
+    // Checked runs: racing writes that left their bytes as they were (every lane of a warp
+    // storing the warp's sum into one shared word): no order of them changes a result.
+    uint64_t same_value_writes;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -673,6 +676,35 @@ struct Pending {
     uintptr_t addr;
 };
 static Pending pending;
+// A racing write, held until its store is done: the hook runs before the store, so whether
+// the store changed anything is known only at the next hook (of any thread: checked blocks
+// run on one OS thread), at the next block, or at the launch's end. A write that left every
+// byte as it was races harmlessly (the same value, whichever thread is first); any other is
+// the race it looked like.
+struct Deferred {
+    bool on;
+    bool other_wrote, vol;
+    int shared;
+    unsigned size;
+    uint32_t pc;
+    uintptr_t addr;
+    Cell cell;  // the shadow before this write, as `found` reads it
+    Me me;
+    unsigned char before[16];
+};
+static Deferred deferred;
+__GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_t a, unsigned size,
+                          bool write, bool vol, uint32_t pc, int shared);
+__GL_RT static void settle() {
+    if (!deferred.on) return;
+    deferred.on = false;
+    const Deferred& d = deferred;
+    if (__builtin_memcmp((const void*)d.addr, d.before, d.size) == 0) {
+        rc_now.launch->same_value_writes++;
+        return;
+    }
+    found(&d.cell, d.other_wrote, d.me, d.addr, d.size, true, d.vol, d.pc, d.shared);
+}
 __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_t a, unsigned size,
                           bool write, bool vol, uint32_t pc, int shared) {
     Launch* L = rc_now.launch;
@@ -746,6 +778,7 @@ __GL_RT static void confine(uintptr_t a, unsigned size, bool write) {
     stop(FAULT_HOST);
 }
 __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, bool atom, uintptr_t ret) {
+    settle();
     const RcNow& now = rc_now;
     uintptr_t a = (uintptr_t)p;
     if (a - now.stack_lo < now.stack_len) return;  // the worker's stack: a thread's own locals
@@ -790,9 +823,14 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
         bool wconc = (c->flags & W) && (c->wmask & mask) && !atom && !(c->flags & WATOM) &&
                      concurrent(c->wblock, c->wthread, c->wepoch, c->wwarp, m);
         bool rconc = (c->flags & R) && concurrent(c->rblock, c->rthread, c->repoch, c->rwarp, m);
-        if (wconc) found(c, true, m, a, size, write, vol, pc, shared);
-        else if (write && rconc && (c->rmask & mask) && !atom && !(c->flags & RATOM))
-            found(c, false, m, a, size, write, vol, pc, shared);
+        bool raced = wconc || (write && rconc && (c->rmask & mask) && !atom && !(c->flags & RATOM));
+        if (raced && write && !atom && size <= sizeof deferred.before && !deferred.on) {
+            // Decided once the store is done (see `Deferred`).
+            deferred = Deferred{true, wconc, vol, shared, size, pc, a, *c, m, {}};
+            __builtin_memcpy(deferred.before, (const void*)a, size);
+        } else if (raced && !(write && deferred.on && deferred.addr == a)) {
+            found(c, wconc, m, a, size, write, vol, pc, shared);
+        }
         if (write) {
             bool rmw = (c->flags & R) && c->rblock == m.block && c->rthread == m.thread && c->repoch == m.epoch;
             c->flags = (uint8_t)((c->flags & (R | RATOM | RVOL)) | W | (atom ? WATOM : 0) | (vol ? WVOL : 0) |
@@ -845,7 +883,10 @@ __GL_RT static inline void begin_launch() {
     builtin_at[2] = (uintptr_t)&blockDim;
     builtin_at[3] = (uintptr_t)&gridDim;
 }
-__GL_RT static inline void end_launch() { __atomic_store_n(&busy, 0, __ATOMIC_RELEASE); }
+__GL_RT static inline void end_launch() {
+    settle();
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
 }  // namespace rc
 }  // namespace __gl
 #define __GL_TSAN_HOOKS(N)                                                                             \
@@ -1034,6 +1075,21 @@ template <class T>
 static inline T __ldcs(const T* p) { return *p; }
 template <class T>
 static inline void __stcs(T* p, T v) { __GL_ANOTE(p); *p = v; }
+// The other cache hints of loads and stores: hints only, the same access.
+template <class T>
+static inline T __ldcg(const T* p) { return *p; }
+template <class T>
+static inline T __ldca(const T* p) { return *p; }
+template <class T>
+static inline T __ldlu(const T* p) { return *p; }
+template <class T>
+static inline T __ldcv(const T* p) { return *p; }
+template <class T>
+static inline void __stcg(T* p, T v) { __GL_ANOTE(p); *p = v; }
+template <class T>
+static inline void __stwb(T* p, T v) { __GL_ANOTE(p); *p = v; }
+template <class T>
+static inline void __stwt(T* p, T v) { __GL_ANOTE(p); *p = v; }
 
 // ---------------------------------------------------------------- barrier regions as loops
 #if __GL_USE_CORO
@@ -1210,7 +1266,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         if (b >= total) break;
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
-        __GL_RC(rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
+        __GL_RC(rc::settle(); rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
 #if __GL_USE_CORO
         run_block_coro();
 #elif __GL_USE_FIBERS
@@ -1228,7 +1284,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 8;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 9;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {

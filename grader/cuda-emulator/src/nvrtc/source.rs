@@ -327,28 +327,7 @@ pub fn scan(src: &str) -> Scan {
             prev = Some(tok);
         }
     }
-    for word in ["__constant__", "__device__"] {
-        for pos in find_word(&code, word) {
-            if code[..pos].ends_with(b"extern ") {
-                continue;
-            }
-            let mut prev: Option<String> = None;
-            for (_, tok) in tokens(&code, pos + word.len()) {
-                match tok.as_str() {
-                    "(" | "{" | "<" => break,
-                    "[" | "=" | ";" => {
-                        if let Some(name) = prev.take() {
-                            if !out.globals.contains(&name) && name != "__device__" {
-                                out.globals.push(name);
-                            }
-                        }
-                        break;
-                    }
-                    _ => prev = Some(tok),
-                }
-            }
-        }
-    }
+    out.globals = super::declarations::global_variables(&code);
     out.shared = shared_decls(&code, &bodies);
     out.needs_fibers = SYNC_TOKENS
         .iter()
