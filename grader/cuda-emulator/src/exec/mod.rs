@@ -75,6 +75,8 @@ pub struct LaunchDesc {
     barrier_note: [c_char; 384],
     loaded_bytes: u64,
     same_value_writes: u64,
+    plain: u32,
+    plain_pad: u32,
 }
 
 impl LaunchDesc {
@@ -431,6 +433,8 @@ impl Job {
             barrier_note: [0; 384],
             loaded_bytes: 0,
             same_value_writes: 0,
+            plain: u32::from(self.func.plain),
+            plain_pad: 0,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {

@@ -59,6 +59,8 @@ pub fn merged_scan(src: &str, preprocessed: Option<String>) -> Scan {
         kernels: pp.kernels,
         globals: pp.globals,
         needs_fibers: raw.needs_fibers || pp.needs_fibers,
+        // Decided on the text the compiler sees (whatever its headers and macros hold).
+        plain_kernels: pp.plain_kernels,
         shared: raw.shared,
     }
 }

@@ -172,6 +172,10 @@ struct Launch {
     // Checked runs: racing writes that left their bytes as they were (every lane of a warp
     // storing the warp's sum into one shared word): no order of them changes a result.
     uint64_t same_value_writes;
+    // The kernel's own code (its body and the functions it calls) never synchronises: its
+    // threads run one after another in a loop, whatever the rest of its module needs.
+    uint32_t plain;
+    uint32_t plain_pad;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -181,6 +185,8 @@ struct KernelDesc {
     const uint32_t* sizes;
     const uint32_t* aligns;
     uint64_t static_smem;
+    uint32_t plain;  // see `Launch::plain`
+    uint32_t plain_pad;
 };
 // Must match `driver::module::GlobalDesc`.
 struct GlobalDesc {
@@ -1267,6 +1273,10 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
         __GL_RC(rc::settle(); rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
+        if (L->plain) {
+            run_block_loop();
+            continue;
+        }
 #if __GL_USE_CORO
         run_block_coro();
 #elif __GL_USE_FIBERS
@@ -1284,7 +1294,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 9;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 10;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -1318,7 +1328,7 @@ Sig<R, A...> sig_of(R (*)(A...));
     extern "C" __GL_VIS const ::__gl::KernelDesc __gl_kernel_##NAME = {                    \
         #NAME, &decltype(::__gl::sig_of(&NAME))::template tramp<&NAME>,                    \
         decltype(::__gl::sig_of(&NAME))::n, decltype(::__gl::sig_of(&NAME))::sizes,        \
-        decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME};
+        decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME, __gl_plain_##NAME, 0};
 // A name expression's kernel (nvrtcAddNameExpression), a template instance maybe: its
 // descriptor, and a word holding its address, from which NVRTC reads its lowered name.
 #define __GL_KERNEL_EXPR(ID, ...)                                                          \
@@ -1326,7 +1336,7 @@ Sig<R, A...> sig_of(R (*)(A...));
     extern "C" __GL_VIS const ::__gl::KernelDesc __gl_kernel_##ID = {                      \
         #ID, &decltype(::__gl::sig_of(__gl_fnp_##ID))::template tramp<__gl_fnp_##ID>,      \
         decltype(::__gl::sig_of(__gl_fnp_##ID))::n, decltype(::__gl::sig_of(__gl_fnp_##ID))::sizes, \
-        decltype(::__gl::sig_of(__gl_fnp_##ID))::aligns, __gl_smem_##ID};                  \
+        decltype(::__gl::sig_of(__gl_fnp_##ID))::aligns, __gl_smem_##ID, 0, 0};            \
     extern "C" __GL_VIS void* const __gl_exprfn_##ID = (void*)__gl_fnp_##ID;
 #define __GL_GLOBAL(NAME) \
     extern "C" __GL_VIS const ::__gl::GlobalDesc __gl_global_##NAME = {(void*)&(NAME), sizeof(NAME)};

@@ -11,6 +11,9 @@ pub struct Scan {
     pub globals: Vec<String>,
     /// Whether the source uses block or warp synchronisation (then threads run as fibers).
     pub needs_fibers: bool,
+    /// The kernels whose own code (their bodies and every function of the source they call)
+    /// never synchronises, in a source that does: their threads run in a loop, not as fibers.
+    pub plain_kernels: Vec<String>,
     /// Static `__shared__` declarations whose size can be computed after the source.
     pub shared: Vec<SharedDecl>,
 }
@@ -332,7 +335,130 @@ pub fn scan(src: &str) -> Scan {
     out.needs_fibers = SYNC_TOKENS
         .iter()
         .any(|t| code.windows(t.len()).any(|w| w == t.as_bytes()));
+    if out.needs_fibers {
+        out.plain_kernels = plain_kernels(&code, &bodies);
+    }
     out
+}
+
+/// Words that may synchronise threads, wherever they stand (a call, a member's name, a macro):
+/// a function whose body holds one is taken to synchronise.
+const MAY_SYNC: &[&str] = &[
+    "__sync",
+    "_sync",
+    "__shfl",
+    "__activemask",
+    "this_thread_block",
+    "tiled_partition",
+    "coalesced_threads",
+    "grid_group",
+    "barrier",
+    "co_await",
+    "co_yield",
+    "co_return",
+    "memcpy_async",
+    "pipeline",
+];
+
+/// The kernels of `kernels` (name and body range) whose code never synchronises: no word of
+/// [`MAY_SYNC`] in their body nor in the body of any function of the source they name, however
+/// deep. Conservative: a source with cooperative groups, or with such a word outside every
+/// function body found (an operator's, a macro's), has none.
+fn plain_kernels(code: &[u8], kernels: &[(String, usize, usize)]) -> Vec<String> {
+    let has = |a: usize, b: usize, w: &str| code[a..b].windows(w.len()).any(|x| x == w.as_bytes());
+    if has(0, code.len(), "cooperative_groups") {
+        return Vec::new();
+    }
+    let defs = function_bodies(code);
+    for w in MAY_SYNC {
+        let outside = code
+            .windows(w.len())
+            .enumerate()
+            .filter(|(_, x)| *x == w.as_bytes())
+            .any(|(p, _)| !defs.iter().any(|(_, a, b)| *a <= p && p < *b));
+        if outside {
+            return Vec::new();
+        }
+    }
+    let syncs = |a: usize, b: usize| MAY_SYNC.iter().any(|w| has(a, b, w));
+    let mut plain = Vec::new();
+    for (kernel, a, b) in kernels {
+        let mut seen: Vec<(usize, usize)> = vec![(*a, *b)];
+        let mut todo = vec![(*a, *b)];
+        let mut synchronises = false;
+        while let Some((a, b)) = todo.pop() {
+            if syncs(a, b) || seen.len() > 4096 {
+                synchronises = true;
+                break;
+            }
+            for (_, tok) in tokens(&code[..b], a) {
+                for (name, da, db) in &defs {
+                    if *name == tok && !seen.contains(&(*da, *db)) {
+                        seen.push((*da, *db));
+                        todo.push((*da, *db));
+                    }
+                }
+            }
+        }
+        if !synchronises {
+            plain.push(kernel.clone());
+        }
+    }
+    plain
+}
+
+/// Every function definition of `code` with a body: its name (the identifier before its
+/// parameters) and the body's range. Keywords that take parentheses are not names.
+fn function_bodies(code: &[u8]) -> Vec<(String, usize, usize)> {
+    const NOT_FUNCTIONS: &[&str] = &[
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "return",
+        "sizeof",
+        "alignof",
+        "decltype",
+        "__launch_bounds__",
+        "__align__",
+        "__attribute__",
+        "alignas",
+        "defined",
+    ];
+    let mut out = Vec::new();
+    let mut prev: Option<String> = None;
+    for (at, tok) in tokens(code, 0) {
+        if tok == "(" {
+            if let Some(name) = prev.take().filter(|p| {
+                p.bytes()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                    && !NOT_FUNCTIONS.contains(&p.as_str())
+            }) {
+                if let Some((a, b)) = body_after_qualifiers(code, at) {
+                    out.push((name, a, b));
+                }
+            }
+            continue;
+        }
+        prev = Some(tok);
+    }
+    out
+}
+
+/// The body `{...}` of the function whose parameter list opens at `paren`, past qualifiers
+/// (`const`, `noexcept`, `override`, a trailing return type) between them.
+fn body_after_qualifiers(code: &[u8], paren: usize) -> Option<(usize, usize)> {
+    let close = matching(code, paren)?;
+    for (at, tok) in tokens(code, close + 1).take(16) {
+        match tok.as_str() {
+            "{" => return Some((at, matching(code, at)?)),
+            ";" | "=" | "," | ")" | "(" | "}" => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether `pos` is outside every `{...}` of `code` (namespace scope, for a source whose
@@ -447,6 +573,10 @@ pub fn translation_unit_for(
     tu.push_str("\n#line 1 \"gpu-labs-generated\"\n");
     for k in &scan.kernels {
         tu.push_str(&format!(
+            "static constexpr unsigned __gl_plain_{k} = {};\n",
+            u8::from(scan.plain_kernels.contains(k))
+        ));
+        tu.push_str(&format!(
             "static constexpr unsigned long long __gl_smem_{k} = 0ULL\n"
         ));
         for d in scan
@@ -507,6 +637,42 @@ mod tests {
             tu.contains("__disable_sanitizer_instrumentation__\n#line 1 \"k.cu\""),
             "{tu}"
         );
+    }
+
+    /// One warp reduction in a shared helper sends only the kernels that call it (however
+    /// deep) to fibers; the others run as loops. Anything the scan cannot place keeps every
+    /// kernel on fibers.
+    #[test]
+    fn only_kernels_that_reach_a_synchronisation_run_as_fibers() {
+        let src = r#"
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+    return v;
+}
+__device__ float row_sum(const float* x) { return warp_sum(x[threadIdx.x]); }
+__device__ float twice(float a) const_like { return 2.0f * a; }
+extern "C" __global__ void norm(const float* x, float* y) { y[0] = row_sum(x); }
+extern "C" __global__ void scale(const float* x, float* y) { y[threadIdx.x] = twice(x[threadIdx.x]); }
+extern "C" __global__ void tile(float* y) { __shared__ float s[32]; s[threadIdx.x] = 1; __syncthreads(); y[0] = s[1]; }
+"#;
+        let s = scan(&src.replace("const_like", ""));
+        assert!(s.needs_fibers);
+        assert_eq!(s.plain_kernels, vec!["scale"]);
+        let tu = translation_unit(&src.replace("const_like", ""), "k.cu", "", &[]);
+        assert!(tu.contains("__gl_plain_scale = 1;"), "{tu}");
+        assert!(tu.contains("__gl_plain_norm = 0;"), "{tu}");
+        // A synchronisation the scan cannot place (in a macro) keeps them all on fibers.
+        let hidden = format!(
+            "#define WAIT() __syncthreads()\n{}",
+            src.replace("const_like", "")
+        );
+        assert!(scan(&hidden).plain_kernels.is_empty());
+        // So do cooperative groups.
+        let cg = format!(
+            "namespace cg = cooperative_groups;\n{}",
+            src.replace("const_like", "")
+        );
+        assert!(scan(&cg).plain_kernels.is_empty());
     }
 
     #[test]
