@@ -115,6 +115,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/nvrtc/mod.rs",
     "src/nvrtc/compile.rs",
     "src/nvrtc/coroutine.rs",
+    "src/nvrtc/declarations.rs",
     "src/nvrtc/expand.rs",
     "src/nvrtc/names.rs",
     "src/nvrtc/source.rs",

@@ -239,6 +239,13 @@ impl Matrix {
         }
     }
 
+    /// Unpacks into an ndarray matrix, in the memory the bits held (a timer's C is 16 MB);
+    /// `None` when the sizes disagree.
+    pub fn into_array(self) -> Option<Array2<f32>> {
+        let data: Vec<f32> = self.bits.into_iter().map(f32::from_bits).collect();
+        Array2::from_shape_vec((self.rows, self.cols), data).ok()
+    }
+
     /// Unpacks into an ndarray matrix; `None` when the sizes disagree.
     pub fn to_array(&self) -> Option<Array2<f32>> {
         let data = self.bits.iter().map(|&b| f32::from_bits(b)).collect();

@@ -365,6 +365,7 @@ __GL_RT static void check_barrier(unsigned n) {
         barriers_diverged = true;
         launch->race_count = 0;
         launch->uninit_count = 0;
+        launch->same_value_writes = 0;
     }
     if (!waiting || (!done && !other) || __atomic_exchange_n(&warned_divergent_barrier, true, __ATOMIC_RELAXED)) return;
     char what[200];
@@ -704,6 +705,8 @@ __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_
 __GL_RT static void settle() {
     if (!deferred.on) return;
     deferred.on = false;
+    // After barriers diverged, the launch's accesses say nothing (the barrier is the report).
+    if (barriers_diverged) return;
     const Deferred& d = deferred;
     if (__builtin_memcmp((const void*)d.addr, d.before, d.size) == 0) {
         rc_now.launch->same_value_writes++;

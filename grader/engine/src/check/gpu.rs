@@ -2,7 +2,9 @@
 //! synchronization check, GPU speedups (real GPU only), device selection and the benchmark.
 
 use super::timed::Bracket;
-use super::{matmul, outcome_of, outcome_with_env, speedup, unexpected, unpack, GradeContext};
+use super::{
+    matmul, outcome_of, outcome_with_env, speedup, unexpected, unpack_owned, GradeContext,
+};
 use crate::i18n::t;
 use crate::inputs;
 use crate::protocol::{Backend, Outcome, BENCHMARK_CPU_RUNS, BENCHMARK_EMPTY_BRACKETS};
@@ -96,7 +98,8 @@ pub use super::gpu_error::{emulator_reported, error_result};
 /// device time means the clock stopped before the GPU finished; one that includes a good part
 /// of the queued work means the clock started before earlier GPU work finished.
 pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {
-    let (samples, notes, brackets) = match super::timed::bracketed(ctx, item, &ctx.order(item))? {
+    let (mut samples, notes, brackets) = match super::timed::bracketed(ctx, item, &ctx.order(item))?
+    {
         Err(failed) => return Ok(failed),
         Ok((Outcome::GpuTimer(s), notes, brackets)) => (s, notes, brackets),
         Ok((Outcome::Failed(e), notes, _)) => {
@@ -106,7 +109,16 @@ pub fn grade_timer(ctx: &GradeContext, item: &Item) -> Result<ItemResult, Superv
     };
     let size = samples.shape;
     let (a, b) = inputs::operands(ctx.seed, item.id(), 0, size);
-    let got = unpack(item, &samples.output)?;
+    // C in the memory its bits came in: a timer's C can be 2048×2048.
+    let output = std::mem::replace(
+        &mut samples.output,
+        crate::protocol::Matrix {
+            rows: 0,
+            cols: 0,
+            bits: Vec::new(),
+        },
+    );
+    let got = unpack_owned(item, output)?;
     if let Err(m) = timed_product_right(&a, &b, &got) {
         let mut details = t!(
             "timer-not-product-details",

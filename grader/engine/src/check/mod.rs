@@ -617,10 +617,22 @@ pub fn unpack(
     item: &Item,
     m: &crate::protocol::Matrix,
 ) -> Result<ndarray::Array2<f32>, SupervisorError> {
-    m.to_array().ok_or_else(|| SupervisorError::BadReport {
+    m.to_array().ok_or_else(|| unfit_matrix(item))
+}
+
+/// [`unpack`], in the memory the matrix's bits held (for the largest, a timer's C).
+pub fn unpack_owned(
+    item: &Item,
+    m: crate::protocol::Matrix,
+) -> Result<ndarray::Array2<f32>, SupervisorError> {
+    m.into_array().ok_or_else(|| unfit_matrix(item))
+}
+
+fn unfit_matrix(item: &Item) -> SupervisorError {
+    SupervisorError::BadReport {
         item: item.id().to_string(),
         message: "a matrix's data does not match its shape".into(),
-    })
+    }
 }
 
 /// The grader's error for a speed item's baseline run that failed: the baseline runs only the
