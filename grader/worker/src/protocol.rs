@@ -176,16 +176,23 @@ impl Outcome {
 
 /// Cuts `text` to at most `bytes` (at a character), saying how much was left out.
 pub fn clip_text(text: &mut String, bytes: usize) {
-    if text.len() <= bytes {
-        return;
+    if text.len() > bytes {
+        *text = clipped(text, bytes);
     }
-    let mut cut = bytes;
+}
+
+/// At most `bytes` of `text` (cut at a character) in a new string, saying how much was left
+/// out: only what is kept is copied.
+pub fn clipped(text: &str, bytes: usize) -> String {
+    let mut cut = bytes.min(text.len());
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    let left_out = text.len() - cut;
-    text.truncate(cut);
-    text.push_str(&format!(" … ({left_out} more bytes left out)"));
+    let mut kept = text[..cut].to_string();
+    if cut < text.len() {
+        kept.push_str(&format!(" … ({} more bytes left out)", text.len() - cut));
+    }
+    kept
 }
 
 /// A panic caught in the worker.

@@ -76,16 +76,7 @@ fn install_panic_hook() {
 ///
 /// [`PANIC_MESSAGE_BYTES`]: crate::report_size::PANIC_MESSAGE_BYTES
 fn clipped(message: &str) -> String {
-    let keep = crate::report_size::PANIC_MESSAGE_BYTES;
-    let mut cut = keep.min(message.len());
-    while !message.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let mut sent = message[..cut].to_string();
-    if cut < message.len() {
-        sent.push_str(&format!(" … ({} more bytes left out)", message.len() - cut));
-    }
-    sent
+    crate::protocol::clipped(message, crate::report_size::PANIC_MESSAGE_BYTES)
 }
 
 /// Runs one student call; a panic comes back as `Err(PanicInfo)` for case `case`.
