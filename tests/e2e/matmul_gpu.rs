@@ -786,3 +786,39 @@ fn faulty_batches_lose_exactly_their_items_with_the_batch_index() {
     }
     assert!(surprises.is_empty(), "{}", surprises.join("\n\n"));
 }
+
+/// The solution's GPU timer, before its clock starts.
+const TIMER_START: &str = "    let kernel = load_kernel(stream, TILED_KERNEL, \"matmul_tiled\")?;\n    stream.synchronize()?;\n    let start = Instant::now();";
+
+/// A kernel launched from the timer that reads a host buffer through its address: in a timed
+/// run it could as well read the worker's memory (the report's secret, the emulator's device
+/// times) and forge what the timer item takes.
+const TIMER_READS_HOST: &str = "    let host = vec![1.0f32; 256];\n    let at = host.as_ptr() as u64;\n    let peek = load_kernel(stream, \"extern \\\"C\\\" __global__ void peek(unsigned long long from, float* to) { to[threadIdx.x] = ((const float*)from)[threadIdx.x]; }\", \"peek\")?;\n    let mut to = stream.alloc_zeros::<f32>(256)?;\n    let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };\n    let mut launch = stream.launch_builder(&peek);\n    launch.arg(&at).arg(&mut to);\n    unsafe { launch.launch(config) }?;\n    let _ = stream.clone_dtoh(&to)?;\n";
+
+#[test]
+fn a_timed_runs_kernel_cannot_read_host_memory() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // Timed runs are not race-checked, but their kernels are confined to device memory all
+    // the same (issue 48): a kernel there is native code in the worker's process, and one
+    // that could follow a host address could forge what the worker reports.
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let reads_host = format!("{TIMER_READS_HOST}{TIMER_START}");
+    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_START, &reads_host)]);
+    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert_says(&g, "gpu_timer_sync", "a kernel can only read GPU memory");
+    // Its honest twin reads a device buffer of the same data and keeps the point.
+    let honest = TIMER_READS_HOST.replace(
+        "let at = host.as_ptr() as u64;",
+        "let on_device = stream.clone_htod(&host)?;\n    let at = on_device.device_ptr(stream).0;",
+    );
+    let honest = format!("    use cudarc::driver::DevicePtr;\n{honest}{TIMER_START}");
+    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_START, &honest)]);
+    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert_lost(&g, &[]);
+}

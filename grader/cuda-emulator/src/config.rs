@@ -42,6 +42,9 @@ pub struct Config {
     /// Whether kernels are compiled with race detection and device-memory confinement
     /// (`GPU_LABS_EMULATOR_RACECHECK=1`, see [`crate::nvrtc::compile::RACECHECK_VARIABLE`]).
     pub race_check: bool,
+    /// Whether builds that are not checked are confined to device memory
+    /// (`GPU_LABS_EMULATOR_CONFINE=1`, see [`crate::nvrtc::compile::CONFINE_VARIABLE`]).
+    pub confine: bool,
     /// Whether only objects compiled in this process are loaded ([`OWN_OBJECTS_VARIABLE`]).
     pub own_objects: bool,
     /// Whether plain builds may run barrier kernels as coroutines (unless
@@ -99,6 +102,7 @@ impl Config {
                 })
                 .unwrap_or_default(),
             race_check: var(crate::nvrtc::compile::RACECHECK_VARIABLE).is_some_and(|v| v == "1"),
+            confine: var(crate::nvrtc::compile::CONFINE_VARIABLE).is_some_and(|v| v == "1"),
             own_objects: var(OWN_OBJECTS_VARIABLE).is_some_and(|v| v == "1"),
             coroutines: var(FIBERS_VARIABLE).is_none_or(|v| v.trim() != "1"),
             kernel_cache,

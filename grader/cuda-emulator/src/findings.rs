@@ -63,6 +63,8 @@ static FINDINGS: Mutex<(Vec<(Kind, String)>, u64)> = Mutex::new((Vec::new(), 0))
 static ACCEPTED: AtomicU64 = AtomicU64::new(0);
 /// Launches that ran with a checked (race-detecting, confined) module.
 static RAN_CHECKED: AtomicU64 = AtomicU64::new(0);
+/// Launches that ran with a confined module (not checked; accesses confined to device memory).
+static RAN_CONFINED: AtomicU64 = AtomicU64::new(0);
 /// Launches that ran with a plain module.
 static RAN_PLAIN: AtomicU64 = AtomicU64::new(0);
 /// Launches dropped unrun (an earlier fault left the context with a sticky error).
@@ -146,16 +148,27 @@ pub fn accepted() -> LaunchEnd {
     LaunchEnd { ran: None }
 }
 
-/// The end of one accepted launch: counted as run (checked or plain) when [`LaunchEnd::ran`]
+/// How the module of a launch was built, as the record counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// Race-detecting and confined to device memory.
+    Checked,
+    /// Confined to device memory, no race detection.
+    Confined,
+    /// Neither: the kernel's accesses go wherever its pointers point.
+    Plain,
+}
+
+/// The end of one accepted launch: counted as run (by its [`Build`]) when [`LaunchEnd::ran`]
 /// was called, else as skipped, when dropped.
 pub struct LaunchEnd {
-    ran: Option<bool>,
+    ran: Option<Build>,
 }
 
 impl LaunchEnd {
-    /// The launch ran, with a checked module or not, and took `took` on the device.
-    pub fn ran(&mut self, checked: bool, took: std::time::Duration) {
-        self.ran = Some(checked);
+    /// The launch ran, with a module built as `build`, and took `took` on the device.
+    pub fn ran(&mut self, build: Build, took: std::time::Duration) {
+        self.ran = Some(build);
         let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         BUSY_NS.fetch_add(ns, Ordering::SeqCst);
     }
@@ -166,6 +179,7 @@ impl LaunchEnd {
 fn wait_for_launches() {
     loop {
         let ended = RAN_CHECKED.load(Ordering::SeqCst)
+            + RAN_CONFINED.load(Ordering::SeqCst)
             + RAN_PLAIN.load(Ordering::SeqCst)
             + SKIPPED.load(Ordering::SeqCst);
         if ended >= ACCEPTED.load(Ordering::SeqCst) {
@@ -185,7 +199,9 @@ fn wait_for_launches() {
 pub unsafe extern "C" fn gpu_labs_emulator_device_time(runs: *mut u64, busy_ns: *mut u64) {
     wait_for_launches();
     if !runs.is_null() {
-        *runs = RAN_CHECKED.load(Ordering::SeqCst) + RAN_PLAIN.load(Ordering::SeqCst);
+        *runs = RAN_CHECKED.load(Ordering::SeqCst)
+            + RAN_CONFINED.load(Ordering::SeqCst)
+            + RAN_PLAIN.load(Ordering::SeqCst);
     }
     if !busy_ns.is_null() {
         *busy_ns = BUSY_NS.load(Ordering::SeqCst);
@@ -195,8 +211,9 @@ pub unsafe extern "C" fn gpu_labs_emulator_device_time(runs: *mut u64, busy_ns: 
 impl Drop for LaunchEnd {
     fn drop(&mut self) {
         let counter = match self.ran {
-            Some(true) => &RAN_CHECKED,
-            Some(false) => &RAN_PLAIN,
+            Some(Build::Checked) => &RAN_CHECKED,
+            Some(Build::Confined) => &RAN_CONFINED,
+            Some(Build::Plain) => &RAN_PLAIN,
             None => &SKIPPED,
         };
         counter.fetch_add(1, Ordering::SeqCst);
@@ -210,10 +227,12 @@ pub fn record_text() -> String {
     wait_for_launches();
     let all = FINDINGS.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = format!(
-        "gpu-labs-emulator-record 1\nchecked={} accepted={} checked_runs={} plain_runs={} skipped={} left_out={}\n",
+        "gpu-labs-emulator-record 2\nchecked={} confined={} accepted={} checked_runs={} confined_runs={} plain_runs={} skipped={} left_out={}\n",
         u8::from(crate::config::get().race_check),
+        u8::from(crate::config::get().confine),
         ACCEPTED.load(Ordering::SeqCst),
         RAN_CHECKED.load(Ordering::SeqCst),
+        RAN_CONFINED.load(Ordering::SeqCst),
         RAN_PLAIN.load(Ordering::SeqCst),
         SKIPPED.load(Ordering::SeqCst),
         all.1,
@@ -259,15 +278,19 @@ mod tests {
         report(Kind::Race, "same".into());
         report(Kind::Race, "same".into());
         report(Kind::Lockstep, "another".into());
-        {
+        for build in [Build::Checked, Build::Confined] {
             let mut end = accepted();
-            end.ran(true, std::time::Duration::from_micros(5));
+            end.ran(build, std::time::Duration::from_micros(5));
         }
         drop(accepted());
         let text = record_text();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "gpu-labs-emulator-record 1");
-        assert!(lines[1].contains("accepted=2 checked_runs=1 plain_runs=0 skipped=1"));
+        assert_eq!(lines[0], "gpu-labs-emulator-record 2");
+        assert!(
+            lines[1].contains("accepted=3 checked_runs=1 confined_runs=1 plain_runs=0 skipped=1"),
+            "{}",
+            lines[1]
+        );
         assert_eq!(lines.len(), 2 + KEPT + 1);
         assert_eq!(lines.last(), Some(&"race\tsame"));
         assert!(lines.contains(&"note\ttwo lines"));

@@ -1,9 +1,13 @@
-//! In checked runs (`GPU_LABS_EMULATOR_RACECHECK=1`, what grading uses for correctness), a
-//! kernel is confined to device memory: a global access outside every live device allocation
-//! (a host buffer reached through an address passed as an integer, a host address written,
-//! page-locked host memory) stops the launch with CUDA_ERROR_ILLEGAL_ADDRESS and a report. So
-//! a product computed on the host and copied by a kernel does not pass as GPU work. The honest
-//! twins (the same kernels given device addresses) run silent.
+//! In checked runs (`GPU_LABS_EMULATOR_RACECHECK=1`, what grading uses for correctness) and
+//! in confined ones (`GPU_LABS_EMULATOR_CONFINE=1`, what grading uses for every other run on
+//! the emulator: timed runs), a kernel is confined to device memory: a global access outside
+//! every live device allocation (a host buffer reached through an address passed as an
+//! integer, a host address written, page-locked host memory) stops the launch with
+//! CUDA_ERROR_ILLEGAL_ADDRESS and a report. So a product computed on the host and copied by a
+//! kernel does not pass as GPU work, and a timed run's kernel cannot read or rewrite what the
+//! grader's worker holds. The honest twins (the same kernels given device addresses) run
+//! silent. Every test runs in both modes, and on each path of a block (a loop of threads,
+//! fibers, coroutines).
 
 mod common;
 
@@ -66,10 +70,51 @@ fn run(stream: &Arc<CudaStream>, src: &str, a: u64, b: u64) -> Result<(), Driver
     stream.synchronize()
 }
 
-/// Runs test `name` in a checked child; returns its stderr.
-fn checked(name: &str) -> String {
-    common::checked_child(name, &[])
+/// The variable of a confined build.
+const CONFINE: &str = "GPU_LABS_EMULATOR_CONFINE";
+
+/// Runs test `name` in a checked child, then in a confined one; returns their stderrs.
+fn checked(name: &str) -> Vec<String> {
+    let confined = common::run_child_with(name, &[(CONFINE, "1")]);
+    assert!(
+        confined.status.success(),
+        "child failed: {:?}",
+        confined.status
+    );
+    assert!(String::from_utf8_lossy(&confined.stdout).contains("1 passed"));
+    vec![
+        common::checked_child(name, &[]),
+        String::from_utf8_lossy(&confined.stderr).into_owned(),
+    ]
 }
+
+/// Reads `n` floats from the address `src` after a barrier (a barrier kernel: coroutines in a
+/// plain or confined build, fibers in a checked one), through shared memory.
+const BARRIER_FROM_ADDRESS: &str = r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    __shared__ float tile[1024];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = 0.0f;
+    __syncthreads();
+    if (i < n) tile[threadIdx.x] = ((const float*)src)[i];
+    __syncthreads();
+    if (i < n) dst[i] = tile[threadIdx.x];
+}
+"#;
+
+/// Reads `n` floats from the address `src` beside a warp shuffle (fibers), with a local
+/// array whose address escapes (on the fiber's stack).
+const SHUFFLE_FROM_ADDRESS: &str = r#"
+__device__ float pick(const float* v, int j) { return v[j & 3]; }
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    float local[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) local[i & 3] = ((const float*)src)[i];
+    float v = pick(local, i);
+    v = __shfl_sync(0xffffffffu, v, threadIdx.x & 31);
+    if (i < n) dst[i] = v;
+}
+"#;
 
 /// The report lines of kernel `k`.
 fn reports(stderr: &str) -> Vec<&str> {
@@ -99,21 +144,55 @@ fn kernel_reading_a_host_buffer_fails() {
         assert_illegal_address(run(&stream, COPY_FROM_ADDRESS, host.as_ptr() as u64, d));
         return;
     }
-    let stderr = checked("kernel_reading_a_host_buffer_fails");
-    let r = reports(&stderr);
-    assert_eq!(r.len(), 1, "{stderr}");
-    assert!(
-        r[0].contains("block (0,0,0) thread (0,0,0) read 4 bytes at 0x"),
-        "{}",
-        r[0]
+    for stderr in checked("kernel_reading_a_host_buffer_fails") {
+        let r = reports(&stderr);
+        assert_eq!(r.len(), 1, "{stderr}");
+        assert!(r[0].contains("read 4 bytes at 0x"), "{}", r[0]);
+        assert!(r[0].contains("which is host memory"), "{}", r[0]);
+        assert!(
+            r[0].contains("a kernel can only read GPU memory"),
+            "{}",
+            r[0]
+        );
+        assert!(stderr.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{stderr}");
+    }
+}
+
+/// The same read from kernels that synchronise: a barrier kernel (coroutines in a plain build,
+/// fibers when checked or confined) and a shuffle kernel (fibers) whose locals live on the
+/// fiber's stack.
+fn synchronising_kernel_reads_a_host_buffer(name: &str, src: &str) {
+    if common::is_child(name) {
+        let host = data();
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
+        let d = dst.device_ptr_mut(&stream).0;
+        assert_illegal_address(run(&stream, src, host.as_ptr() as u64, d));
+        return;
+    }
+    for stderr in checked(name) {
+        assert!(
+            stderr.contains("a kernel can only read GPU memory"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn barrier_kernel_reading_a_host_buffer_fails() {
+    synchronising_kernel_reads_a_host_buffer(
+        "barrier_kernel_reading_a_host_buffer_fails",
+        BARRIER_FROM_ADDRESS,
     );
-    assert!(r[0].contains("which is host memory"), "{}", r[0]);
-    assert!(
-        r[0].contains("a kernel can only read GPU memory"),
-        "{}",
-        r[0]
+}
+
+#[test]
+fn shuffle_kernel_reading_a_host_buffer_fails() {
+    synchronising_kernel_reads_a_host_buffer(
+        "shuffle_kernel_reading_a_host_buffer_fails",
+        SHUFFLE_FROM_ADDRESS,
     );
-    assert!(stderr.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{stderr}");
 }
 
 #[test]
@@ -131,19 +210,16 @@ fn kernel_writing_a_host_address_fails() {
         );
         return;
     }
-    let stderr = checked("kernel_writing_a_host_address_fails");
-    let r = reports(&stderr);
-    assert_eq!(r.len(), 1, "{stderr}");
-    assert!(
-        r[0].contains("block (0,0,0) thread (0,0,0) wrote 4 bytes at 0x"),
-        "{}",
-        r[0]
-    );
-    assert!(
-        r[0].contains("a kernel can only write GPU memory"),
-        "{}",
-        r[0]
-    );
+    for stderr in checked("kernel_writing_a_host_address_fails") {
+        let r = reports(&stderr);
+        assert_eq!(r.len(), 1, "{stderr}");
+        assert!(r[0].contains("wrote 4 bytes at 0x"), "{}", r[0]);
+        assert!(
+            r[0].contains("a kernel can only write GPU memory"),
+            "{}",
+            r[0]
+        );
+    }
 }
 
 /// Page-locked host memory is host memory too: on a GPU a kernel could read it over the bus,
@@ -161,15 +237,16 @@ fn kernel_reading_pinned_host_memory_fails() {
         assert_illegal_address(run(&stream, COPY, p, d));
         return;
     }
-    let stderr = checked("kernel_reading_pinned_host_memory_fails");
-    let r = reports(&stderr);
-    assert_eq!(r.len(), 1, "{stderr}");
-    assert!(r[0].contains("page-locked host memory"), "{}", r[0]);
-    assert!(
-        r[0].contains("a kernel can only read GPU memory"),
-        "{}",
-        r[0]
-    );
+    for stderr in checked("kernel_reading_pinned_host_memory_fails") {
+        let r = reports(&stderr);
+        assert_eq!(r.len(), 1, "{stderr}");
+        assert!(r[0].contains("page-locked host memory"), "{}", r[0]);
+        assert!(
+            r[0].contains("a kernel can only read GPU memory"),
+            "{}",
+            r[0]
+        );
+    }
 }
 
 /// The honest twins: the same kernels given device addresses (as integers and as pointers)
@@ -185,6 +262,8 @@ fn same_kernels_on_device_buffers_run_silent() {
             COPY_TO_ADDRESS,
             COPY,
             MEMCPY_FROM_ADDRESS,
+            BARRIER_FROM_ADDRESS,
+            SHUFFLE_FROM_ADDRESS,
         ] {
             let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
             {
@@ -196,8 +275,9 @@ fn same_kernels_on_device_buffers_run_silent() {
         }
         return;
     }
-    let stderr = checked("same_kernels_on_device_buffers_run_silent");
-    assert!(!stderr.contains("gpu-labs emulator:"), "{stderr}");
+    for stderr in checked("same_kernels_on_device_buffers_run_silent") {
+        assert!(!stderr.contains("gpu-labs emulator:"), "{stderr}");
+    }
 }
 
 /// Attacks that try to read the host buffer past the check, and what each must meet: the
@@ -232,16 +312,19 @@ macro_rules! attack {
                 attack($src);
                 return;
             }
-            let out =
-                common::run_child_with(stringify!($name), &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
-            assert!(out.status.success(), "child failed: {:?}", out.status);
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(stdout.contains("1 passed"));
-            assert!(
-                stdout.contains("refused:") || stderr.contains("a kernel can only read GPU memory"),
-                "{stdout}{stderr}"
-            );
+            for mode in ["GPU_LABS_EMULATOR_RACECHECK", CONFINE] {
+                let out = common::run_child_with(stringify!($name), &[(mode, "1")]);
+                assert!(out.status.success(), "child failed: {:?}", out.status);
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(stdout.contains("1 passed"));
+                assert!(
+                    stdout.contains("refused:")
+                        || stderr.contains("a kernel can only read GPU memory")
+                        || stderr.contains("a kernel can only write GPU memory"),
+                    "{mode}: {stdout}{stderr}"
+                );
+            }
         }
     };
 }
@@ -314,6 +397,171 @@ extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
     G(rc::span_lo)[0] = 0;
     G(rc::span_hi)[0] = ~0ul;
     G(rc::span_n) = 1;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i];
+}
+"#
+);
+
+// The block runner's own state (the running launch, the argument array, the confinement's
+// spans) is thread-local like a kernel's shared arrays, but in the module's initialised part
+// (.tdata), which a kernel may read and never write: a shared array indexed below or past its
+// bounds cannot clear or widen what the checks allow.
+attack!(
+    shared_array_indexed_below_its_start_over_the_runtime_state,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    __shared__ unsigned long long t[4];
+    if (threadIdx.x == 0)
+        for (int j = 1; j <= 4096; j++) t[-j] = j & 1 ? 0ull : ~0ull;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i];
+}
+"#
+);
+
+attack!(
+    shared_array_indexed_past_its_end,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    __shared__ unsigned long long t[4];
+    if (threadIdx.x == 0)
+        for (int j = 4; j < 4096; j++) t[j] = j & 1 ? 0ull : ~0ull;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i];
+}
+"#
+);
+
+// The precise form: find the confinement's record of the thread's own stack among the runtime's
+// thread-locals (a pair of words around a local's address) and widen it to everything.
+attack!(
+    runtime_state_found_by_scanning_and_widened,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    __shared__ unsigned long long t[4];
+    volatile int local = 0;
+    unsigned long long here = (unsigned long long)&local;
+    for (int j = 2; j <= 2048; j++) {
+        unsigned long long lo = t[-j], len = t[-j + 1];
+        if (lo && lo < here && here - lo < len) {
+            t[-j] = 0;
+            t[-j + 1] = ~0ull;
+        }
+    }
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i] + local;
+}
+"#
+);
+
+/// The grader's own busy kernel (`grader/worker/src/gpu/busy.rs`): a loop on a value read
+/// from, and written back to, a device buffer.
+const BUSY: &str = r#"
+extern "C" __global__ void grader_busy(float* x, long long iters) {
+    float v = x[threadIdx.x];
+    for (long long i = 0; i < iters; ++i) {
+        v = v * 0.9999f + 0.0001f;
+    }
+    x[threadIdx.x] = v;
+}
+"#;
+
+/// A launch on a stream of its own runs on threads that existed before its module was
+/// loaded (the stream's and the pool's): there too its built-in variables and locals are
+/// found for what they are, checked and confined.
+#[test]
+fn kernel_on_a_new_stream_reads_its_own_variables() {
+    if common::is_child("kernel_on_a_new_stream_reads_its_own_variables") {
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.new_stream().unwrap();
+        let module = ctx.load_module(compile_ptx(BUSY).unwrap()).unwrap();
+        let f = module.load_function("grader_busy").unwrap();
+        let mut x = stream.clone_htod(&[1.0f32; 32]).unwrap();
+        let iters = 1000i64;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut l = stream.launch_builder(&f);
+        l.arg(&mut x).arg(&iters);
+        unsafe { l.launch(cfg) }.unwrap();
+        stream.synchronize().unwrap();
+        let mut want = 1.0f32;
+        for _ in 0..iters {
+            want = want * 0.9999 + 0.0001;
+        }
+        assert!(stream.clone_dtoh(&x).unwrap().iter().all(|&v| v == want));
+        return;
+    }
+    for stderr in checked("kernel_on_a_new_stream_reads_its_own_variables") {
+        assert!(!stderr.contains("gpu-labs emulator:"), "{stderr}");
+    }
+}
+
+// The C library's formatted output can write through a pointer (`%n`), and the functions the
+// prelude alone needs (a jump to a saved context, a formatted write into a buffer) could write
+// anywhere: a kernel cannot call them.
+/// `printf("%n", p)` stops the launch (an assertion's error), whatever `p` is, before it
+/// writes anything.
+#[test]
+fn printf_percent_n_stops_the_launch() {
+    if common::is_child("printf_percent_n_stops_the_launch") {
+        let mut host = vec![7i32; 4];
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
+        let d = dst.device_ptr_mut(&stream).0;
+        let src = r#"
+extern "C" __global__ void k(unsigned long long at, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) printf("%5d%n", n, (int*)at);
+}
+"#;
+        let e = run(&stream, src, host.as_mut_ptr() as u64, d).expect_err("the launch fails");
+        assert_eq!(
+            e.0,
+            cudarc::driver::sys::CUresult::CUDA_ERROR_ASSERT,
+            "{e:?}"
+        );
+        assert_eq!(host, vec![7; 4], "printf wrote through the pointer");
+        return;
+    }
+    for mode in [
+        "GPU_LABS_EMULATOR_RACECHECK",
+        CONFINE,
+        "GPU_LABS_EMULATOR_DEVICES",
+    ] {
+        let out = common::run_child_with("printf_percent_n_stops_the_launch", &[(mode, "1")]);
+        assert!(
+            out.status.success(),
+            "{mode}: child failed: {:?}",
+            out.status
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("printf's %n"), "{mode}: {stderr}");
+    }
+}
+
+attack!(
+    snprintf_into_a_host_address,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) snprintf((char*)src, 16, "%d", n);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = ((const float*)src)[i];
+}
+"#
+);
+
+attack!(
+    snprintf_through_std,
+    r#"
+#include <cstdio>
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) std::snprintf((char*)src, 16, "%d", n);
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) dst[i] = ((const float*)src)[i];
 }

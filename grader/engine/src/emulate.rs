@@ -66,6 +66,10 @@ pub const KERNEL_CACHE: &str = "GPU_LABS_EMULATOR_CACHE";
 /// confinement), as `grader/cuda-emulator/src/nvrtc/compile.rs` names it.
 pub const RACE_CHECK: &str = "GPU_LABS_EMULATOR_RACECHECK";
 
+/// The variable that confines the kernels of runs that are not checked (timed runs) to device
+/// memory, as `grader/cuda-emulator/src/nvrtc/compile.rs` names it.
+pub const CONFINE: &str = "GPU_LABS_EMULATOR_CONFINE";
+
 /// The variable that makes the emulator load only objects its own compiler produced in that
 /// process, byte for byte (`grader/cuda-emulator/src/config.rs`): set for every worker whose
 /// kernel cache is its own scratch folder.

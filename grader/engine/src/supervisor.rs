@@ -3,7 +3,7 @@
 //! the checks can judge. Student code never runs in the supervisor's process.
 
 use crate::capture::Capture;
-use crate::emulate::{KERNEL_CACHE, OWN_OBJECTS, RACE_CHECK};
+use crate::emulate::{CONFINE, KERNEL_CACHE, OWN_OBJECTS, RACE_CHECK};
 use crate::protocol::{EmulatorRecord, Outcome, WorkOrder, WorkerReport, WORKER_FLAG};
 use crate::stopwatch::region::Region;
 use crate::stopwatch::{Checkpoint, Handover};
@@ -53,8 +53,15 @@ pub enum WorkerRun {
 /// evidence of a clean run ("no report found" is never "no problem").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checks {
-    /// The supervisor did not ask for a checked run.
+    /// Not a run on the emulator: nothing of the kind to show.
     NotAsked,
+    /// A run on the emulator not asked to be checked (a timed run): every launch ran confined
+    /// to device memory (or checked), so no kernel could reach the host memory of the process
+    /// whose report this is.
+    Confined,
+    /// A run on the emulator not asked to be checked, whose record does not show every launch
+    /// confined: why.
+    Unconfined(String),
     /// Checked: every launch ran checked (or was skipped after a fault), and no kernel raced.
     Clean,
     /// Checked, and a kernel raced: the emulator's explanation.
@@ -64,11 +71,20 @@ pub enum Checks {
 }
 
 impl Checks {
-    /// What `record` shows of a run whose checks were `asked` for, with `outcome` (its device
-    /// counts say how many launches the record must cover at least).
-    pub fn of(asked: bool, record: Option<&EmulatorRecord>, outcome: &Outcome) -> Checks {
-        if !asked {
+    /// What `record` shows of a run on the emulator (`emulated`) whose checks were `asked`
+    /// for or not, with `outcome` (its device counts say how many launches the record must
+    /// cover at least).
+    pub fn of(
+        emulated: bool,
+        asked: bool,
+        record: Option<&EmulatorRecord>,
+        outcome: &Outcome,
+    ) -> Checks {
+        if !emulated {
             return Checks::NotAsked;
+        }
+        if !asked {
+            return Checks::confined(record);
         }
         let Some(record) = record else {
             return Checks::Unproven("its report carries no record from the emulator".into());
@@ -76,19 +92,12 @@ impl Checks {
         if !record.checked {
             return Checks::Unproven("the emulator was not asked for checked builds".into());
         }
-        let ended = record.checked_runs + record.plain_runs + record.skipped;
-        if ended != record.accepted {
-            return Checks::Unproven(format!(
-                "the record covers {ended} of the {} launches the emulator accepted",
-                record.accepted
-            ));
+        if let Some(why) = uncovered(record) {
+            return Checks::Unproven(why);
         }
-        if record.plain_runs > 0 {
-            return Checks::Unproven(format!(
-                "{} launch{} ran a kernel built without the race check",
-                record.plain_runs,
-                if record.plain_runs == 1 { "" } else { "es" }
-            ));
+        let unchecked = record.plain_runs + record.confined_runs;
+        if unchecked > 0 {
+            return Checks::Unproven(launches_built_without(unchecked, "the race check"));
         }
         let claimed = match outcome {
             Outcome::Products {
@@ -108,6 +117,47 @@ impl Checks {
             None => Checks::Clean,
         }
     }
+
+    /// What `record` shows of a run on the emulator that was not asked to be checked: every
+    /// launch confined, or why not ("no record" is never "confined").
+    fn confined(record: Option<&EmulatorRecord>) -> Checks {
+        let Some(record) = record else {
+            return Checks::Unconfined("its report carries no record from the emulator".into());
+        };
+        if !(record.confined || record.checked) {
+            return Checks::Unconfined("the emulator was not asked for confined builds".into());
+        }
+        if let Some(why) = uncovered(record) {
+            return Checks::Unconfined(why);
+        }
+        if record.plain_runs > 0 {
+            return Checks::Unconfined(launches_built_without(
+                record.plain_runs,
+                "confinement to GPU memory",
+            ));
+        }
+        Checks::Confined
+    }
+}
+
+/// Why `record` does not cover every launch its emulator accepted (run, whatever the build,
+/// or skipped after a fault), if it does not.
+fn uncovered(record: &EmulatorRecord) -> Option<String> {
+    let ended = record.checked_runs + record.confined_runs + record.plain_runs + record.skipped;
+    (ended != record.accepted).then(|| {
+        format!(
+            "the record covers {ended} of the {} launches the emulator accepted",
+            record.accepted
+        )
+    })
+}
+
+/// "`n` launch(es) ran a kernel built without `what`".
+fn launches_built_without(n: u64, what: &str) -> String {
+    format!(
+        "{n} launch{} ran a kernel built without {what}",
+        if n == 1 { "" } else { "es" }
+    )
 }
 
 /// How a worker died without reporting, with what it printed last.
@@ -255,6 +305,9 @@ pub struct Session {
     killed_for: Arc<OnceLock<DeathCause>>,
     /// Whether the supervisor asked the emulator for a checked run.
     checks_asked: bool,
+    /// Whether the order runs on the emulator (its record must then show every launch
+    /// checked or confined).
+    emulated: bool,
     ended: Option<i32>,
     stopped: bool,
     cancel: Option<std::sync::mpsc::Sender<()>>,
@@ -287,6 +340,12 @@ impl Session {
         let WorkerCommand {
             program, cwd, env, ..
         } = given_to_worker(command, scratch.path(), shared_cache)?;
+        // Given the emulator (a run of the no-library case of device selection is not).
+        let emulated = order.backend == crate::protocol::Backend::Emulated
+            && command
+                .env
+                .iter()
+                .any(|(k, v)| k == crate::emulate::MARKER && v == "1");
         let checks_asked = order.backend == crate::protocol::Backend::Emulated
             && command.env.iter().any(|(k, v)| k == RACE_CHECK && v == "1");
         let mut spec = crate::sandbox::spec_for(
@@ -337,6 +396,12 @@ impl Session {
         // that one submission's code could write would let it swap the kernels another runs.
         // (The grader's own kernel is never taken from a cache: see `gpu::busy`.)
         cmd.env(KERNEL_CACHE, &kernel_cache);
+        // Kernels of a run that is not checked (a timed run) are confined all the same: one
+        // that could follow a pointer into the worker's memory could forge what the worker
+        // reports (its sealed report, the emulator's device times).
+        if order.backend == crate::protocol::Backend::Emulated {
+            cmd.env(CONFINE, "1");
+        }
         // A cache that is this worker's own scratch folder (official grading) holds nothing
         // its emulator did not compile, unless the submission's code put it there: the
         // emulator then loads only the bytes its own compiler wrote in this process.
@@ -417,6 +482,7 @@ impl Session {
             stderr,
             killed_for,
             checks_asked,
+            emulated,
             ended: None,
             stopped: false,
             cancel: Some(cancel),
@@ -540,7 +606,7 @@ impl Session {
             // submission prints (on stderr, which it shares) reaches a verdict.
             let record = report.emulator.as_ref();
             let notes = record.map(emulator_notes).unwrap_or_default();
-            let checks = Checks::of(self.checks_asked, record, &report.outcome);
+            let checks = Checks::of(self.emulated, self.checks_asked, record, &report.outcome);
             return Ok(WorkerRun::Reported {
                 outcome: report.outcome,
                 notes,
@@ -894,9 +960,20 @@ mod tests {
             skipped: 1,
             ..EmulatorRecord::default()
         };
-        assert_eq!(Checks::of(false, None, &products(1)), Checks::NotAsked);
-        assert_eq!(Checks::of(true, Some(&good), &products(3)), Checks::Clean);
+        assert_eq!(
+            Checks::of(false, false, None, &products(1)),
+            Checks::NotAsked
+        );
+        assert_eq!(
+            Checks::of(false, true, None, &products(1)),
+            Checks::NotAsked
+        );
+        assert_eq!(
+            Checks::of(true, true, Some(&good), &products(3)),
+            Checks::Clean
+        );
         let unproven = |record: Option<&EmulatorRecord>, launches| match Checks::of(
+            true,
             true,
             record,
             &products(launches),
@@ -921,6 +998,12 @@ mod tests {
             ..good.clone()
         };
         assert!(unproven(Some(&unchecked), 0).contains("1 launch ran a kernel built without"));
+        let confined_only = EmulatorRecord {
+            accepted: 4,
+            confined_runs: 1,
+            ..good.clone()
+        };
+        assert!(unproven(Some(&confined_only), 0).contains("1 launch ran a kernel built without"));
         assert!(unproven(Some(&good), 5).contains("counts 5 launches and the record 3"));
         let raced = EmulatorRecord {
             findings: vec![
@@ -936,9 +1019,62 @@ mod tests {
             ..good.clone()
         };
         assert_eq!(
-            Checks::of(true, Some(&raced), &products(1)),
+            Checks::of(true, true, Some(&raced), &products(1)),
             Checks::Race("relies on implicit warp lockstep".into())
         );
+    }
+
+    /// A run on the emulator that was not checked (a timed run) counts only on a record that
+    /// shows every launch confined to device memory (or checked): no record, a record of an
+    /// emulator not asked to confine, one that does not cover every launch, or one launch of
+    /// a plain kernel each fail it. A race found there is not its concern.
+    #[test]
+    fn a_timed_run_on_the_emulator_counts_only_on_a_record_that_shows_it_confined() {
+        let outcome = Outcome::Products {
+            outputs: Vec::new(),
+            panic: None,
+            error: None,
+            device_work: None,
+        };
+        let good = EmulatorRecord {
+            confined: true,
+            accepted: 3,
+            confined_runs: 2,
+            skipped: 1,
+            ..EmulatorRecord::default()
+        };
+        let of = |record: Option<&EmulatorRecord>| Checks::of(true, false, record, &outcome);
+        assert_eq!(of(Some(&good)), Checks::Confined);
+        let unconfined = |record: Option<&EmulatorRecord>| match of(record) {
+            Checks::Unconfined(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(unconfined(None).contains("no record"));
+        let plain_emulator = EmulatorRecord {
+            confined: false,
+            ..good.clone()
+        };
+        assert!(unconfined(Some(&plain_emulator)).contains("not asked for confined"));
+        let cut_short = EmulatorRecord {
+            accepted: 4,
+            ..good.clone()
+        };
+        assert!(unconfined(Some(&cut_short)).contains("covers 3 of the 4"));
+        let one_plain = EmulatorRecord {
+            accepted: 4,
+            plain_runs: 1,
+            ..good.clone()
+        };
+        assert!(unconfined(Some(&one_plain)).contains("1 launch ran a kernel built without"));
+        // Checked launches are confined too.
+        let checked = EmulatorRecord {
+            checked: true,
+            confined: false,
+            confined_runs: 0,
+            checked_runs: 2,
+            ..good.clone()
+        };
+        assert_eq!(of(Some(&checked)), Checks::Confined);
     }
 
     /// What a worker may leave in its report's place: a named pipe (the supervisor once

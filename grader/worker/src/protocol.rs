@@ -417,10 +417,17 @@ pub struct WorkerReport {
 pub struct EmulatorRecord {
     /// Whether the emulator was asked for checked builds when it loaded.
     pub checked: bool,
+    /// Whether the emulator was asked for confined builds (where not checked) when it loaded.
+    #[serde(default)]
+    pub confined: bool,
     /// Launches accepted onto a stream.
     pub accepted: u64,
     /// Launches that ran with a checked (race-detecting, confined) module.
     pub checked_runs: u64,
+    /// Launches that ran with a confined module (no race check; every access confined to
+    /// device memory, shared memory and the thread's own locals).
+    #[serde(default)]
+    pub confined_runs: u64,
     /// Launches that ran with a plain module.
     pub plain_runs: u64,
     /// Launches dropped unrun after an earlier fault.
@@ -442,7 +449,7 @@ pub struct Finding {
 }
 
 /// The header line of the emulator's record text (`grader/cuda-emulator/src/findings.rs`).
-const RECORD_HEADER: &str = "gpu-labs-emulator-record 1";
+const RECORD_HEADER: &str = "gpu-labs-emulator-record 2";
 
 impl EmulatorRecord {
     /// Cuts every finding's text to at most `bytes` ([`clip_text`]).
@@ -465,6 +472,8 @@ impl EmulatorRecord {
             let value: u64 = value.parse().ok()?;
             match name {
                 "checked" => record.checked = value == 1,
+                "confined" => record.confined = value == 1,
+                "confined_runs" => record.confined_runs = value,
                 "accepted" => record.accepted = value,
                 "checked_runs" => record.checked_runs = value,
                 "plain_runs" => record.plain_runs = value,
@@ -506,27 +515,34 @@ mod tests {
 
     #[test]
     fn the_emulators_record_text_is_read_whole_or_not_at_all() {
-        let text = "gpu-labs-emulator-record 1\nchecked=1 accepted=3 checked_runs=2 plain_runs=0 \
-                    skipped=1 left_out=4\nrace\tgpu-labs emulator: kernel `k` is a data race: x\n";
+        let text = "gpu-labs-emulator-record 2\nchecked=1 confined=1 accepted=4 checked_runs=2 \
+                    confined_runs=1 plain_runs=0 skipped=1 left_out=4\n\
+                    race\tgpu-labs emulator: kernel `k` is a data race: x\n";
         let record = EmulatorRecord::parse(text).unwrap();
-        assert!(record.checked);
+        assert!(record.checked && record.confined);
         assert_eq!(
             (
                 record.accepted,
                 record.checked_runs,
+                record.confined_runs,
                 record.skipped,
                 record.left_out
             ),
-            (3, 2, 1, 4)
+            (4, 2, 1, 1, 4)
+        );
+        // An older emulator's record is not read as this one's.
+        assert_eq!(
+            EmulatorRecord::parse(&text.replace("record 2", "record 1")),
+            None
         );
         assert_eq!(record.races().count(), 1);
         assert_eq!(EmulatorRecord::parse("race\tx\n"), None);
         assert_eq!(
-            EmulatorRecord::parse("gpu-labs-emulator-record 1\nchecked=yes\n"),
+            EmulatorRecord::parse("gpu-labs-emulator-record 2\nchecked=yes\n"),
             None
         );
         assert_eq!(
-            EmulatorRecord::parse("gpu-labs-emulator-record 1\nchecked=1\nno tab here\n"),
+            EmulatorRecord::parse("gpu-labs-emulator-record 2\nchecked=1\nno tab here\n"),
             None
         );
     }

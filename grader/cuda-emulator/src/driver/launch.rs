@@ -92,14 +92,20 @@ unsafe fn launch(
     crate::util::host_side_of_a_launch();
     func.launches.fetch_add(1, Ordering::Relaxed);
     crate::counters::count_launch();
-    let checked = func.module.checked.is_some();
+    let build = if func.module.checked.is_some() {
+        crate::findings::Build::Checked
+    } else if func.module.confined {
+        crate::findings::Build::Confined
+    } else {
+        crate::findings::Build::Plain
+    };
     let job = Arc::new(Job::new(func, grid, block, shared, params));
     // Counted as run or skipped when the queued work ends, for the grader's record.
     let mut end = crate::findings::accepted();
     s.enqueue(OpKind::Work, move || {
         let started = std::time::Instant::now();
         let result = exec::run(job);
-        end.ran(checked, started.elapsed());
+        end.ran(build, started.elapsed());
         result
     })
     .map(drop)

@@ -59,6 +59,9 @@ pub struct Module {
     /// A checked (race-detecting) module: the compiled object, whose line table race reports
     /// read; `None` for a plain module.
     pub checked: Option<std::path::PathBuf>,
+    /// A confined module (not checked, but every access of its kernels confined to device
+    /// memory, shared memory and their own locals).
+    pub confined: bool,
     /// Name expressions' kernels: lowered name → (descriptor id, expression).
     lowered: std::collections::HashMap<String, (String, String)>,
 }
@@ -248,16 +251,18 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 10 {
+        if *(abi as *const u32) != 11 {
             return Err(INVALID_IMAGE);
         }
         let checked = sym(lib, "__gl_racecheck").map(|_| so.to_path_buf());
+        let confined = sym(lib, "__gl_confined").is_some();
         Ok(Module {
             lib: lib as usize,
             run_blocks: std::mem::transmute::<*mut c_void, RunBlocks>(run),
             fault_jump: std::mem::transmute::<*mut c_void, FaultJump>(jump),
             globals: Vec::new(),
             checked,
+            confined,
             lowered: Default::default(),
         })
     }

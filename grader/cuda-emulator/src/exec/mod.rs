@@ -185,14 +185,16 @@ unsafe extern "C" fn device_span(addr: u64, span: *mut u64) -> u32 {
     }
 }
 
-/// For a checked module whose ELF header is at `base`: the calling thread's instance of its
-/// thread-local block (`span[0]..span[1]`), where its static `__shared__` variables live, so
-/// that the module can tell shared memory from global memory by address.
+/// For a checked or confined module whose ELF header is at `base`: the calling thread's
+/// instance of its thread-local block (`span[0]..span[1]`), where its static `__shared__`
+/// variables live, so that the module can tell shared memory from global memory by address;
+/// `span[2]` is where its zero-initialised part (.tbss) starts, the only part a kernel may
+/// write (the prelude's own thread-locals are initialised, in .tdata). `span` holds three.
 unsafe extern "C" fn tls_span(base: u64, span: *mut u64) -> u32 {
     /// What the search looks for, and what it found.
     struct Search {
         base: u64,
-        found: Option<(u64, u64)>,
+        found: Option<(u64, u64, u64)>,
     }
     unsafe extern "C" fn visit(
         info: *mut libc::dl_phdr_info,
@@ -201,13 +203,19 @@ unsafe extern "C" fn tls_span(base: u64, span: *mut u64) -> u32 {
     ) -> libc::c_int {
         let search = &mut *data.cast::<Search>();
         let info = &*info;
-        if info.dlpi_addr != search.base || info.dlpi_tls_data.is_null() {
+        if info.dlpi_addr != search.base || info.dlpi_tls_modid == 0 {
             return 0;
         }
         let phdrs = std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum));
         if let Some(tls) = phdrs.iter().find(|p| p.p_type == libc::PT_TLS) {
-            let lo = info.dlpi_tls_data as u64;
-            search.found = Some((lo, lo + tls.p_memsz));
+            // The calling thread's block, as the module's own code finds it: `dlpi_tls_data`
+            // is not current on a thread whose TLS vector predates the module (it was null,
+            // or another module's, on the pool's threads), where `__tls_get_addr` updates it.
+            let index = [info.dlpi_tls_modid, 0];
+            let lo = __tls_get_addr(index.as_ptr()) as u64;
+            if lo != 0 {
+                search.found = Some((lo, lo + tls.p_memsz, lo + tls.p_filesz.min(tls.p_memsz)));
+            }
         }
         1
     }
@@ -217,13 +225,20 @@ unsafe extern "C" fn tls_span(base: u64, span: *mut u64) -> u32 {
     let mut search = Search { base, found: None };
     libc::dl_iterate_phdr(Some(visit), std::ptr::addr_of_mut!(search).cast());
     match search.found {
-        Some((lo, hi)) => {
+        Some((lo, hi, writable)) => {
             span.write(lo);
             span.add(1).write(hi);
+            span.add(2).write(writable);
             1
         }
         None => 0,
     }
+}
+
+extern "C" {
+    /// The dynamic linker's lookup of a thread-local block (x86-64: a `{module, offset}` pair),
+    /// which the compiler calls for a module's own thread-locals.
+    fn __tls_get_addr(index: *const usize) -> *mut c_void;
 }
 
 /// A fault that stopped a launch.

@@ -54,11 +54,24 @@ const RACECHECK_FLAGS: &[&str] = &[
     "--param",
     "tsan-instrument-func-entry-exit=0",
     "-g1",
+    // The prelude's thread-locals have initialisers: in .tdata, apart from `__shared__`
+    // variables (.tbss), which alone a kernel may write.
+    "-fno-zero-initialized-in-bss",
+    // Thread-locals through descriptors: the hooks read their state on every access, and a
+    // descriptor's resolved path is a few instructions where `__tls_get_addr` is a call.
+    "-mtls-dialect=gnu2",
 ];
 
 /// The variable that asks for checked builds: the grader sets it for correctness runs only,
 /// so timed runs use the plain (uninstrumented) build.
 pub const RACECHECK_VARIABLE: &str = "GPU_LABS_EMULATOR_RACECHECK";
+
+/// The variable that asks for confined builds where builds are not checked (`1`): kernels are
+/// instrumented as checked ones are, but each access is only confined to device memory,
+/// shared memory and the thread's own locals (`__GL_CONFINE` in the prelude). The grader sets
+/// it for every worker on the emulator, so that no kernel of a graded run can read or write
+/// the host memory of the process it runs in.
+pub const CONFINE_VARIABLE: &str = "GPU_LABS_EMULATOR_CONFINE";
 
 /// Whether this process compiles kernels with race detection ([`RACECHECK_VARIABLE`] was `1`
 /// when the library was loaded: [`crate::config`]).
@@ -289,7 +302,7 @@ fn run_compiler(
     so: &Path,
     variant: Variant,
 ) -> Result<String, String> {
-    let checked = variant == Variant::Checked;
+    let checked = variant == Variant::Checked || confined_build(variant);
     let mut cmd = crate::config::get().command(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS).args(flags);
     if let Ok(stubs) = stub_headers() {
@@ -387,6 +400,12 @@ pub fn compile(
     compile_plain(src, name, headers, options, exprs)
 }
 
+/// Whether a build of `variant` is confined ([`CONFINE_VARIABLE`]): every build that is not
+/// checked, where the process asked for confinement.
+fn confined_build(variant: Variant) -> bool {
+    variant != Variant::Checked && crate::config::get().confine
+}
+
 /// How a module's kernels are built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -410,7 +429,11 @@ fn compile_plain(
     // As scan_program reads the options.
     let include_paths = host_flags(options).iter().any(|f| f.starts_with("-I"));
     // Name expressions' lowered names are read from symbols, which the rewrite can change.
+    // Confined builds run barrier kernels as fibers, as checked ones do: the coroutines' block
+    // runner calls the standard library's coroutine handles, whose code the instrumentation
+    // would confine as the kernel's.
     if crate::config::get().coroutines
+        && !crate::config::get().confine
         && exprs.is_empty()
         && !expand::needed(src, !headers.is_empty(), include_paths)
     {
@@ -450,6 +473,8 @@ fn compile_variant(
     let checked = variant == Variant::Checked;
     if checked {
         tu.insert_str(0, "#define __GL_RACECHECK 1\n");
+    } else if confined_build(variant) {
+        tu.insert_str(0, "#define __GL_CONFINE 1\n");
     }
     if variant == Variant::Coroutines {
         tu.insert_str(0, "#define __GL_USE_CORO 1\n");
@@ -541,6 +566,10 @@ fn compile_variant(
                 log.push_str(&format!(
                     "{name}: note: kernels cannot use the emulator's internals (`__gl`) or turn its \
                      checks off (`no_sanitize` attributes); write the kernel in plain CUDA C\n"
+                ));
+            } else if let Some(w) = source::HOST_ONLY.iter().find(|w| poisoned(w)) {
+                log.push_str(&format!(
+                    "{name}: note: `{w}` is a host function: CUDA device code cannot call it                      (kernels may use printf, malloc/free, memcpy/memset and the math functions)\n"
                 ));
             }
             return Err(log);

@@ -9,12 +9,23 @@
 #ifndef __GL_RACECHECK
 #define __GL_RACECHECK 0
 #endif
+// __GL_CONFINE (1, in a build that is not checked): the kernel is instrumented as a checked
+// one is, but each hook only confines the access to device memory, shared memory and the
+// thread's own locals (timed runs: no race detection, blocks still in parallel).
+#ifndef __GL_CONFINE
+#define __GL_CONFINE 0
+#endif
+#if __GL_RACECHECK
+#undef __GL_CONFINE
+#define __GL_CONFINE 0
+#endif
 #include <cfloat>
 #include <climits>
 #include <cmath>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdint>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +53,7 @@
 // a template, a lambda). Checked runs find it by address in the module's thread-local block
 // (the compiler ignores a section attribute on a template's static, so sections cannot).
 #define __shared__ static thread_local
-#if __GL_RACECHECK
+#if __GL_RACECHECK || __GL_CONFINE
 // Runtime code of the prelude: not instrumented (its own accesses are not the kernel's).
 #define __GL_RT __attribute__((no_sanitize_thread))
 #else
@@ -91,10 +102,14 @@ struct dim3 {
 };
 
 // Built-in variables: per OS thread, set by the block runner before each GPU thread runs.
-static thread_local uint3 threadIdx;
-static thread_local uint3 blockIdx;
-static thread_local uint3 blockDim;
-static thread_local uint3 gridDim;
+// Every thread-local of the prelude has an initialiser: checked and confined builds
+// (-fno-zero-initialized-in-bss) then keep them in the module's .tdata, apart from a kernel's
+// `__shared__` variables (no initialiser: .tbss), so that a kernel may write only the latter:
+// a shared array indexed out of its bounds cannot rewrite the block runner's state.
+static thread_local uint3 threadIdx = {};
+static thread_local uint3 blockIdx = {};
+static thread_local uint3 blockDim = {};
+static thread_local uint3 gridDim = {};
 
 // ---------------------------------------------------------------- runtime state
 namespace __gl {
@@ -141,9 +156,10 @@ struct Launch {
     uint64_t host_addr;
     uint32_t host_size;
     uint32_t host_write;
-    // Checked runs: the calling thread's instance of the module's thread-local block (whose
-    // ELF header is at `base`), as span[0] <= addr < span[1]; 0 when it has none. Static
-    // `__shared__` variables live there.
+    // Checked and confined runs: the calling thread's instance of the module's thread-local
+    // block (whose ELF header is at `base`), as span[0] <= addr < span[1], and span[2] the
+    // start of its zero-initialised part (.tbss: static `__shared__` variables, which alone a
+    // kernel may write); 0 when it has none.
     uint32_t (*tls_span)(uint64_t base, uint64_t* span);
     // Checked runs (initcheck): the first read of shared memory that no thread of its block
     // had written (an atomic update counts as a read), and how many such reads there were.
@@ -217,18 +233,18 @@ enum WarpOp {
     OP_ACTIVEMASK
 };
 
-static thread_local sigjmp_buf jump;
-static thread_local Launch* launch;
-static thread_local char* dyn_smem_buf;
-static thread_local uint64_t dyn_smem_cap;
-static thread_local void (*tramp)(void**);
-static thread_local void** args;
-static thread_local Fiber* fibers;
-static thread_local unsigned fiber_cap;
-static thread_local Fiber* current;
-static thread_local void* sched_sp;
-static thread_local unsigned long long warp_slots[32][32];
-static thread_local int block_counter;
+static thread_local sigjmp_buf jump = {};
+static thread_local Launch* launch = {};
+static thread_local char* dyn_smem_buf = {};
+static thread_local uint64_t dyn_smem_cap = {};
+static thread_local void (*tramp)(void**) = {};
+static thread_local void** args = {};
+static thread_local Fiber* fibers = {};
+static thread_local unsigned fiber_cap = {};
+static thread_local Fiber* current = {};
+static thread_local void* sched_sp = {};
+static thread_local unsigned long long warp_slots[32][32] = {};
+static thread_local int block_counter = {};
 // Set when the threads of a block reached different barriers: barrier intervals then mean
 // nothing, so the race check says nothing about this launch (the barrier report says why).
 static bool barriers_diverged;
@@ -237,7 +253,7 @@ static bool barriers_diverged;
 struct RcNow {
     Launch* launch;
     uint32_t block, thread, epoch, warp;
-    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len, tls_lo, tls_len;
+    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len, tls_lo, tls_len, tls_wlo;
 };
 static RcNow rc_now;
 #if __GL_RACECHECK
@@ -264,6 +280,32 @@ __GL_RT [[noreturn]] static inline void __gl_assert_fail(const char* expr, const
 #define assert(e) ((e) ? (void)0 : __gl_assert_fail(#e, __FILE__, __LINE__, __func__))
 __GL_RT [[noreturn]] static inline void __trap() { __gl::stop(__gl::FAULT_TRAP); }
 static inline void __brkpt() { __trap(); }
+
+// Device printf: the C library's, but without `%n`, which writes the count of characters
+// printed through a pointer (a kernel could reach any host address with it). Kernels' calls
+// come here (`printf` names this function after the prelude); a `%n` stops the launch.
+__GL_RT static int __gl_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+__GL_RT static int __gl_printf(const char* fmt, ...) {
+    for (const char* p = fmt; *p; p++) {
+        if (*p != '%') continue;
+        p++;
+        while (*p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '\'' || *p == '*' || *p == '.' ||
+               *p == '$' || (*p >= '0' && *p <= '9') || *p == 'h' || *p == 'l' || *p == 'L' || *p == 'q' ||
+               *p == 'j' || *p == 'z' || *p == 't' || *p == 'I')
+            p++;
+        if (*p == 'n') {
+            snprintf(__gl::launch->message, sizeof(__gl::launch->message),
+                     "printf's %%n (which writes through a pointer) is not supported in a kernel");
+            __gl::stop(__gl::FAULT_ASSERT);
+        }
+        if (!*p) break;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vprintf(fmt, ap);
+    va_end(ap);
+    return r;
+}
 
 // ---------------------------------------------------------------- fibers
 #if __GL_USE_FIBERS
@@ -797,8 +839,13 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     // The built-in variables (threadIdx...) are thread-locals too, but no shared memory.
     for (unsigned i = 0; i < 4; i++)
         if (a - builtin_at[i] < sizeof(uint3)) return;
-    if (!write) now.launch->loaded_bytes += size;
     int shared = a - now.tls_lo < now.tls_len ? 1 : (a - now.dyn_lo < now.dyn_len ? 2 : 0);
+    if (shared == 1 && a < now.tls_wlo) {
+        // The prelude's own thread-locals (.tdata): read, never written by a kernel.
+        if (!write) return;
+        shared = 0;
+    }
+    if (!write) now.launch->loaded_bytes += size;
     if (!shared) confine(a, size, write);
     if (off || barriers_diverged) return;
     Me m;
@@ -863,25 +910,28 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     }
     if (unwritten) uninit(a, size, shared, m, pc);
 }
-__GL_RT static inline void begin_launch() {
+__GL_RT static inline void begin_launch(uintptr_t frame) {
     int expected = 0;
     while (!__atomic_compare_exchange_n(&busy, &expected, 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) expected = 0;
     gen++;
     off = false;
     Launch* L = launch;
     rc_now.launch = L;
+    // The kernel's own frames lie below the block runner's; above it are the emulator's.
     rc_now.stack_lo = L->stack_lo;
-    rc_now.stack_len = L->stack_hi - L->stack_lo;
+    rc_now.stack_len = frame > L->stack_lo && frame < L->stack_hi ? frame - L->stack_lo : L->stack_hi - L->stack_lo;
     rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
     rc_now.dyn_len = L->dyn_smem;
     rc_now.fiber_lo = 0;
-    uint64_t tls[2] = {0, 0};
+    uint64_t tls[3] = {0, 0, 0};
     if (L->tls_span((uint64_t)(uintptr_t)__ehdr_start, tls) && tls[1] > tls[0]) {
         rc_now.tls_lo = (uintptr_t)tls[0];
         rc_now.tls_len = (uintptr_t)(tls[1] - tls[0]);
+        rc_now.tls_wlo = (uintptr_t)tls[2];
     } else {
         rc_now.tls_lo = 0;
         rc_now.tls_len = 0;
+        rc_now.tls_wlo = 0;
     }
     barriers_diverged = false;
     pending.on = false;
@@ -934,6 +984,13 @@ extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(
 extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
 extern "C" __GL_VIS const uint32_t __gl_racecheck = 1;
 #define __GL_ANOTE(p) ::__gl::rc::access((p), sizeof(*(p)), true, false, true, (uintptr_t)__builtin_return_address(0))
+#elif __GL_CONFINE
+namespace __gl {
+namespace cf {
+__GL_RT static void check(const void* p, size_t size, bool write);
+}  // namespace cf
+}  // namespace __gl
+#define __GL_ANOTE(p) ::__gl::cf::check((p), sizeof(*(p)), true)
 #else
 #define __GL_ANOTE(p) ((void)0)
 #endif
@@ -1111,7 +1168,7 @@ static thread_local unsigned arena_threads;
 // What a barrier kernel returns: its thread, suspended before its first line.
 struct Task {
     struct promise_type {
-        static void* operator new(size_t n) {
+        __GL_RT static void* operator new(size_t n) {
             size_t size = (n + 63) & ~(size_t)63;
             if (arena_top == 0 && arena_cap < size * arena_threads) {
                 free(arena);
@@ -1127,8 +1184,8 @@ struct Task {
             arena_top += size;
             return p;
         }
-        static void operator delete(void*) {}
-        Task get_return_object() { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        __GL_RT static void operator delete(void*) {}
+        __GL_RT Task get_return_object() { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
         std::suspend_always initial_suspend() noexcept { return {}; }
         std::suspend_always final_suspend() noexcept { return {}; }
         void return_void() {}
@@ -1140,18 +1197,18 @@ struct Task {
 // every other thread of the block up to a barrier too.
 struct Barrier {
     int line;
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<>) const noexcept {
+    __GL_RT bool await_ready() const noexcept { return false; }
+    __GL_RT void await_suspend(std::coroutine_handle<>) const noexcept {
         current->barrier_line = line;
         current->barrier_count++;
     }
-    void await_resume() const noexcept {}
+    __GL_RT void await_resume() const noexcept {}
 };
 static thread_local std::coroutine_handle<> spawned;
 static thread_local std::coroutine_handle<>* handles;
 static thread_local unsigned coro_cap;
 // The trampoline of a barrier kernel hands its new thread over here.
-static inline void spawn(Task t) { spawned = t.h; }
+__GL_RT static inline void spawn(Task t) { spawned = t.h; }
 // Runs a block: each thread is started (a kernel without barriers runs to its end there),
 // then every round resumes the threads still running, in order, up to their next barrier or
 // their end: the region between two barriers is this loop over the threads. The barrier
@@ -1237,6 +1294,13 @@ __GL_RT static void run_block_loop() {
 
 // Runs blocks of a launch until none are left (or another worker faulted). Returns 0, or the
 // kind of fault that stopped this worker (details in the Launch).
+#if __GL_CONFINE
+namespace __gl {
+namespace cf {
+__GL_RT static void begin_launch(Launch* L, uintptr_t frame);
+}  // namespace cf
+}  // namespace __gl
+#endif
 extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
     using namespace __gl;
     launch = L;
@@ -1252,7 +1316,9 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
     }
     volatile uint64_t total = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
 #if __GL_RACECHECK
-    rc::begin_launch();
+    rc::begin_launch((uintptr_t)__builtin_frame_address(0));
+#elif __GL_CONFINE
+    cf::begin_launch(L, (uintptr_t)__builtin_frame_address(0));
 #endif
     int kind = sigsetjmp(jump, 1);
     if (kind != 0) {
@@ -1297,7 +1363,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 10;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 11;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -1358,6 +1424,109 @@ __GL_RT static inline void range(const void* p, size_t n, bool write, uintptr_t 
 }
 }  // namespace rc
 }  // namespace __gl
+#elif __GL_CONFINE
+// Confined runs (timed runs on the emulator): each access of the kernel must fall in device
+// memory, the block's shared memory, or the GPU thread's own locals, as in checked runs, so
+// that a kernel cannot read or write the host memory of the process it runs in (the grader's
+// worker, whose report it could otherwise forge). No shadow and no race check: the blocks
+// still run in parallel, each worker thread with its own copy of what it allows.
+extern "C" __attribute__((visibility("hidden"))) const char __ehdr_start[];
+namespace __gl {
+namespace cf {
+static const unsigned SPANS = 8;
+struct State {
+    uintptr_t lo[SPANS], hi[SPANS];
+    unsigned n, next;
+    uintptr_t stack_lo, stack_len, tls_lo, tls_len, tls_wlo, dyn_lo, dyn_len;
+    Launch* launch;
+};
+static thread_local State st = {};
+__GL_RT static void begin_launch(Launch* L, uintptr_t frame) {
+    State& s = st;
+    // The kernel's own frames lie below the block runner's; above it are the emulator's.
+    s.stack_lo = L->stack_lo;
+    s.stack_len = frame > L->stack_lo && frame < L->stack_hi ? frame - L->stack_lo : 0;
+    uint64_t tls[3] = {0, 0, 0};
+    if (L->tls_span((uint64_t)(uintptr_t)__ehdr_start, tls) && tls[1] > tls[0]) {
+        s.tls_lo = (uintptr_t)tls[0];
+        s.tls_len = (uintptr_t)(tls[1] - tls[0]);
+        s.tls_wlo = (uintptr_t)tls[2];
+    } else {
+        s.tls_lo = 0;
+        s.tls_len = 0;
+        s.tls_wlo = 0;
+    }
+    s.dyn_lo = (uintptr_t)dyn_smem_buf;
+    s.dyn_len = (uintptr_t)L->dyn_smem;
+    s.launch = L;
+    s.n = 0;
+    s.next = 0;
+}
+__GL_RT static void check(const void* p, size_t size, bool write) {
+    State& s = st;
+    uintptr_t a = (uintptr_t)p, end = a + size;
+    // Device memory seen before (most accesses), then the thread's own locals and shared memory.
+    for (unsigned i = 0; i < s.n; i++)
+        if (a >= s.lo[i] && end <= s.hi[i]) return;
+    if (a - s.stack_lo < s.stack_len) return;  // the worker thread's stack: a thread's locals
+    // Static shared memory (.tbss); the prelude's own thread-locals and the built-in variables
+    // (.tdata) are read, never written.
+    if (a - s.tls_lo < s.tls_len && (!write || a >= s.tls_wlo)) return;
+    if (a - s.dyn_lo < s.dyn_len) return;
+#if __GL_USE_FIBERS && !__GL_USE_CORO
+    if (current && a - (uintptr_t)current->stack < STACK) return;  // the running fiber's stack
+#endif
+#if __GL_USE_CORO
+    if (a - (uintptr_t)arena < arena_cap) return;  // the coroutine frames of the block's threads
+#endif
+    if (a < 65536) return;  // left to fault as a null pointer
+    Launch* L = s.launch;
+    uint64_t span[2] = {0, 0};
+    if (L->device_span(a, span) && a >= span[0] && end <= span[1]) {
+        unsigned i = s.n < SPANS ? s.n++ : (s.next++ % SPANS);
+        s.lo[i] = (uintptr_t)span[0];
+        s.hi[i] = (uintptr_t)span[1];
+        return;
+    }
+    L->host_addr = a;
+    L->host_size = (uint32_t)(size > 0xffffffffu ? 0xffffffffu : size);
+    L->host_write = write ? 1u : 0u;
+    stop(FAULT_HOST);
+}
+}  // namespace cf
+}  // namespace __gl
+#define __GL_CF_HOOKS(N)                                                                                         \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read##N(void* p) { ::__gl::cf::check(p, N, false); }            \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write##N(void* p) { ::__gl::cf::check(p, N, true); }            \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_read##N(void* p) { ::__gl::cf::check(p, N, false); }  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_write##N(void* p) { ::__gl::cf::check(p, N, true); }  \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_read##N(void* p) { ::__gl::cf::check(p, N, false); }   \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_write##N(void* p) { ::__gl::cf::check(p, N, true); }
+__GL_CF_HOOKS(1)
+__GL_CF_HOOKS(2)
+__GL_CF_HOOKS(4)
+__GL_CF_HOOKS(8)
+__GL_CF_HOOKS(16)
+#undef __GL_CF_HOOKS
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read_range(void* p, unsigned long n) {
+    if (n) ::__gl::cf::check(p, n, false);
+}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write_range(void* p, unsigned long n) {
+    if (n) ::__gl::cf::check(p, n, true);
+}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_init() {}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(void*) {}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
+extern "C" __GL_VIS const uint32_t __gl_confined = 1;
+namespace __gl {
+namespace rc {
+__GL_RT static inline void range(const void* p, size_t n, bool write, uintptr_t) {
+    if (n) ::__gl::cf::check(p, n, write);
+}
+}  // namespace rc
+}  // namespace __gl
+#endif
+#if __GL_RACECHECK || __GL_CONFINE
 #define __GL_RET ((uintptr_t)__builtin_return_address(0))
 __GL_RT static inline void* __gl_memcpy(void* d, const void* s, size_t n) {
     ::__gl::rc::range(s, n, false, __GL_RET);

@@ -116,6 +116,27 @@ pub(crate) fn find_word(code: &[u8], word: &str) -> Vec<usize> {
 /// Spellings of inline assembly, poisoned after the prelude (see [`translation_unit`]).
 pub const ASM_WORDS: &[&str] = &["asm", "__asm__", "__asm"];
 
+/// C library functions the prelude needs (`symbols::PRELUDE_NEEDS`) that CUDA device code
+/// has no use for, poisoned after the prelude: jumps to a saved context, allocations resized
+/// or aligned by hand, formatted output into a buffer or a stream (a kernel's module may
+/// still need them, for the prelude, so the symbol check alone would let a kernel call them).
+pub const HOST_ONLY: &[&str] = &[
+    "__sigsetjmp",
+    "sigsetjmp",
+    "siglongjmp",
+    "setjmp",
+    "longjmp",
+    "_setjmp",
+    "_longjmp",
+    "aligned_alloc",
+    "realloc",
+    "fflush",
+    "fprintf",
+    "snprintf",
+    "vprintf",
+    "vfprintf",
+];
+
 /// Identifiers poisoned after the prelude (besides [`ASM_WORDS`]): the namespace of the
 /// prelude's state (the race check's and the device-memory check's), and the attributes that
 /// would leave a function uninstrumented in a checked build. Macro expansion and `##` pasting
@@ -565,6 +586,14 @@ pub fn translation_unit_for(
     // Nor a way past the checks of checked builds: the prelude's state (all in namespace
     // `__gl`) and the attributes that leave a function uninstrumented.
     tu.push_str(&format!("\n#pragma GCC poison {}", POISONED.join(" ")));
+    // Nor the C library's functions that the prelude alone needs (CUDA device code has none
+    // of them, and each could write host memory or jump anywhere); `printf` is the prelude's,
+    // without `%n`.
+    tu.push_str(&format!("\n#pragma GCC poison {}", HOST_ONLY.join(" ")));
+    tu.push_str(
+        "\n#define printf __gl_printf\n#define __builtin_printf __gl_printf\n\
+         namespace std { using ::__gl_printf; }",
+    );
     tu.push_str(&format!(
         "\n#line 1 \"{}\"\n",
         name.replace(['"', '\\'], "_")
@@ -634,7 +663,11 @@ mod tests {
             "{tu}"
         );
         assert!(
-            tu.contains("__disable_sanitizer_instrumentation__\n#line 1 \"k.cu\""),
+            tu.contains("__disable_sanitizer_instrumentation__\n#pragma GCC poison __sigsetjmp "),
+            "{tu}"
+        );
+        assert!(
+            tu.contains("namespace std { using ::__gl_printf; }\n#line 1 \"k.cu\""),
             "{tu}"
         );
     }

@@ -236,6 +236,8 @@ pub const PRELUDE_NEEDS: &[&str] = &[
     "fflush",
     "fprintf",
     "snprintf",
+    "vprintf",
+    "vfprintf",
     "stdout",
     "stderr",
 ];

@@ -80,6 +80,20 @@ pub fn unproven_result(item: &Item, why: &str) -> ItemResult {
     )
 }
 
+/// The failed result of a run on the emulator that was not checked (a timed run) whose record
+/// does not show every launch confined to device memory, `why`.
+pub fn unconfined_result(item: &Item, why: &str) -> ItemResult {
+    ItemResult::failed(
+        item,
+        t!("unconfined-run-reason"),
+        t!(
+            "unconfined-run-details",
+            function = item.function,
+            why = why
+        ),
+    )
+}
+
 /// The environment that turns on the emulator's race checks in a worker: correctness runs
 /// on the emulator only (timed runs use the plain build, so the checks cost them nothing).
 pub fn race_check_env(backend: Backend) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {

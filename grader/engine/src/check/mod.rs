@@ -387,6 +387,12 @@ pub(crate) fn judge_run(
             checks: Checks::Unproven(why),
             ..
         } => Ok(Err(gpu::unproven_result(item, &why))),
+        // A timed run on the emulator whose kernels may have reached the worker's memory:
+        // nothing its report says can be taken.
+        WorkerRun::Reported {
+            checks: Checks::Unconfined(why),
+            ..
+        } => Ok(Err(gpu::unconfined_result(item, &why))),
         WorkerRun::Reported { outcome, notes, .. } => Ok(Ok((outcome, notes))),
         WorkerRun::Died(death) => {
             let mut details = t!(
