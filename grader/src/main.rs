@@ -221,8 +221,9 @@ enum Commands {
         /// Checks of kernels, like compute-sanitizer's --tool: `races` (data races in global
         /// and shared memory, missing barriers, warp lockstep, reads of shared memory
         /// never written, and accesses outside GPU memory, each reported with both threads, the source lines and a hint; grading's
-        /// correctness runs use it), `all` (every check: the same today) or `none` (plain,
-        /// as timed runs). Out-of-bounds accesses are always reported. Without it, the
+        /// correctness runs use it), `all` (every check: the same today) or `none` (plain, at
+        /// full speed; grading's timed runs are confined to GPU memory without race checks).
+        /// Out-of-bounds accesses are always reported. Without it, the
         /// environment's GPU_LABS_EMULATOR_RACECHECK=1 turns the checks on.
         #[arg(long, value_name = "CHECK", value_parser = clap::builder::PossibleValuesParser::new(grader::emulate::Check::NAMES))]
         check: Option<String>,

@@ -822,3 +822,28 @@ fn a_timed_runs_kernel_cannot_read_host_memory() {
     assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
     assert_lost(&g, &[]);
 }
+
+/// Code a submission could run before its timer's kernel: a `cmath` (the real one, then a
+/// macro that leaves a function uninstrumented) put in every folder of its kernel cache, where
+/// the emulator once kept its CUDA headers, searched before the system's. A kernel then uses
+/// the macro for a helper that reads a host buffer.
+const PLANTED_HEADER: &str = "    if let Some(cache) = std::env::var_os(\"GPU_LABS_EMULATOR_CACHE\") {\n        let mut folders = vec![std::path::PathBuf::from(cache)];\n        while let Some(dir) = folders.pop() {\n            let _ = std::fs::write(dir.join(\"cmath\"), \"#pragma once\\n#include_next <cmath>\\n#define SNEAKY __attribute__((no_sanitize_thread))\\n\");\n            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {\n                if entry.path().is_dir() { folders.push(entry.path()); }\n            }\n        }\n    }\n    let host = vec![1.0f32; 256];\n    let at = host.as_ptr() as u64;\n    let peek = load_kernel(stream, \"SNEAKY __device__ float load(unsigned long long a, int i) { return ((const float*)a)[i]; }\\nextern \\\"C\\\" __global__ void peek(unsigned long long from, float* to) { to[threadIdx.x] = load(from, threadIdx.x); }\", \"peek\")?;\n    let mut to = stream.alloc_zeros::<f32>(256)?;\n    let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };\n    let mut launch = stream.launch_builder(&peek);\n    launch.arg(&at).arg(&mut to);\n    unsafe { launch.launch(config) }?;\n    let _ = stream.clone_dtoh(&to)?;\n";
+
+#[test]
+fn a_header_planted_in_the_kernel_cache_does_not_reach_the_prelude() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The emulator's CUDA headers come from the folder the grader laid out beside the library,
+    // which no worker can write; the program's own folders are searched after the system's.
+    // So the planted `cmath` is never included, the macro is unknown, and the kernel does not
+    // compile (before, it compiled and read the host buffer unchecked).
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let planted = format!("{PLANTED_HEADER}{TIMER_START}");
+    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_START, &planted)]);
+    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert_lost(&g, &["gpu_timer_sync"]);
+    assert_says(&g, "gpu_timer_sync", "‘SNEAKY’ does not name a type");
+}

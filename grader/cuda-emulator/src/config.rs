@@ -31,6 +31,11 @@ pub const FIBERS_VARIABLE: &str = "GPU_LABS_EMULATOR_FIBERS";
 /// only have been left by the submission's code.
 pub const OWN_OBJECTS_VARIABLE: &str = "GPU_LABS_EMULATOR_OWN_OBJECTS";
 
+/// The variable naming a folder of the emulator's CUDA headers laid out by the grader where no
+/// worker can write (`grader/cuda-emulator/src/nvrtc/stub_headers.rs`): used, when set, in
+/// place of a copy in the kernel cache.
+pub const STUBS_VARIABLE: &str = "GPU_LABS_EMULATOR_STUBS";
+
 /// Everything the emulator takes from its environment, as it was when the library was loaded.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -47,6 +52,8 @@ pub struct Config {
     pub confine: bool,
     /// Whether only objects compiled in this process are loaded ([`OWN_OBJECTS_VARIABLE`]).
     pub own_objects: bool,
+    /// The grader's folder of CUDA headers ([`STUBS_VARIABLE`]), if it named one.
+    pub stubs: Option<PathBuf>,
     /// Whether plain builds may run barrier kernels as coroutines (unless
     /// [`FIBERS_VARIABLE`] is `1`).
     pub coroutines: bool,
@@ -104,6 +111,7 @@ impl Config {
             race_check: var(crate::nvrtc::compile::RACECHECK_VARIABLE).is_some_and(|v| v == "1"),
             confine: var(crate::nvrtc::compile::CONFINE_VARIABLE).is_some_and(|v| v == "1"),
             own_objects: var(OWN_OBJECTS_VARIABLE).is_some_and(|v| v == "1"),
+            stubs: non_empty(STUBS_VARIABLE).map(PathBuf::from),
             coroutines: var(FIBERS_VARIABLE).is_none_or(|v| v.trim() != "1"),
             kernel_cache,
             cxx,

@@ -283,10 +283,15 @@ fn same_kernels_on_device_buffers_run_silent() {
 /// Attacks that try to read the host buffer past the check, and what each must meet: the
 /// compiler refuses the source (stdout `refused`), or the launch fails with the report.
 fn attack(src: &str) {
+    attack_with(src, cudarc::nvrtc::CompileOptions::default());
+}
+
+/// [`attack`] with the program's compile options (its include folders, its macros).
+fn attack_with(src: &str, options: cudarc::nvrtc::CompileOptions) {
     let host = data();
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
-    let ptx = match compile_ptx(src) {
+    let ptx = match cudarc::nvrtc::compile_ptx_with_opts(src, options) {
         Ok(ptx) => ptx,
         Err(e) => {
             println!("refused: {e}");
@@ -306,10 +311,13 @@ fn attack(src: &str) {
 
 macro_rules! attack {
     ($name:ident, $src:expr) => {
+        attack!($name, $src, attack($src));
+    };
+    ($name:ident, $src:expr, $run:expr) => {
         #[test]
         fn $name() {
             if common::is_child(stringify!($name)) {
-                attack($src);
+                $run;
                 return;
             }
             for mode in ["GPU_LABS_EMULATOR_RACECHECK", CONFINE] {
@@ -566,4 +574,56 @@ extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
     if (i < n) dst[i] = ((const float*)src)[i];
 }
 "#
+);
+
+/// A kernel that reads the host buffer through a helper left uninstrumented by a macro the
+/// program defines: the attribute's name is poisoned after the prelude, so the macro must
+/// have been defined before it to pass.
+const SNEAKY_HELPER: &str = r#"
+SNEAKY __device__ float load(unsigned long long a, int i) { return ((const float*)a)[i]; }
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = load(src, i);
+}
+"#;
+
+// The program's `-D` options are its macros, defined after the prelude (and its poison): not
+// on the compiler's command line, before everything.
+attack!(
+    uninstrumented_helper_through_a_macro_option,
+    SNEAKY_HELPER,
+    attack_with(
+        SNEAKY_HELPER,
+        cudarc::nvrtc::CompileOptions {
+            options: vec!["-DSNEAKY=__attribute__((no_sanitize_thread))".into()],
+            ..Default::default()
+        }
+    )
+);
+
+/// Writes a folder holding a `cmath` that defines the sneaky macro (and includes the real
+/// one), for an include path.
+fn shadowing_folder() -> String {
+    let dir = std::env::temp_dir().join(format!("gpu-labs-shadow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("cmath"),
+        "#pragma once\n#include_next <cmath>\n#define SNEAKY __attribute__((no_sanitize_thread))\n",
+    )
+    .unwrap();
+    dir.display().to_string()
+}
+
+// A program's include folder is searched after the system's: its `cmath` does not replace the
+// one the prelude includes (where a macro it defined would come before the poison).
+attack!(
+    uninstrumented_helper_through_a_header_named_like_the_preludes,
+    SNEAKY_HELPER,
+    attack_with(
+        SNEAKY_HELPER,
+        cudarc::nvrtc::CompileOptions {
+            include_paths: vec![shadowing_folder()],
+            ..Default::default()
+        }
+    )
 );

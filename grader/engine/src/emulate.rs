@@ -75,6 +75,33 @@ pub const CONFINE: &str = "GPU_LABS_EMULATOR_CONFINE";
 /// kernel cache is its own scratch folder.
 pub const OWN_OBJECTS: &str = "GPU_LABS_EMULATOR_OWN_OBJECTS";
 
+/// The variable naming the folder of the emulator's CUDA headers that the grader lays out
+/// beside the library (`grader/cuda-emulator/src/config.rs`).
+pub const STUBS: &str = "GPU_LABS_EMULATOR_STUBS";
+
+/// The emulator's CUDA headers, as the emulator itself holds them.
+mod stub_headers {
+    include!("../../cuda-emulator/src/nvrtc/stub_headers.rs");
+}
+
+/// Lays the emulator's CUDA headers out in `dir` (once: a `.complete` marker says they are
+/// all there), beside the library, where workers may read but never write: a header folder a
+/// worker could write would let it put a `cmath` before the system's, ahead of the rules the
+/// prelude sets for kernels.
+fn lay_out_stub_headers(dir: &Path) -> std::io::Result<()> {
+    if dir.join(".complete").is_file() {
+        return Ok(());
+    }
+    for (name, text) in stub_headers::STUB_HEADERS {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(path, text)?;
+    }
+    fs::write(dir.join(".complete"), "")
+}
+
 /// Environment variable naming a prebuilt emulator library.
 pub const LIB_OVERRIDE: &str = "GPU_LABS_EMULATOR_LIB";
 
@@ -123,6 +150,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/nvrtc/expand.rs",
     "src/nvrtc/names.rs",
     "src/nvrtc/source.rs",
+    "src/nvrtc/stub_headers.rs",
     "src/nvrtc/symbols.rs",
     "src/nvrtc/prelude.h",
     "src/nvrtc/cooperative_groups.h",
@@ -575,6 +603,12 @@ impl Emulator {
             ("LD_LIBRARY_PATH".into(), path),
             (MARKER.into(), "1".into()),
         ];
+        // Headers from the grader's folder only. Where it could not lay them out, the emulator
+        // finds no marker there and compiles no kernel that includes one (it never falls back
+        // to a folder the program could write).
+        let stubs = lib_dir.join("include");
+        let _ = lay_out_stub_headers(&stubs);
+        env.push((STUBS.into(), stubs.into_os_string()));
         if std::env::var_os(KERNEL_CACHE).is_none() {
             env.push((
                 KERNEL_CACHE.into(),
@@ -620,7 +654,8 @@ pub const RACECHECK: &str = "GPU_LABS_EMULATOR_RACECHECK";
 /// What `grader emulate --check` asks for, like compute-sanitizer's `--tool`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
-    /// No checks: kernels compiled plainly, as timed runs are.
+    /// No checks: kernels compiled plainly (grading's timed runs are confined to GPU memory,
+    /// without race checks).
     None,
     /// Data races (global and shared memory, barriers, warps), reads of shared memory never
     /// written, and global accesses outside device memory, reported on stderr with both threads, the lines and a hint.

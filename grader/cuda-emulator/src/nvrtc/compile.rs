@@ -140,54 +140,44 @@ fn host_flags(options: &[String]) -> Vec<String> {
     out
 }
 
-/// CUDA headers tutorials include, provided empty (the prelude already defines what they
-/// would): `cuda_runtime.h`, `cuda.h`, ...; `math_constants.h` with its common constants;
-/// `cooperative_groups.h` with its basics; `cuda_fp16.h`, `cuda_bf16.h` and `cuda_fp8.h`
-/// with the reduced-precision types; `cuda/std/limits`; `cuda/barrier` and `cuda/pipeline` as
-/// a clear error.
-const STUB_HEADERS: &[(&str, &str)] = &[
-    ("cuda_runtime.h", ""),
-    ("cuda_runtime_api.h", ""),
-    ("cuda.h", ""),
-    ("device_launch_parameters.h", ""),
-    ("device_functions.h", ""),
-    ("sm_60_atomic_functions.h", ""),
-    ("cooperative_groups.h", include_str!("cooperative_groups.h")),
-    (
-        "cooperative_groups/reduce.h",
-        "#pragma once\n#include <cooperative_groups.h>\n",
-    ),
-    (
-        "cooperative_groups/memcpy_async.h",
-        "#pragma once\n#include <cooperative_groups.h>\n",
-    ),
-    (
-        "cuda/barrier",
-        "#error \"gpu-labs emulator: cuda::barrier is not supported on the CPU emulator; use \
-         __syncthreads() or cooperative_groups::this_thread_block().sync()\"\n",
-    ),
-    (
-        "cuda/pipeline",
-        "#error \"gpu-labs emulator: cuda::pipeline and memcpy_async are not supported on the \
-         CPU emulator; copy into shared memory with plain loads and __syncthreads()\"\n",
-    ),
-    ("cuda_fp16.h", include_str!("cuda_fp16.h")),
-    ("cuda_bf16.h", "#pragma once\n#include <cuda_fp16.h>\n"),
-    ("cuda_fp8.h", "#pragma once\n#include <cuda_fp16.h>\n"),
-    (
-        "cuda/std/limits",
-        "#pragma once\n#include <limits>\nnamespace cuda { namespace std { using ::std::numeric_limits; } }\n",
-    ),
-    (
-        "math_constants.h",
-        "#pragma once\n#define CUDART_PI_F 3.141592654f\n#define CUDART_PI 3.1415926535897931e+0\n\
-         #define CUDART_INF_F __int_as_float(0x7f800000)\n#define CUDART_NAN_F __int_as_float(0x7fffffff)\n\
-         #define CUDART_INF __longlong_as_double(0x7ff0000000000000ULL)\n#define CUDART_SQRT_2PI_F 2.506628275f\n",
-    ),
-];
+/// The program's `-D` and `-U` options ([`host_flags`]) as `#define` and `#undef` lines, which
+/// the translation unit holds after the prelude: a macro of the program's never reaches the
+/// prelude's code (a `-Dconfine(...)=` would otherwise rewrite the checks).
+fn program_macros(flags: &[String]) -> Vec<String> {
+    flags
+        .iter()
+        .filter_map(|f| {
+            if let Some(d) = f.strip_prefix("-D") {
+                let (name, value) = d.split_once('=').unwrap_or((d, "1"));
+                Some(format!("#define {name} {value}"))
+            } else {
+                f.strip_prefix("-U").map(|u| format!("#undef {u}"))
+            }
+        })
+        .collect()
+}
 
-/// Writes the stub headers (once per version) and returns their directory.
+use super::stub_headers::STUB_HEADERS;
+
+/// The folder of the stub headers: the one the grader laid out beside the emulator library
+/// ([`crate::config::STUBS_VARIABLE`], which no worker can write), else (a student's own
+/// runs, `grader emulate`) written once per version into the kernel cache. Where the grader
+/// named one without its marker, none: kernels that include a stub then fail to compile,
+/// rather than take headers from a folder the program could write.
 fn stub_headers() -> std::io::Result<PathBuf> {
+    if let Some(dir) = &crate::config::get().stubs {
+        return if dir.join(".complete").is_file() {
+            Ok(dir.clone())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "the grader's CUDA headers are missing from {}",
+                    dir.display()
+                ),
+            ))
+        };
+    }
     let dir = cache_dir().join(format!("include-{}", &stub_headers_hash()[..8]));
     let done = dir.join(".complete");
     if !done.is_file() {
@@ -304,12 +294,18 @@ fn run_compiler(
 ) -> Result<String, String> {
     let checked = variant == Variant::Checked || confined_build(variant);
     let mut cmd = crate::config::get().command(&cxx[0]);
-    cmd.args(&cxx[1..]).args(BASE_FLAGS).args(flags);
+    cmd.args(&cxx[1..]).args(BASE_FLAGS);
     if let Ok(stubs) = stub_headers() {
         cmd.arg("-I").arg(stubs);
     }
+    // The program's folders are searched after the system's: a header of theirs named like
+    // one the prelude includes (`cmath`) cannot take its place before the prelude's rules.
+    // Their macros are in the translation unit, after the prelude (`program_macros`).
     if with_inc {
-        cmd.arg(format!("-I{}", inc.display()));
+        cmd.arg("-idirafter").arg(inc);
+    }
+    for dir in flags.iter().filter_map(|f| f.strip_prefix("-I")) {
+        cmd.arg("-idirafter").arg(dir);
     }
     let object = so.with_extension("o");
     if variant == Variant::Coroutines {
@@ -469,7 +465,8 @@ fn compile_variant(
     let cxx = compiler();
     let flags = host_flags(options);
     let scan = scan_program(src, headers, &cxx, &flags);
-    let mut tu = source::translation_unit_for(&scan, text, name, PRELUDE, exprs);
+    let mut tu =
+        source::translation_unit_for(&scan, text, name, PRELUDE, exprs, &program_macros(&flags));
     let checked = variant == Variant::Checked;
     if checked {
         tu.insert_str(0, "#define __GL_RACECHECK 1\n");

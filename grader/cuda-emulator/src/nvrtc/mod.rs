@@ -8,6 +8,8 @@ pub mod declarations;
 pub mod expand;
 pub mod names;
 pub mod source;
+/// The CUDA headers the emulator provides in place of the toolkit's.
+pub mod stub_headers;
 pub mod symbols;
 
 use std::collections::HashMap;

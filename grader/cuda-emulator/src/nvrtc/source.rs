@@ -561,7 +561,7 @@ fn strip_align(s: &str) -> String {
 /// The whole translation unit handed to the C++ compiler; `exprs` are the program's name
 /// expressions ([`super::names`]).
 pub fn translation_unit(src: &str, name: &str, prelude: &str, exprs: &[String]) -> String {
-    translation_unit_for(&scan(src), src, name, prelude, exprs)
+    translation_unit_for(&scan(src), src, name, prelude, exprs, &[])
 }
 
 /// [`translation_unit`] with the scan already made (by [`super::expand`] when the source
@@ -572,6 +572,7 @@ pub fn translation_unit_for(
     name: &str,
     prelude: &str,
     exprs: &[String],
+    macros: &[String],
 ) -> String {
     let mut tu = String::with_capacity(prelude.len() + src.len() + 1024);
     tu.push_str(&format!(
@@ -594,6 +595,11 @@ pub fn translation_unit_for(
         "\n#define printf __gl_printf\n#define __builtin_printf __gl_printf\n\
          namespace std { using ::__gl_printf; }",
     );
+    // The program's own macros (`-D`, `-U`) apply to its source, never to the prelude.
+    for m in macros {
+        tu.push('\n');
+        tu.push_str(m);
+    }
     tu.push_str(&format!(
         "\n#line 1 \"{}\"\n",
         name.replace(['"', '\\'], "_")
