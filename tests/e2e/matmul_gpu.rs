@@ -847,3 +847,47 @@ fn a_header_planted_in_the_kernel_cache_does_not_reach_the_prelude() {
     assert_lost(&g, &["gpu_timer_sync"]);
     assert_says(&g, "gpu_timer_sync", "‘SNEAKY’ does not name a type");
 }
+
+/// A mistake in the cuBLAS call, where the fault is the call's description of its operands:
+/// (what to replace in the solution's call, the operand the feedback must name).
+const CUBLAS_CALL_MISTAKES: [(&str, &str, &str); 2] = [
+    // m and n as in the row-major product: the second operand (A's buffer, k×m column by
+    // column) is described as k×n, past the end of its buffer on 33×17×45.
+    (
+        "        m: n as i32,\n        n: m as i32,",
+        "        m: m as i32,\n        n: n as i32,",
+        "matrix B",
+    ),
+    // The first operand's leading dimension from the wrong matrix: k, below its n rows.
+    (
+        "        lda: n as i32,",
+        "        lda: k as i32,",
+        "lda = 17 is less than 45",
+    ),
+];
+
+#[test]
+fn a_fault_in_a_cublas_call_is_explained_by_the_call_not_by_a_kernel() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The emulator names the call, the operand and its leading dimension; the hint under it
+    // follows where the fault happened (issue 51): it explains cuBLAS's column-major operands,
+    // never "guard the kernel body" to a student who launched no kernel there.
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["cublas_correct"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    for (find, replace, operand) in CUBLAS_CALL_MISTAKES {
+        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(find, replace)]);
+        let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+        assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+        assert_lost(&g, &["cublas_correct"]);
+        assert_says(&g, "cublas_correct", operand);
+        assert_says(
+            &g,
+            "cublas_correct",
+            "the cuBLAS call, not a kernel of yours",
+        );
+        let output = g.output("cublas_correct");
+        assert!(!output.contains("guard the kernel body"), "{output}");
+    }
+}

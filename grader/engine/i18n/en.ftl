@@ -83,6 +83,7 @@ gpu-hint-bounds = a thread read or wrote outside a buffer. Threads of the last b
 gpu-hint-compile = the kernel did not compile: read the compiler's message above (line numbers are in your kernel's source string)
 gpu-hint-launch = the launch configuration is not allowed: at most 1024 threads per block and 48 KiB of shared memory
 gpu-hint-other = read the error above: it names the CUDA call that failed
+gpu-hint-cublas = the cuBLAS call, not a kernel of yours, went wrong: its message above names the operand. cuBLAS reads matrices column by column, so row-major A·B is computed as Cᵀ = Bᵀ·Aᵀ: pass B first and A second, with m and n swapped (m = n, n = m), lda = n, ldb = k and ldc = n. An operand outside its buffer usually means m and n (or an operand's sizes) are swapped; a leading dimension refused is smaller than that operand's rows in column-major order
 gpu-error-details = `{ $function }` returned an error{ $case }: { $error }
 emulator-reported =
     The GPU emulator reported:

@@ -83,6 +83,7 @@ gpu-hint-bounds = 有個執行緒讀寫到緩衝區外面。當 m 或 n 不是�
 gpu-hint-compile = kernel 沒有編譯成功：請閱讀上面編譯器的訊息（行號是你 kernel 原始碼字串裡的行號）
 gpu-hint-launch = 這個啟動設定不被允許：每個區塊最多 1024 個執行緒、最多 48 KiB 的共享記憶體
 gpu-hint-other = 請閱讀上面的錯誤：它指出了失敗的 CUDA 呼叫
+gpu-hint-cublas = 出錯的是 cuBLAS 呼叫，不是你自己的 kernel：上面的訊息指出了是哪個運算元。cuBLAS 以行（column）為主的順序讀取矩陣，所以列主序的 A·B 要寫成 Cᵀ = Bᵀ·Aᵀ：先傳 B、再傳 A，m 和 n 互換（m = n、n = m），lda = n、ldb = k、ldc = n。運算元超出它的緩衝區，通常是 m 和 n（或某個運算元的大小）弄反了；被拒絕的 leading dimension 則是比該運算元在行主序下的列數還小
 gpu-error-details = `{ $function }` 傳回了錯誤{ $case }：{ $error }
 emulator-reported =
     GPU 模擬器回報：

@@ -193,12 +193,37 @@ unsafe fn gemm_batched<T: Real>(
     );
     let rows_a = if ta { k } else { m };
     let rows_b = if tb { n } else { k };
-    if lda < rows_a.max(1)
-        || ldb < rows_b.max(1)
-        || ldc < m.max(1)
-        || alpha.is_null()
-        || beta.is_null()
-    {
+    // As cuBLAS does, a leading dimension below its operand's rows is refused; the record
+    // says which, so that the student is pointed at the call, not at a kernel of theirs.
+    let short = [
+        (
+            "lda",
+            lda,
+            rows_a,
+            "first operand (its A",
+            if ta { "k: A is transposed" } else { "m" },
+        ),
+        (
+            "ldb",
+            ldb,
+            rows_b,
+            "second operand (its B",
+            if tb { "n: B is transposed" } else { "k" },
+        ),
+        ("ldc", ldc, m, "result (its C", "m"),
+    ]
+    .into_iter()
+    .find(|&(_, ld, rows, _, _)| ld < rows.max(1));
+    if let Some((which, ld, rows, operand, dim)) = short {
+        crate::refused(format!(
+            "gpu-labs emulator: {name}: {which} = {ld} is less than {rows}, the rows of the \
+             call's {operand}, {dim} = {rows} rows): cuBLAS stores matrices column by column, \
+             so each operand's leading dimension is at least its number of rows (the call's \
+             m={m}, n={n}, k={k}); the call returned CUBLAS_STATUS_INVALID_VALUE"
+        ));
+        return Err(CUBLAS_INVALID_VALUE);
+    }
+    if alpha.is_null() || beta.is_null() {
         return Err(CUBLAS_INVALID_VALUE);
     }
     let s = stream::resolve(handle.stream.load(Ordering::Relaxed) as stream::CUstream)

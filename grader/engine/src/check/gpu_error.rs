@@ -9,7 +9,11 @@ use crate::rubric::Item;
 
 /// Feedback for an error a GPU function returned, with the emulator's report when there is one.
 pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemResult {
-    let hint = if error.contains("ILLEGAL_ADDRESS")
+    // The hint follows where the fault happened: a library call the emulator named (an
+    // operand outside its buffer, a leading dimension refused) is not the student's kernel.
+    let hint = if in_a_library_call(notes) {
+        t!("gpu-hint-cublas")
+    } else if error.contains("ILLEGAL_ADDRESS")
         || notes.contains("past the end")
         || notes.contains("before the start")
     {
@@ -52,6 +56,16 @@ pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemR
         }
     };
     ItemResult::failed(item, reason, details)
+}
+
+/// Whether the emulator's first finding is about a cuBLAS call (`gpu-labs emulator:
+/// cublasSgemm: …`): what failed was then the call's description of its operands.
+fn in_a_library_call(notes: &str) -> bool {
+    notes
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("gpu-labs emulator: "))
+        .is_some_and(|rest| rest.starts_with("cublas"))
 }
 
 /// "The GPU emulator reported:" and the emulator's notes, for a failure's details.
