@@ -10,8 +10,9 @@ use crate::rubric::Item;
 /// Feedback for an error a GPU function returned, with the emulator's report when there is one.
 pub fn error_result(item: &Item, case: usize, error: &str, notes: &str) -> ItemResult {
     // The hint follows where the fault happened: a library call the emulator named (an
-    // operand outside its buffer, a leading dimension refused) is not the student's kernel.
-    let hint = if in_a_library_call(notes) {
+    // operand outside its buffer, a leading dimension refused), or whose own status came back
+    // (a real GPU says no more), is not the student's kernel.
+    let hint = if in_a_library_call(notes) || error.contains("CUBLAS_STATUS") {
         t!("gpu-hint-cublas")
     } else if error.contains("ILLEGAL_ADDRESS")
         || notes.contains("past the end")
@@ -71,4 +72,22 @@ fn in_a_library_call(notes: &str) -> bool {
 /// "The GPU emulator reported:" and the emulator's notes, for a failure's details.
 pub fn emulator_reported(notes: &str) -> String {
     t!("emulator-reported", notes = notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_a_library_call;
+
+    /// A cuBLAS finding first means the call; a kernel's fault, or a cuBLAS word later in
+    /// the notes, does not.
+    #[test]
+    fn a_library_call_is_told_by_the_first_finding() {
+        assert!(in_a_library_call(
+            "gpu-labs emulator: cublasSgemm: matrix B (17x45, leading dimension 17) is not inside one device allocation"
+        ));
+        assert!(!in_a_library_call(
+            "gpu-labs emulator: kernel `k` block (0,0,0) thread (3,0,0) read 4 bytes past the end\ncublasSgemm"
+        ));
+        assert!(!in_a_library_call(""));
+    }
 }
