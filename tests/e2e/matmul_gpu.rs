@@ -891,3 +891,43 @@ fn a_fault_in_a_cublas_call_is_explained_by_the_call_not_by_a_kernel() {
         assert!(!output.contains("guard the kernel body"), "{output}");
     }
 }
+
+/// The solution's GPU timer, from its clock's start to its return.
+const TIMER_BODY: &str = "    let start = Instant::now();\n    launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;\n    Ok(start.elapsed())";
+
+/// Realistic timer mistakes whose feedback must say what the clock measured (issue 51):
+/// (the timer's body, what the student reads).
+const TIMER_MISTAKES: [(&str, &str); 2] = [
+    // Milliseconds handed over as seconds: a thousand times the device's time.
+    (
+        "    let start = Instant::now();\n    launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;\n    let ms = start.elapsed().as_secs_f64() * 1000.0;\n    Ok(Duration::from_secs_f64(ms))",
+        "unit slip",
+    ),
+    // A synchronized warm-up on a quarter of the rows is what the clock times; the product
+    // returned is launched after it, untimed.
+    (
+        "    let start = Instant::now();\n    launch_product(stream, &kernel, (a, b, c), [shape[0] / 4, shape[1], shape[2]])?;\n    stream.synchronize()?;\n    let warm_up = start.elapsed();\n    launch_product(stream, &kernel, (a, b, c), shape)?;\n    stream.synchronize()?;\n    Ok(warm_up)",
+        "only part of it",
+    ),
+];
+
+#[test]
+fn a_timer_verdict_says_what_the_clock_measured() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    for (body, says) in TIMER_MISTAKES {
+        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_BODY, body)]);
+        for seed in ["1", "2"] {
+            let g = grade(
+                dir.path(),
+                &["--gpu", "emulate", "--assignment", rubric, "--seed", seed],
+            );
+            assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+            assert_lost(&g, &["gpu_timer_sync"]);
+            assert_says(&g, "gpu_timer_sync", says);
+        }
+    }
+}

@@ -195,6 +195,20 @@ pub fn timer_result(
     )
 }
 
+/// A reported time this many times the device's, or more (up to [`UNIT_SLIP_HIGH`]), is a
+/// unit slip: a clock right to within a factor of three, read a thousand times too large. A
+/// clock that started early reads at most the grader's queue more (400 ms on the emulator,
+/// 1 s on a GPU, beside at least 20 ms of work: at most 51 times).
+pub const UNIT_SLIP_LOW: f64 = 300.0;
+
+/// See [`UNIT_SLIP_LOW`].
+pub const UNIT_SLIP_HIGH: f64 = 3000.0;
+
+/// A clock that stopped early but read at least this share of the device's time waited for
+/// part of the work: 5%, a millisecond of the 20 ms or more timed, where a clock that never
+/// waited reads a launch's return (tens of microseconds).
+pub const PARTIAL_WAIT: f64 = 0.05;
+
 /// The two sides of the synchronization check on each timed call, with the supervisor's
 /// bracket around it (ns, one per sample): the time reported must fit in the call, cover at
 /// least half the device time of the student's `work` (else the clock stopped before the GPU
@@ -210,6 +224,23 @@ pub fn synchronized(
 ) -> Option<ItemResult> {
     for (s, &outer_ns) in samples.iter().zip(brackets) {
         let outer_ms = outer_ns as f64 / 1e6;
+        // About a thousand times the device's time (seconds used as milliseconds): a unit
+        // slip, whatever else the clock did; it is said before "longer than the call".
+        let ratio = s.reported_ms / s.device_ms;
+        if s.device_ms > 0.0 && (UNIT_SLIP_LOW..=UNIT_SLIP_HIGH).contains(&ratio) {
+            return Some(ItemResult::failed(
+                item,
+                t!("timer-unit-slip-reason"),
+                t!(
+                    "timer-unit-slip-details",
+                    function = item.function,
+                    reported = format!("{:.3}", s.reported_ms),
+                    device = format!("{:.3}", s.device_ms),
+                    work = work,
+                    ratio = format!("{ratio:.0}")
+                ),
+            ));
+        }
         if s.reported_ms > outer_ms + 0.5 {
             return Some(ItemResult::failed(
                 item,
@@ -230,10 +261,18 @@ pub fn synchronized(
             queued = format!("{queued_ms:.0}")
         );
         if s.reported_ms < 0.5 * s.device_ms {
+            // A clock that waited for part of the work (a warm-up launch, all but the last
+            // launch) reads a good fraction of it; one that never waited reads the launch's
+            // return, microseconds beside the 20 ms or more of device work timed.
+            let details = if s.reported_ms >= PARTIAL_WAIT * s.device_ms {
+                t!("timer-partial-details", measured = measured)
+            } else {
+                t!("timer-stopped-early-details", measured = measured)
+            };
             return Some(ItemResult::failed(
                 item,
                 t!("timer-stopped-early-reason"),
-                t!("timer-stopped-early-details", measured = measured),
+                details,
             ));
         }
         if s.reported_ms > s.device_ms + 0.5 * queued_ms {

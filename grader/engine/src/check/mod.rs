@@ -790,6 +790,43 @@ mod tests {
         );
     }
 
+    /// What the synchronization check says of a timed call (issue 51): a clock about a
+    /// thousand times the device's time is a unit slip (not "longer than the call"); one that
+    /// waited for part of the work timed only part of it; one that never waited stopped
+    /// early; a right one passes. Bracket 900 ms around each call, 400 ms queued before it.
+    #[test]
+    fn a_timer_verdict_says_what_the_clock_measured() {
+        use crate::protocol::GpuTimerSample;
+        let item = &fake_item("time_gpu_matmul", 3.0, false);
+        let verdict = |reported_ms: f64, device_ms: f64| {
+            let sample = GpuTimerSample {
+                reported_ms,
+                device_ms,
+            };
+            super::gpu::synchronized(item, &[sample], &[900_000_000], 400.0, "your work")
+                .map(|r| r.details)
+        };
+        let slip = verdict(25_000.0, 25.0).expect("fails");
+        assert!(
+            slip.contains("unit slip") && slip.contains("1000 times"),
+            "{slip}"
+        );
+        let slip = verdict(25.0 * 400.0, 25.0).expect("fails");
+        assert!(slip.contains("unit slip"), "{slip}");
+        let partial = verdict(5.0, 25.0).expect("fails");
+        assert!(partial.contains("only part of it"), "{partial}");
+        let early = verdict(0.02, 25.0).expect("fails");
+        assert!(
+            early.contains("call `stream.synchronize()` after launching"),
+            "{early}"
+        );
+        assert!(early.contains("not a small warm-up launch"), "{early}");
+        // A clock that started early reads the queue too: not a unit slip.
+        let late = verdict(25.0 + 380.0, 25.0).expect("fails");
+        assert!(late.contains("before earlier GPU work finished"), "{late}");
+        assert_eq!(verdict(25.3, 25.0), None);
+    }
+
     /// A worker's report that the GPU could not be set up (which the submission's code can
     /// write as well as the grader's) fails the item and never changes its maximum; an
     /// ordinary report is judged as sent.
