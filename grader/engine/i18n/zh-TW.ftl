@@ -102,7 +102,6 @@ timer-stopped-early-reason = 時鐘在 GPU 完成之前就停了
 timer-stopped-early-details = { $measured }。時鐘在 GPU 完成之前就停了：kernel 啟動會立刻返回，所以請在啟動之後、讀取時鐘之前呼叫 `stream.synchronize()`。如果你已經這麼做了，請確認計時的是你回傳其 C 的那次啟動，而不是之前一次小規模的暖身啟動。
 timer-unit-slip-reason = 回報的時間大約是 GPU 實際時間的一千倍
 timer-unit-slip-details = `{ $function }` 回報了 { $reported } ms，而 GPU 花在{ $work }上的時間是 { $device } ms：多了 { $ratio } 倍。這是單位弄錯了：把秒當成毫秒，或在需要秒的地方傳入毫秒數（例如 `Duration::from_secs_f64(elapsed_ms)`）。請原封不動地回傳你的計時器量到的 `Duration`，也就是 `start.elapsed()`。
-timer-partial-details = { $measured }。你的計時器有等待部分 GPU 工作，但等待的時間不到你的呼叫期間 GPU 工作量的一半：它只計到了其中一部分，例如一次暖身（warm-up）啟動，或除了最後一次以外的所有啟動。請在你回傳其 C 的那次啟動之前才開始計時，並在那次啟動完成、呼叫 `stream.synchronize()` 之後才讀取時間。
 timer-started-late-reason = 時鐘在之前的 GPU 工作完成之前就開始了
 timer-started-late-details = { $measured }。時鐘在之前的 GPU 工作完成之前就開始了，所以把那些工作也算進去了：請在啟動時鐘之前呼叫 `stream.synchronize()`。
 freivalds-summary = 對一個隨機向量 x，C·x 和 A·(B·x) 不同（Freivalds 方法檢查了每一列），所以 C 裡有些元素是錯的

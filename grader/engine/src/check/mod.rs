@@ -792,8 +792,8 @@ mod tests {
 
     /// What the synchronization check says of a timed call (issue 51): a clock about a
     /// thousand times the device's time is a unit slip (not "longer than the call"); one that
-    /// waited for part of the work timed only part of it; one that never waited stopped
-    /// early; a right one passes. Bracket 900 ms around each call, 400 ms queued before it.
+    /// read less than half the device's time is told both causes (no synchronize, or a
+    /// warm-up timed); a right one passes. Bracket 900 ms around each call, 400 ms queued before it.
     #[test]
     fn a_timer_verdict_says_what_the_clock_measured() {
         use crate::protocol::GpuTimerSample;
@@ -813,14 +813,16 @@ mod tests {
         );
         let slip = verdict(25.0 * 400.0, 25.0).expect("fails");
         assert!(slip.contains("unit slip"), "{slip}");
-        let partial = verdict(5.0, 25.0).expect("fails");
-        assert!(partial.contains("only part of it"), "{partial}");
-        let early = verdict(0.02, 25.0).expect("fails");
-        assert!(
-            early.contains("call `stream.synchronize()` after launching"),
-            "{early}"
-        );
-        assert!(early.contains("not a small warm-up launch"), "{early}");
+        // A clock that never waited and one that timed a warm-up read alike (a launch's
+        // return can take milliseconds on a GPU): both causes are named, whatever the share.
+        for reported in [0.02, 5.0] {
+            let early = verdict(reported, 25.0).expect("fails");
+            assert!(
+                early.contains("call `stream.synchronize()` after launching"),
+                "{early}"
+            );
+            assert!(early.contains("not a small warm-up launch"), "{early}");
+        }
         // A clock that started early reads the queue too: not a unit slip.
         let late = verdict(25.0 + 380.0, 25.0).expect("fails");
         assert!(late.contains("before earlier GPU work finished"), "{late}");
