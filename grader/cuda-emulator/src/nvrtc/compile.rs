@@ -62,8 +62,8 @@ const RACECHECK_FLAGS: &[&str] = &[
     "-mtls-dialect=gnu2",
 ];
 
-/// The variable that asks for checked builds: the grader sets it for correctness runs only,
-/// so timed runs use the plain (uninstrumented) build.
+/// The variable that asks for checked builds: the grader sets it for correctness runs only;
+/// its timed runs are confined builds instead ([`CONFINE_VARIABLE`]).
 pub const RACECHECK_VARIABLE: &str = "GPU_LABS_EMULATOR_RACECHECK";
 
 /// The variable that asks for confined builds where builds are not checked (`1`): kernels are
@@ -279,8 +279,8 @@ fn scan_program(
 /// Runs the host compiler on the translation unit `cpp` (called `name` in diagnostics),
 /// writing the shared object `so`; `inc` (the program's headers) is searched when `with_inc`.
 /// Returns the compiler's diagnostics in NVRTC's style, as `Err` when it failed.
-/// A checked build compiles (with [`RACECHECK_FLAGS`]) and links in two steps, so that the
-/// driver does not link the sanitizer's runtime.
+/// A checked or confined build compiles (with [`RACECHECK_FLAGS`]) and links in two steps, so
+/// that the driver does not link the sanitizer's runtime.
 #[allow(clippy::too_many_arguments)]
 fn run_compiler(
     name: &str,
@@ -292,7 +292,8 @@ fn run_compiler(
     so: &Path,
     variant: Variant,
 ) -> Result<String, String> {
-    let checked = variant == Variant::Checked || confined_build(variant);
+    // Checked and confined builds are both instrumented (and link in two steps).
+    let instrumented = variant == Variant::Checked || confined_build(variant);
     let mut cmd = crate::config::get().command(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS);
     if let Ok(stubs) = stub_headers() {
@@ -311,16 +312,16 @@ fn run_compiler(
     if variant == Variant::Coroutines {
         cmd.arg("-fcoroutines");
     }
-    if checked {
+    if instrumented {
         cmd.args(RACECHECK_FLAGS).arg("-c");
     }
     cmd.arg("-x")
         .arg("c++")
         .arg(cpp)
         .arg("-o")
-        .arg(if checked { &object } else { so });
+        .arg(if instrumented { &object } else { so });
     let mut log = compiler_output(name, cxx, cpp, &mut cmd)?;
-    if checked {
+    if instrumented {
         let mut link = crate::config::get().command(&cxx[0]);
         link.args(&cxx[1..])
             .args(["-shared", "-fPIC", "-pthread"])
@@ -413,7 +414,8 @@ enum Variant {
     Coroutines,
 }
 
-/// The uninstrumented build: barrier kernels as coroutines where the source allows it,
+/// The build without race checks (confined where asked: [`confined_build`]): barrier kernels
+/// as coroutines where the source allows it and the build is not confined,
 /// else (or when the compiler refuses that rewrite) threads as fibers.
 fn compile_plain(
     src: &str,

@@ -270,6 +270,23 @@ __GL_RT static inline unsigned linear_tid() {
 __GL_RT [[noreturn]] static inline void stop(int kind) { siglongjmp(jump, kind); }
 }  // namespace __gl
 
+#if __GL_RACECHECK || __GL_CONFINE
+extern "C" __attribute__((visibility("hidden"))) const char __ehdr_start[];
+namespace __gl {
+// The calling thread's instance of the module's thread-local block: where it starts, how long
+// it is, and where its .tbss (the kernels' `__shared__` variables) starts; all 0 when none.
+struct TlsBlock {
+    uintptr_t lo, len, wlo;
+};
+__GL_RT static TlsBlock tls_block(Launch* L) {
+    uint64_t tls[3] = {0, 0, 0};
+    if (L->tls_span((uint64_t)(uintptr_t)__ehdr_start, tls) && tls[1] > tls[0])
+        return TlsBlock{(uintptr_t)tls[0], (uintptr_t)(tls[1] - tls[0]), (uintptr_t)tls[2]};
+    return TlsBlock{0, 0, 0};
+}
+}  // namespace __gl
+#endif
+
 __GL_RT [[noreturn]] static inline void __gl_assert_fail(const char* expr, const char* file, int line,
                                                  const char* func) {
     snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%s:%d: %s: Assertion `%s` failed.",
@@ -649,7 +666,6 @@ static inline long long clock64() {
 // and for threads of one warp, the same warp interval too. Shared memory is per block, so a
 // cell last touched by another block starts afresh there.
 #if __GL_RACECHECK
-extern "C" __attribute__((visibility("hidden"))) const char __ehdr_start[];
 namespace __gl {
 namespace rc {
 struct Cell {
@@ -923,16 +939,10 @@ __GL_RT static inline void begin_launch(uintptr_t frame) {
     rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
     rc_now.dyn_len = L->dyn_smem;
     rc_now.fiber_lo = 0;
-    uint64_t tls[3] = {0, 0, 0};
-    if (L->tls_span((uint64_t)(uintptr_t)__ehdr_start, tls) && tls[1] > tls[0]) {
-        rc_now.tls_lo = (uintptr_t)tls[0];
-        rc_now.tls_len = (uintptr_t)(tls[1] - tls[0]);
-        rc_now.tls_wlo = (uintptr_t)tls[2];
-    } else {
-        rc_now.tls_lo = 0;
-        rc_now.tls_len = 0;
-        rc_now.tls_wlo = 0;
-    }
+    TlsBlock tls = tls_block(L);
+    rc_now.tls_lo = tls.lo;
+    rc_now.tls_len = tls.len;
+    rc_now.tls_wlo = tls.wlo;
     barriers_diverged = false;
     pending.on = false;
     span_n = 0;
@@ -948,40 +958,12 @@ __GL_RT static inline void end_launch() {
 }
 }  // namespace rc
 }  // namespace __gl
-#define __GL_TSAN_HOOKS(N)                                                                             \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read##N(void* p) {            \
-        __gl::rc::access(p, N, false, false, false, (uintptr_t)__builtin_return_address(0));          \
-    }                                                                                                  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write##N(void* p) {           \
-        __gl::rc::access(p, N, true, false, false, (uintptr_t)__builtin_return_address(0));           \
-    }                                                                                                  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_read##N(void* p) {  \
-        __gl::rc::access(p, N, false, false, false, (uintptr_t)__builtin_return_address(0));          \
-    }                                                                                                  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_write##N(void* p) { \
-        __gl::rc::access(p, N, true, false, false, (uintptr_t)__builtin_return_address(0));           \
-    }                                                                                                  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_read##N(void* p) {   \
-        __gl::rc::access(p, N, false, true, false, (uintptr_t)__builtin_return_address(0));           \
-    }                                                                                                  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_write##N(void* p) {  \
-        __gl::rc::access(p, N, true, true, false, (uintptr_t)__builtin_return_address(0));            \
-    }
-__GL_TSAN_HOOKS(1)
-__GL_TSAN_HOOKS(2)
-__GL_TSAN_HOOKS(4)
-__GL_TSAN_HOOKS(8)
-__GL_TSAN_HOOKS(16)
-#undef __GL_TSAN_HOOKS
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read_range(void* p, unsigned long n) {
-    __gl::rc::access(p, (unsigned)n, false, false, false, (uintptr_t)__builtin_return_address(0));
+namespace __gl {
+// What every instrumented access does in a checked build (`__GL_TSAN_HOOKS` below).
+__GL_RT static inline void hook(const void* p, unsigned long n, bool write, bool vol, uintptr_t ret) {
+    rc::access(p, (unsigned)n, write, vol, false, ret);
 }
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write_range(void* p, unsigned long n) {
-    __gl::rc::access(p, (unsigned)n, true, false, false, (uintptr_t)__builtin_return_address(0));
-}
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_init() {}
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(void*) {}
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
+}  // namespace __gl
 extern "C" __GL_VIS const uint32_t __gl_racecheck = 1;
 #define __GL_ANOTE(p) ::__gl::rc::access((p), sizeof(*(p)), true, false, true, (uintptr_t)__builtin_return_address(0))
 #elif __GL_CONFINE
@@ -1430,7 +1412,6 @@ __GL_RT static inline void range(const void* p, size_t n, bool write, uintptr_t 
 // that a kernel cannot read or write the host memory of the process it runs in (the grader's
 // worker, whose report it could otherwise forge). No shadow and no race check: the blocks
 // still run in parallel, each worker thread with its own copy of what it allows.
-extern "C" __attribute__((visibility("hidden"))) const char __ehdr_start[];
 namespace __gl {
 namespace cf {
 static const unsigned SPANS = 8;
@@ -1446,16 +1427,10 @@ __GL_RT static void begin_launch(Launch* L, uintptr_t frame) {
     // The kernel's own frames lie below the block runner's; above it are the emulator's.
     s.stack_lo = L->stack_lo;
     s.stack_len = frame > L->stack_lo && frame < L->stack_hi ? frame - L->stack_lo : 0;
-    uint64_t tls[3] = {0, 0, 0};
-    if (L->tls_span((uint64_t)(uintptr_t)__ehdr_start, tls) && tls[1] > tls[0]) {
-        s.tls_lo = (uintptr_t)tls[0];
-        s.tls_len = (uintptr_t)(tls[1] - tls[0]);
-        s.tls_wlo = (uintptr_t)tls[2];
-    } else {
-        s.tls_lo = 0;
-        s.tls_len = 0;
-        s.tls_wlo = 0;
-    }
+    TlsBlock tls = tls_block(L);
+    s.tls_lo = tls.lo;
+    s.tls_len = tls.len;
+    s.tls_wlo = tls.wlo;
     s.dyn_lo = (uintptr_t)dyn_smem_buf;
     s.dyn_len = (uintptr_t)L->dyn_smem;
     s.launch = L;
@@ -1495,28 +1470,12 @@ __GL_RT static void check(const void* p, size_t size, bool write) {
 }
 }  // namespace cf
 }  // namespace __gl
-#define __GL_CF_HOOKS(N)                                                                                         \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read##N(void* p) { ::__gl::cf::check(p, N, false); }            \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write##N(void* p) { ::__gl::cf::check(p, N, true); }            \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_read##N(void* p) { ::__gl::cf::check(p, N, false); }  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_unaligned_write##N(void* p) { ::__gl::cf::check(p, N, true); }  \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_read##N(void* p) { ::__gl::cf::check(p, N, false); }   \
-    extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_volatile_write##N(void* p) { ::__gl::cf::check(p, N, true); }
-__GL_CF_HOOKS(1)
-__GL_CF_HOOKS(2)
-__GL_CF_HOOKS(4)
-__GL_CF_HOOKS(8)
-__GL_CF_HOOKS(16)
-#undef __GL_CF_HOOKS
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read_range(void* p, unsigned long n) {
-    if (n) ::__gl::cf::check(p, n, false);
+namespace __gl {
+// What every instrumented access does in a confined build (`__GL_TSAN_HOOKS` below).
+__GL_RT static inline void hook(const void* p, unsigned long n, bool write, bool, uintptr_t) {
+    if (n) cf::check(p, n, write);
 }
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write_range(void* p, unsigned long n) {
-    if (n) ::__gl::cf::check(p, n, true);
-}
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_init() {}
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(void*) {}
-extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
+}  // namespace __gl
 extern "C" __GL_VIS const uint32_t __gl_confined = 1;
 namespace __gl {
 namespace rc {
@@ -1527,6 +1486,35 @@ __GL_RT static inline void range(const void* p, size_t n, bool write, uintptr_t)
 }  // namespace __gl
 #endif
 #if __GL_RACECHECK || __GL_CONFINE
+// The hooks the compiler calls before each load and store (no sanitizer runtime is linked):
+// each hands the access, and where it was made, to the build's own `__gl::hook`.
+#define __GL_TSAN_HOOK(NAME, N, WRITE, VOL)                                                    \
+    extern "C" __attribute__((visibility("hidden"))) __GL_RT void NAME(void* p) {             \
+        ::__gl::hook(p, N, WRITE, VOL, (uintptr_t)__builtin_return_address(0));              \
+    }
+#define __GL_TSAN_HOOKS(N)                                          \
+    __GL_TSAN_HOOK(__tsan_read##N, N, false, false)                 \
+    __GL_TSAN_HOOK(__tsan_write##N, N, true, false)                 \
+    __GL_TSAN_HOOK(__tsan_unaligned_read##N, N, false, false)       \
+    __GL_TSAN_HOOK(__tsan_unaligned_write##N, N, true, false)       \
+    __GL_TSAN_HOOK(__tsan_volatile_read##N, N, false, true)         \
+    __GL_TSAN_HOOK(__tsan_volatile_write##N, N, true, true)
+__GL_TSAN_HOOKS(1)
+__GL_TSAN_HOOKS(2)
+__GL_TSAN_HOOKS(4)
+__GL_TSAN_HOOKS(8)
+__GL_TSAN_HOOKS(16)
+#undef __GL_TSAN_HOOKS
+#undef __GL_TSAN_HOOK
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_read_range(void* p, unsigned long n) {
+    ::__gl::hook(p, n, false, false, (uintptr_t)__builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write_range(void* p, unsigned long n) {
+    ::__gl::hook(p, n, true, false, (uintptr_t)__builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_init() {}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(void*) {}
+extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
 #define __GL_RET ((uintptr_t)__builtin_return_address(0))
 __GL_RT static inline void* __gl_memcpy(void* d, const void* s, size_t n) {
     ::__gl::rc::range(s, n, false, __GL_RET);
