@@ -351,11 +351,22 @@ fn context(
         lab: lab.to_string(),
         seed: options.seed,
         source_dir: Some(built.source_dir.clone()),
+        counted: counted(backend),
         backend,
         backend_label,
         yardstick_program: built.yardstick.clone(),
     };
     Ok(ctx)
+}
+
+/// Whether the workers' device work on `backend` is counted ([`GradeContext::counted`]): the
+/// emulator counts it; a real GPU only with the tracer in front, as its set-up found.
+fn counted(backend: Backend) -> bool {
+    match backend {
+        Backend::Emulated => true,
+        Backend::Real => matches!(grader_engine::gpu::real_traced(), Some(Ok(_))),
+        Backend::NoGpu => false,
+    }
 }
 
 /// Whether `item` must have the machine to itself: it measures speed, or it runs on a real

@@ -4,6 +4,11 @@
 //! grading test binary (`bin/NAME.gz`, stripped and compressed), and the tracer (`lib/`) that lets the grader
 //! count device work there.
 //!
+//! Each binary proves what it was built from: the kit adds to its crate's library the bytes
+//! of every source file the library was compiled from, and to its grading test a switch
+//! (`GPU_LABS_KIT_SOURCES=DIR`) that writes them out; `run` compares them with the crate
+//! before it trusts the binary. `bin/SHA256SUMS` lets `run` see a binary damaged on its way.
+//!
 //! Usage: `cargo run --bin real_gpu_kit -- KIT [NAME…]` (all variants when no name is given).
 
 use gpu_labs_e2e::kit::{edited_source, solution_of, Variant, EDITED_FILE, VARIANTS};
@@ -110,6 +115,74 @@ fn write_crate(kit: &Path, variant: &Variant) -> Result<(), String> {
         &format!("{}\n", variant.fails.join(" ")),
     )?;
     write("may-fail", &format!("{}\n", variant.may_fail.join(" ")))?;
+    prove_sources(&dir)
+}
+
+/// The variable that makes a kit binary write the sources it was built from into a folder.
+const SOURCES_SWITCH: &str = "GPU_LABS_KIT_SOURCES";
+
+/// Makes the crate in `dir` able to prove its sources: `src/lib.rs` gets `KIT_SOURCES`, every
+/// file of `src/` (itself included) as compiled, and `tests/grade.rs` a switch that writes
+/// them out. Added after the edits, so a variant's code is as its edits made it.
+fn prove_sources(dir: &Path) -> Result<(), String> {
+    let src = dir.join("src");
+    let mut files = Vec::new();
+    source_files(&src, Path::new(""), &mut files)?;
+    files.sort();
+    let entries: String = files
+        .iter()
+        .map(|f| format!("    ({f:?}, include_bytes!({f:?})),\n"))
+        .collect();
+    let lib = src.join("lib.rs");
+    let mut text =
+        std::fs::read_to_string(&lib).map_err(|e| format!("cannot read src/lib.rs: {e}"))?;
+    text.push_str(&format!(
+        "\n// Added by the real-GPU kit: the sources this library was compiled from, which its\n\
+         // grading binary writes out for `scripts/real-gpu-check run` to compare.\n\
+         #[doc(hidden)]\npub const KIT_SOURCES: &[(&str, &[u8])] = &[\n{entries}];\n"
+    ));
+    std::fs::write(&lib, text).map_err(|e| format!("cannot write src/lib.rs: {e}"))?;
+    let grade = dir.join("tests/grade.rs");
+    let text =
+        std::fs::read_to_string(&grade).map_err(|e| format!("cannot read tests/grade.rs: {e}"))?;
+    let main = "fn main() -> std::process::ExitCode {\n";
+    if text.matches(main).count() != 1 {
+        return Err(format!(
+            "tests/grade.rs has no single `{}`",
+            main.trim_end()
+        ));
+    }
+    let text = text.replacen(
+        main,
+        &format!(
+            "{main}    // Added by the real-GPU kit: the sources the library was built from.\n    \
+             if let Some(dir) = std::env::var_os({SOURCES_SWITCH:?}) {{\n        \
+             return kit_sources(std::path::Path::new(&dir));\n    }}\n"
+        ),
+        1,
+    ) + "\n/// Added by the real-GPU kit: writes `lab::KIT_SOURCES` into `dir`.\n\
+         fn kit_sources(dir: &std::path::Path) -> std::process::ExitCode {\n    \
+         for (name, bytes) in lab::KIT_SOURCES {\n        \
+         let path = dir.join(name);\n        \
+         let made = path.parent().map_or(Ok(()), std::fs::create_dir_all);\n        \
+         if made.and_then(|()| std::fs::write(&path, bytes)).is_err() {\n            \
+         return std::process::ExitCode::from(2);\n        }\n    }\n    \
+         std::process::ExitCode::SUCCESS\n}\n";
+    std::fs::write(&grade, text).map_err(|e| format!("cannot write tests/grade.rs: {e}"))
+}
+
+/// The files under `dir` (`at` within `src/`), as paths relative to `src/`.
+fn source_files(dir: &Path, at: &Path, files: &mut Vec<String>) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let rel = at.join(entry.file_name());
+        if entry.path().is_dir() {
+            source_files(&entry.path(), &rel, files)?;
+        } else {
+            files.push(rel.display().to_string());
+        }
+    }
     Ok(())
 }
 
@@ -145,7 +218,32 @@ fn binaries(kit: &Path, variants: &[&Variant]) -> Result<(), String> {
             return Err(format!("gzip could not compress {}", to.display()));
         }
     }
-    Ok(())
+    checksums(&bin_dir)
+}
+
+/// Writes `bin/SHA256SUMS` (`sha256sum`'s format) for every binary there, which `run` checks
+/// before it unpacks one.
+fn checksums(bin_dir: &Path) -> Result<(), String> {
+    let mut packed: Vec<String> = std::fs::read_dir(bin_dir)
+        .map_err(|e| format!("cannot read {}: {e}", bin_dir.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".gz"))
+        .collect();
+    packed.sort();
+    let out = Command::new("sha256sum")
+        .args(&packed)
+        .current_dir(bin_dir)
+        .output()
+        .map_err(|e| format!("cannot run sha256sum: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "sha256sum failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    std::fs::write(bin_dir.join("SHA256SUMS"), out.stdout)
+        .map_err(|e| format!("cannot write SHA256SUMS: {e}"))
 }
 
 /// Builds the tracer (release, like the emulator's own build) into `lib/` of the kit, where

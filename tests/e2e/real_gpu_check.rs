@@ -124,18 +124,35 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
     );
     // A verdict that changes is a surprise, and the script says which: a kit of the whole
     // kit's faulty copy (its crate, its binary, the tracer) with its failure expected away.
+    // A binary is trusted only once it proves what it was built from: another variant's
+    // binary under a crate's name (its checksum listed, as a kit built with a mismatch would
+    // list it) and a binary whose bytes are not the build's are surprises too, and are not
+    // graded.
     let kit = tempfile::tempdir().expect("temp dir");
     let name = "timer-without-synchronize";
-    for sub in [format!("crates/{name}"), "lib".to_string()] {
+    let (swapped, damaged) = ("host-work", "grid-too-small");
+    for sub in [name, swapped, damaged]
+        .map(|n| format!("crates/{n}"))
+        .into_iter()
+        .chain(["lib".to_string()])
+    {
         gpu_labs_e2e::copy_dir(&whole.dir.join(&sub), &kit.path().join(&sub));
     }
-    std::fs::create_dir_all(kit.path().join("bin")).expect("bin/");
-    let binary = format!("{name}.gz");
-    std::fs::copy(
-        whole.dir.join("bin").join(&binary),
-        kit.path().join("bin").join(&binary),
-    )
-    .expect("copy the binary");
+    let bin = kit.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin/");
+    for (to, from) in [(name, name), (swapped, "solution"), (damaged, damaged)] {
+        std::fs::copy(
+            whole.dir.join("bin").join(format!("{from}.gz")),
+            bin.join(format!("{to}.gz")),
+        )
+        .expect("copy a binary");
+    }
+    let sums = Command::new("sha256sum")
+        .args([name, swapped].map(|n| format!("{n}.gz")))
+        .current_dir(&bin)
+        .output()
+        .expect("sha256sum runs");
+    std::fs::write(bin.join("SHA256SUMS"), &sums.stdout).expect("the checksums");
     std::fs::write(
         kit.path()
             .join("crates")
@@ -149,9 +166,65 @@ fn the_real_gpu_check_passes_here_and_reports_a_surprise() {
     assert_eq!(run.status.code(), Some(1), "{text}");
     assert!(
         text.contains("SURPRISE timer-without-synchronize: failed [gpu_timer_sync], expected []")
-            && text.contains("1 surprise(s)"),
+            && text.contains(
+                "SURPRISE host-work: bin/host-work.gz was not built from crates/host-work/src"
+            )
+            && text.contains(
+                "SURPRISE grid-too-small: bin/grid-too-small.gz is not the file the build wrote"
+            )
+            && text.contains("3 surprise(s)"),
         "{text}"
     );
+}
+
+/// Issue 54: a kit built into a folder only its owner may enter (`mktemp -d`, where a
+/// maintainer would put one) once let host-computed products pass every GPU item: the workers,
+/// which run as another user, could not load the tracer there, and a worker without it
+/// counted nothing and was not asked to. The same commit built twice, into two folders,
+/// graded with the same cache, must show no surprises both times.
+#[test]
+fn the_whole_default_kit_built_again_into_a_private_folder_shows_no_surprises() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let whole = whole_kit();
+    let private = tempfile::tempdir().expect("temp dir");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("a folder only its owner may enter");
+    }
+    let dir = private.path().join("kit");
+    let built = build_kit(&dir, &[]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    for variant in VARIANTS {
+        let src = |kit: &Path| kit.join("crates").join(variant.name).join(EDITED_FILE);
+        assert_eq!(
+            std::fs::read(src(&whole.dir)).expect("the first kit's source"),
+            std::fs::read(src(&dir)).expect("the second kit's source"),
+            "{}: the same commit gives the same crates",
+            variant.name
+        );
+    }
+    let run = run_kit(&dir);
+    let text = String::from_utf8_lossy(&run.stdout);
+    for (kit, text) in [
+        ("first", String::from_utf8_lossy(&whole.run.stdout)),
+        ("second", text),
+    ] {
+        assert!(text.contains("no surprises"), "the {kit} kit:\n{text}");
+        for variant in VARIANTS {
+            assert!(
+                text.contains(&format!("ok       {}: fails [", variant.name)),
+                "the {kit} kit, {}:\n{text}",
+                variant.name
+            );
+        }
+    }
 }
 
 /// What a kit may weigh: it travels to the GPU machine (a copy to a cluster's login node, an

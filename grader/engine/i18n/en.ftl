@@ -73,6 +73,7 @@ report-unfit-details = The grader ran `{ $function }`, but the report from the p
 too-large-reason = `{ $function }` returned far larger results than this item asks for
 too-large-details = `{ $function }` returned results that come to more than { $size } MiB, but a right answer to every case of this item comes to at most { $bound } MiB, so they were not checked. Check the shape of what it returns against the one the exercise describes (a product of an m×k matrix by a k×n matrix is m×n).
 untrusted-claim-reason = the grader cannot trust this report
+counts-missing = could not count what your code did on the GPU (its report came without the counts the grader set up)
 untrusted-claim-details = The process that ran `{ $function }` reported that the grader { $could_not }. Whether an item is graded is decided by the grader from what it set up itself, never from a report of the process that runs your code, so this item counts as failed and stays in the maximum. If your code did nothing unusual, this is not a problem in your code: tell whoever runs the grader.
 needs-real-gpu = needs a real GPU (an emulator's speed says nothing about a GPU's)
 race-reason = { $what } (found by the emulator's race check)

@@ -73,6 +73,7 @@ report-unfit-details = 評分程式執行了 `{ $function }`，但執行你程�
 too-large-reason = `{ $function }` 回傳的結果遠大於這一項要求的大小
 too-large-details = `{ $function }` 回傳的結果超過 { $size } MiB，但這一項所有案例的正確答案最多只有 { $bound } MiB，所以沒有檢查它們。請對照題目描述檢查它回傳的形狀（m×k 矩陣乘以 k×n 矩陣的結果是 m×n）。
 untrusted-claim-reason = 評分程式無法信任這份回報
+counts-missing = 無法計算你的程式在 GPU 上做了哪些工作（回報裡沒有評分程式設定好的計數）
 untrusted-claim-details = 執行 `{ $function }` 的行程回報說評分程式{ $could_not }。一個項目是否評分，由評分程式依它自己設定的環境決定，從不採信執行你程式碼的行程所說的話，所以這一項算作失敗，並仍計入滿分。如果你的程式沒有做任何特別的事，這不是你程式碼的問題：請告訴負責執行評分程式的人。
 needs-real-gpu = 需要真正的 GPU（模擬器的速度無法代表 GPU 的速度）
 race-reason = { $what }（由模擬器的競爭檢查發現）

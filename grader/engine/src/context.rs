@@ -23,6 +23,11 @@ pub struct GradeContext {
     pub backend: Backend,
     /// What the backend is, for reports (`emulated GPU`, `real GPU: …`).
     pub backend_label: String,
+    /// Whether every GPU worker's device work is counted: on the emulator, and on a real GPU
+    /// whose set-up put the tracer in front of its libraries. A GPU item's report without the
+    /// counts then fails the item: counts that went missing (a tracer the worker could not
+    /// load, a worker that switched them off) are never "the device did the work".
+    pub counted: bool,
     /// The program that serves yardstick orders (speed items' baselines), when it is not the
     /// submission's: in official grading the grader's own binary, so that no code of the
     /// submission runs in the process whose time is the yardstick (code that runs before

@@ -42,6 +42,12 @@ pub fn untrusted_claim(item: &Item, could_not: &str) -> ItemResult {
     )
 }
 
+/// A GPU item whose report came without the device counts the supervisor set its worker up
+/// to make ([`GradeContext::counted`]): failed, as [`untrusted_claim`], whatever its results.
+pub fn counts_missing(item: &Item) -> ItemResult {
+    untrusted_claim(item, &t!("counts-missing"))
+}
+
 /// Items that cannot be graded on this backend: GPU work with `--gpu off` (left out of the
 /// maximum), and GPU speedups anywhere but on a real GPU (the rubric's policy decides).
 pub fn skipped_on_backend(ctx: &GradeContext, item: &Item) -> Option<ItemResult> {

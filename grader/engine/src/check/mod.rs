@@ -38,6 +38,7 @@ impl GradeContext {
             source_dir: None,
             backend,
             backend_label,
+            counted: false,
             yardstick_program: None,
         })
     }

@@ -26,6 +26,20 @@ pub fn reachable(path: &Path) -> bool {
         .all(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
 }
 
+/// Whether a user other than the owner can load every library in `dir`: the folder, and the
+/// file each of its entries leads to. A folder anyone may enter can hold links to files in a
+/// folder only root may enter (the tracer in a kit unpacked under `mktemp -d`): the dynamic
+/// loader would be refused that file and go on down the path to the next library of the
+/// same name, the one the link was there to stand in front of.
+fn all_reachable(dir: &Path) -> bool {
+    reachable(dir)
+        && std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().all(|entry| {
+                std::fs::canonicalize(entry.path()).map_or(true, |target| reachable(&target))
+            })
+        })
+}
+
 /// Makes `path` (a folder and what it holds, not deeper) owned by `id`.
 pub fn own(path: &Path, id: Identity) -> std::io::Result<()> {
     std::os::unix::fs::chown(path, Some(id.uid), Some(id.gid))?;
@@ -89,7 +103,7 @@ pub fn give(
         .flatten()
         .enumerate()
     {
-        if dir.as_os_str().is_empty() || reachable(&dir) || !dir.is_dir() {
+        if dir.as_os_str().is_empty() || !dir.is_dir() || all_reachable(&dir) {
             folders.push(dir);
             continue;
         }
@@ -136,5 +150,49 @@ mod tests {
         assert_eq!(given.program, scratch.path().join("prog"));
         assert_eq!(std::fs::read(&given.program).expect("read"), b"x");
         assert_eq!(given.cwd.as_deref(), Some(scratch.path()));
+    }
+
+    #[test]
+    fn a_library_folder_anyone_may_enter_is_given_when_a_link_in_it_leads_to_a_private_file() {
+        let private = tempfile::tempdir().expect("private");
+        std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("private mode");
+        let tracer = private.path().join("libtracer.so");
+        std::fs::write(&tracer, "tracer").expect("write");
+        std::fs::set_permissions(&tracer, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        // The links' folder, as in a cache anyone may enter (`cuda-traced-…`).
+        let open = tempfile::tempdir().expect("open");
+        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("open mode");
+        let links = open.path().join("links");
+        std::fs::create_dir(&links).expect("links");
+        std::fs::set_permissions(&links, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        std::os::unix::fs::symlink(&tracer, links.join("libcuda.so")).expect("link");
+        let public = open.path().join("libpublic.so");
+        std::fs::write(&public, "public").expect("write");
+        std::fs::set_permissions(&public, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let only_public = open.path().join("only-public");
+        std::fs::create_dir(&only_public).expect("folder");
+        std::fs::set_permissions(&only_public, std::fs::Permissions::from_mode(0o755))
+            .expect("mode");
+        std::os::unix::fs::symlink(&public, only_public.join("libcublas.so")).expect("link");
+        if !(reachable(&links) && reachable(&only_public)) {
+            eprintln!("skipped: a folder above the temporary folder is closed to others");
+            return;
+        }
+        let scratch = tempfile::tempdir().expect("scratch");
+        let path = std::env::join_paths([&only_public, &links]).expect("path");
+        let given = give(scratch.path(), Path::new("/bin/true"), None, Some(&path)).expect("given");
+        let folders: Vec<PathBuf> =
+            std::env::split_paths(&given.library_path.expect("a path given")).collect();
+        assert_eq!(
+            folders[0], only_public,
+            "every link there leads to a file others reach"
+        );
+        assert_eq!(folders[1], scratch.path().join("lib-1"));
+        assert_eq!(
+            std::fs::read(folders[1].join("libcuda.so")).expect("the tracer, given"),
+            b"tracer"
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use super::judge::hint_line;
 use super::t;
-use grader_engine::check::gpu::{emulator_reported, not_from_device, untrusted_claim};
+use grader_engine::check::gpu::{counts_missing, emulator_reported, not_from_device};
 use grader_engine::check::GradeContext;
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
@@ -16,18 +16,18 @@ use grader_worker::protocol::DeviceWork;
 /// `multiply_adds` the products need. `None` when the device did the work (or there is no
 /// device: CPU items).
 ///
-/// `counted` says whether the supervisor set the worker up so that the device work must be
-/// counted (a GPU item on the emulator, in a checked run): then a report without counts is a
-/// claim from the submission's process that the counting was off, and fails the item.
+/// `counted` says what the supervisor set the worker up to count ([`must_count`]): a report
+/// without those counts is a claim from the submission's process that the counting was off
+/// (or a tracer its worker could not load), and fails the item.
 pub(super) fn device_unused(
     item: &Item,
     work: Option<DeviceWork>,
-    counted: bool,
+    counted: Counted,
     multiply_adds: u64,
     no_work_details: impl FnOnce() -> String,
 ) -> Option<ItemResult> {
     let Some(work) = work else {
-        return counted.then(|| untrusted_claim(item, &t!("counts-missing")));
+        return (counted != Counted::Nothing).then(|| counts_missing(item));
     };
     // The plainest explanation first: no device work at all, then values the host wrote,
     // then too little arithmetic for the products.
@@ -50,8 +50,8 @@ pub(super) fn device_unused(
     if unused.is_some() {
         return unused;
     }
-    if counted && work.arithmetic.is_none() {
-        return Some(untrusted_claim(item, &t!("counts-missing")));
+    if counted == Counted::Arithmetic && work.arithmetic.is_none() {
+        return Some(counts_missing(item));
     }
     let done = work.arithmetic?;
     too_little(&done, multiply_adds).then(|| {
@@ -142,15 +142,75 @@ impl WrongCase<'_> {
     }
 }
 
-/// Whether the device work of `item` must come back counted: a GPU item on the emulator, whose
-/// counters the supervisor arranged (on a real GPU only the tracer counts, when it is there).
-pub(super) fn must_count(ctx: &GradeContext, item: &Item) -> bool {
-    item.spec.gpu_track() && ctx.backend == grader_worker::protocol::Backend::Emulated
+/// What of a GPU item's device work must come back counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Counted {
+    /// Nothing: a CPU item, or a real GPU without the tracer.
+    Nothing,
+    /// Launches, cuBLAS calls and where the result's values came from: a real GPU with the
+    /// tracer in front (it does not see what kernels read).
+    Calls,
+    /// All that and the arithmetic kernels did: the emulator, which the supervisor set up.
+    Arithmetic,
+}
+
+/// What the device work of `item` must come back with ([`GradeContext::counted`]).
+pub(super) fn must_count(ctx: &GradeContext, item: &Item) -> Counted {
+    if !(item.spec.gpu_track() && ctx.counted) {
+        Counted::Nothing
+    } else if ctx.backend == grader_worker::protocol::Backend::Emulated {
+        Counted::Arithmetic
+    } else {
+        Counted::Calls
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::multiply_adds;
+    use super::{device_unused, multiply_adds, Counted};
+    use grader_engine::lab::Labs;
+    use grader_worker::protocol::{Arithmetic, DeviceWork};
+
+    /// A report without the counts the supervisor set up fails the item, on the emulator and on
+    /// a traced real GPU; it passes only where nothing counts (a real GPU without the tracer).
+    /// A traced real GPU does not count arithmetic, so none is asked of it.
+    #[test]
+    fn counts_that_went_missing_fail_the_item_wherever_they_were_set_up() {
+        static LABS: [&grader_engine::lab::LabInfo; 1] = [&crate::matmul::LAB];
+        let rubric = grader_engine::rubric::parse(
+            Labs(&LABS),
+            crate::matmul::LAB.rubric,
+            std::path::Path::new("assignment.toml"),
+        )
+        .expect("the lab's rubric parses");
+        let item = rubric
+            .items
+            .iter()
+            .find(|i| i.id() == "gpu_correct")
+            .expect("gpu_correct");
+        let verdict = |work: Option<DeviceWork>, counted| {
+            device_unused(item, work, counted, 1000, String::new).map(|r| r.details)
+        };
+        for counted in [Counted::Calls, Counted::Arithmetic] {
+            let failed = verdict(None, counted).expect("fails");
+            assert!(failed.contains("could not count"), "{failed}");
+        }
+        assert_eq!(verdict(None, Counted::Nothing), None);
+        let calls = DeviceWork {
+            launches: 3,
+            ..DeviceWork::default()
+        };
+        assert_eq!(verdict(Some(calls), Counted::Calls), None);
+        assert!(verdict(Some(calls), Counted::Arithmetic).is_some());
+        let done = DeviceWork {
+            arithmetic: Some(Arithmetic {
+                loaded_bytes: 8000,
+                multiply_adds: 0,
+            }),
+            ..calls
+        };
+        assert_eq!(verdict(Some(done), Counted::Arithmetic), None);
+    }
 
     #[test]
     fn the_cases_run_so_far_need_the_product_of_their_dimensions() {

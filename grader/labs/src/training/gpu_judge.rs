@@ -10,7 +10,9 @@ use super::inputs;
 use super::judge::{bad, result, wrong, Judge, ReferenceEpoch, Verdict};
 use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
 use super::{t, Layer, Net};
-use grader_engine::check::gpu::{emulator_reported, error_result, first_line, timer_result};
+use grader_engine::check::gpu::{
+    counts_missing, emulator_reported, error_result, first_line, timer_result,
+};
 use grader_engine::check::{outcome_of, timed, unexpected, GradeContext};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
@@ -40,6 +42,9 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         (Kind::GpuTransfer, SentGpu::Transfer(sent)) => transfer(&judge, &sent),
         (Kind::GpuLoader(c), SentGpu::Batches(sent)) => loader(&judge, &c.cases, &sent),
         (Kind::GpuEpoch(s), SentGpu::Epoch { loss, layers, work }) => {
+            if work.is_none() && ctx.counted {
+                return Ok(counts_missing(item));
+            }
             untraced = work.is_none();
             // What the counted device work must show: the step on the GPU.
             match work.as_ref().and_then(|w| off_device(item, s, w)) {
@@ -56,6 +61,9 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
                 direct,
             },
         ) => {
+            if work.is_none() && ctx.counted {
+                return Ok(counts_missing(item));
+            }
             untraced = work.is_none();
             // The branch trains on the GPU at all, and copies back; then it must give what
             // `train_epoch_gpu` gives from the same start (its kernels are graded by the GPU

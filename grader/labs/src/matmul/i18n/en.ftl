@@ -4,7 +4,6 @@
 
 case-on = {" "}on case { $case } of { $total } (A is { $m }×{ $k }, B is { $k }×{ $n })
 case = case { $case } of { $total } (A is { $m }×{ $k }, B is { $k }×{ $n })
-counts-missing = could not count what your code did on the emulated GPU (its report came without the counts the grader set up)
 no-gpu-work-reason = no work on the GPU: no kernel launch, no cuBLAS call
 no-gpu-work-details = `{ $function }` returned right results but launched no kernel and made no cuBLAS call: it computed on the CPU. Do the multiplication on the GPU (launch your kernel on the stream, or call cuBLAS).
 all-right-reason = all { $total } cases right

@@ -4,7 +4,6 @@
 
 case-on = ，在第 { $case } 個案例（共 { $total } 個；A 是 { $m }×{ $k }，B 是 { $k }×{ $n }）
 case = 第 { $case } 個案例（共 { $total } 個；A 是 { $m }×{ $k }，B 是 { $k }×{ $n }）
-counts-missing = 無法計算你的程式在模擬 GPU 上做了哪些工作（回報裡沒有評分程式設定好的計數）
 no-gpu-work-reason = GPU 上沒有任何工作：沒有啟動 kernel，也沒有呼叫 cuBLAS
 no-gpu-work-details = `{ $function }` 傳回了正確的結果，但沒有啟動任何 kernel，也沒有呼叫 cuBLAS：它是在 CPU 上算的。請在 GPU 上做矩陣乘法（在 stream 上啟動你的 kernel，或呼叫 cuBLAS）。
 all-right-reason = { $total } 個案例全對
