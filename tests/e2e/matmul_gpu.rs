@@ -746,16 +746,34 @@ fn faulty_batches_lose_exactly_their_items_with_the_batch_index() {
             ],
         ),
         (
-            "the batch as a loop of single launches (right, so no point lost: a note says why it is slow)",
+            "the batch as a loop of single launches (right, but the rule the emulator can grade is broken: a third of the item)",
             &[(
                 "    launch_batched(stream, &kernel, (&a_dev, &b_dev, &mut c_dev), shape)?;",
                 "    for z in 0..batch {\n        let a_z = stream.clone_dtod(&a_dev.slice(z * m * k..(z + 1) * m * k))?;\n        let b_z = stream.clone_dtod(&b_dev.slice(z * k * n..(z + 1) * k * n))?;\n        let mut c_z = stream.alloc_zeros::<f32>(m * n)?;\n        launch_batched(stream, &kernel, (&a_z, &b_z, &mut c_z), [1, m, k, n])?;\n        stream.memcpy_dtod(&c_z, &mut c_dev.slice_mut(z * m * n..(z + 1) * m * n))?;\n    }",
             )],
-            &[],
+            &["gpu_batched_correct"],
+            &[
+                (
+                    "gpu_batched_correct",
+                    "made 37 kernel launches and 0 cuBLAS calls for 8 batches of 37 matrices in all: one call per matrix",
+                ),
+                ("gpu_batched_correct", "it costs 1 of the 3 points"),
+            ],
+        ),
+        (
+            "the batch as a loop of the student's own single cuBLAS product, one per matrix",
             &[(
-                "gpu_batched_correct",
-                "made 37 kernel launches and 0 cuBLAS calls for 8 batches of 37 matrices in all: one call per matrix",
+                "    launch_batched(stream, &kernel, (&a_dev, &b_dev, &mut c_dev), shape)?;\n    let c = stream.clone_dtoh(&c_dev)?;\n    Ok(Array3::from_shape_vec((batch, m, n), c)?)",
+                "    let _ = (&kernel, &a_dev, &b_dev, &mut c_dev, shape);\n    let mut c = Array3::<f32>::zeros((batch, m, n));\n    for z in 0..batch {\n        let a_z = a.index_axis(Axis(0), z).to_owned();\n        let b_z = b.index_axis(Axis(0), z).to_owned();\n        c.index_axis_mut(Axis(0), z).assign(&crate::matmul_cublas(stream, &a_z, &b_z)?);\n    }\n    Ok(c)",
             )],
+            &["gpu_batched_correct"],
+            &[
+                (
+                    "gpu_batched_correct",
+                    "made 0 kernel launches and 37 cuBLAS calls for 8 batches of 37 matrices in all: one call per matrix",
+                ),
+                ("gpu_batched_correct", "it costs 1 of the 3 points"),
+            ],
         ),
     ];
     // Every copy built in one cargo invocation, then graded with its own test binary.
@@ -780,6 +798,22 @@ fn faulty_batches_lose_exactly_their_items_with_the_batch_index() {
             if !output.contains(text) {
                 surprises.push(format!(
                     "{what}: {id} should say {text:?}; it says:\n{output}"
+                ));
+            }
+        }
+        // The rule the emulator grades costs a third of the item, no more.
+        if says
+            .iter()
+            .any(|(_, text)| text.contains("costs 1 of the 3 points"))
+        {
+            let test = g.json["tests"].as_array().and_then(|t| {
+                t.iter()
+                    .find(|t| t["extra_data"]["item"] == "gpu_batched_correct")
+            });
+            let score = test.and_then(|t| t["score"].as_f64());
+            if score != Some(2.0) {
+                surprises.push(format!(
+                    "{what}: gpu_batched_correct scored {score:?}, not 2 of 3"
                 ));
             }
         }

@@ -119,7 +119,10 @@ fn upload_batch(stream: &Arc<CudaStream>, x: &Array3<f32>) -> GpuResult<CudaSlic
 // END SOLUTION
 
 /// The batch on the GPU in ONE call: `C[b] = A[b] · B[b]` for every `b`, with one kernel launch
-/// for the whole batch (or one strided-batched cuBLAS call), never one call per matrix.
+/// for the whole batch (or one strided-batched cuBLAS call), never one call per matrix. On a
+/// real GPU the batched speed item measures that rule; on the emulator, which cannot measure
+/// speed, the grader counts your launches and cuBLAS calls, and one call per matrix costs a
+/// third of this item.
 ///
 /// Steps: copy A and B to the GPU as they are stored (a standard-layout `Array3` is already
 /// one block, matrix after matrix: `a.as_standard_layout()`, then `as_slice()`); make C with

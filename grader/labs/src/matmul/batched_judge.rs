@@ -229,14 +229,35 @@ pub fn products(
             total = total,
             shapes = shapes.join(", ")
         );
-        if let Some(note) = device_work.and_then(|w| calls_note(&item.function, &spec.cases, w)) {
-            details.push_str(&note);
+        let per_matrix = device_work.and_then(|w| calls_note(&item.function, &spec.cases, w));
+        let Some(note) = per_matrix else {
+            return Ok(ItemResult::passed(
+                item,
+                t!("all-right-reason", total = total),
+                details,
+            ));
+        };
+        details.push_str(&note);
+        if !rule_graded_here(ctx) {
+            return Ok(ItemResult::passed(
+                item,
+                t!("all-right-reason", total = total),
+                details,
+            ));
         }
-        return Ok(ItemResult::passed(
-            item,
-            t!("all-right-reason", total = total),
-            details,
+        let lost = item.points * PER_MATRIX_SHARE;
+        let kept = item.points - lost;
+        details.push_str(&format!(
+            "\n{}",
+            t!(
+                "batch-calls-graded",
+                lost = grader_engine::report::points(lost),
+                points = grader_engine::report::points(item.points)
+            )
         ));
+        let mut result = ItemResult::passed(item, t!("batch-calls-reason"), details);
+        result.set_score(kept);
+        return Ok(result);
     };
     let case = spec.describe(index).unwrap_or_default();
     let details = WrongCase {
@@ -256,8 +277,23 @@ pub fn products(
     Ok(ItemResult::failed(item, reason, details))
 }
 
-/// A note (not scored) when the GPU batch took one call per matrix: what the speedup item,
-/// graded on a real GPU, compares against.
+/// The share of a GPU batch item's points that one call per matrix costs where the rule is
+/// graded by the counts ([`rule_graded_here`]): a third, the rule being one of the three
+/// things the item asks (right products, on the device, in one call per batch).
+const PER_MATRIX_SHARE: f64 = 1.0 / 3.0;
+
+/// Whether "one call for the whole batch, never one per matrix" is graded by the GPU batch
+/// item itself: on the emulator, which counts every launch and cuBLAS call and where no
+/// speedup is measured. On a real GPU the batched speedup item measures what the rule is for,
+/// and a loop of single calls loses its points there; charging the rule here too would make
+/// one mistake cost twice, so it is a note.
+fn rule_graded_here(ctx: &GradeContext) -> bool {
+    ctx.counted && ctx.backend == grader_worker::protocol::Backend::Emulated
+}
+
+/// What the GPU batch's calls say when it took one call per matrix (`None` otherwise): a note
+/// on a real GPU, where the speedup item compares against such a loop, and the reason part of
+/// the item is lost on the emulator ([`rule_graded_here`]).
 fn calls_note(function: &str, cases: &[[usize; 4]], work: DeviceWork) -> Option<String> {
     let matrices: usize = cases.iter().map(|c| c[0]).sum();
     let calls = work.launches + work.blas_calls;

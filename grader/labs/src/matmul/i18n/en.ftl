@@ -52,6 +52,8 @@ batch-all-right-details = `{ $function }` is right on every matrix of all { $tot
 batch-wrong-in-reason = wrong result in batch { $z } of { $case }
 batch-wrong-shape-reason = wrong shape on { $case }
 batch-calls-note = Note: `{ $function }` made { $launches } kernel launches and { $blas } cuBLAS calls for { $batches } batches of { $matrices } matrices in all: one call per matrix. One launch over a 3-D grid (blockIdx.z picks the matrix) or one strided-batched cuBLAS call per batch is what makes a batch fast on a GPU.
+batch-calls-reason = right, but one call per matrix instead of one for the batch
+batch-calls-graded = The documentation of this function asks for one call for the whole batch, never one per matrix. The emulator cannot measure a batch's speed, so here that rule is graded by counting the calls: it costs { $lost } of the { $points } points. (On a real GPU the batched speed item measures it instead.)
 batch-timer-wrong-details = `{ $function }` did not leave C[b] = A[b]·B[b] in C for the batch of { $batch } products of { $m }×{ $k }·{ $k }×{ $n }: { $summary }.
 batch-timer-wrong-reason = C[{ $z }] is not A[{ $z }]·B[{ $z }] after the timed call
 batch-timer-shape-reason = C has the wrong shape after the timed call

@@ -52,6 +52,8 @@ batch-all-right-details = `{ $function }` 在全部 { $total } 個案例的每�
 batch-wrong-in-reason = { $case }的第 { $z } 批結果錯誤
 batch-wrong-shape-reason = { $case }的形狀錯誤
 batch-calls-note = 注意：`{ $function }` 為 { $batches } 個批次、總共 { $matrices } 個矩陣做了 { $launches } 次 kernel 啟動和 { $blas } 次 cuBLAS 呼叫：每個矩陣一次呼叫。在 GPU 上讓批次變快的方法是：每個批次用 3-D grid 啟動一次（blockIdx.z 選矩陣），或呼叫一次 strided-batched cuBLAS。
+batch-calls-reason = 結果正確，但每個矩陣各呼叫一次，而不是整個批次一次
+batch-calls-graded = 這個函式的說明要求整個批次只呼叫一次，不要每個矩陣各一次。模擬器量不出批次的速度，所以這裡用計算呼叫次數來評這條規則：扣 { $points } 分中的 { $lost } 分。（在真正的 GPU 上，改由批次速度的項目來量。）
 batch-timer-wrong-details = `{ $function }` 沒有為這批 { $batch } 個 { $m }×{ $k }·{ $k }×{ $n } 的乘積在 C 裡留下 C[b] = A[b]·B[b]：{ $summary }。
 batch-timer-wrong-reason = 計時的呼叫結束後，C[{ $z }] 不是 A[{ $z }]·B[{ $z }]
 batch-timer-shape-reason = 計時的呼叫結束後，C 的形狀不對
