@@ -90,21 +90,87 @@ fn a_kernel_without_its_bounds_check_is_reported_by_the_emulator() {
     );
 }
 
+/// Issue 51, second class: a kernel that covers only part of C is told so from the launch the
+/// device saw (its grid and block against C, the axis that falls short, x and y swapped),
+/// never with the CPU lab's "rows left over after the last full block", on every seed.
 #[test]
-fn a_grid_too_small_for_c_leaves_part_of_it_uncomputed() {
+fn a_launch_that_covers_part_of_c_is_told_by_its_grid_and_block() {
     if gpu_labs_e2e::skip_unless_full() {
         return;
     }
-    let g = grade_gpu_faulty(
-        "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),",
-        "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
+    const GRID: &str = "grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),";
+    // (what, the edit of src/gpu.rs, items lost, what gpu_correct must say)
+    type Mistake = (
+        &'static str,
+        (&'static str, &'static str),
+        &'static [&'static str],
+        &'static [&'static str],
     );
-    assert_lost(&g, &["gpu_correct", "gpu_tiled_correct"]);
-    let out = g.output("gpu_correct");
-    assert!(
-        out.contains("multiple of 16") || out.contains("top-left"),
-        "{out}"
-    );
+    const MISTAKES: &[Mistake] = &[
+        (
+            "blocks rounded down on both axes",
+            (
+                GRID,
+                "grid_dim: ((n / 16).max(1) as u32, (m / 16).max(1) as u32, 1),",
+            ),
+            &["gpu_correct", "gpu_tiled_correct"],
+            &["blocks of 16×16 threads", "The grid is too small"],
+        ),
+        (
+            "rows rounded down, columns right",
+            (
+                GRID,
+                "grid_dim: (n.div_ceil(16) as u32, (m / 16).max(1) as u32, 1),",
+            ),
+            &["gpu_correct", "gpu_tiled_correct"],
+            &["threads along y for C's", "The grid is too small"],
+        ),
+        (
+            "the grid sized for C on its side",
+            (
+                GRID,
+                "grid_dim: (m.div_ceil(16) as u32, n.div_ceil(16) as u32, 1),",
+            ),
+            &["gpu_correct", "gpu_tiled_correct"],
+            &["sized for C on its side"],
+        ),
+        (
+            "the naive kernel's row from x and column from y",
+            (
+                "    int row = blockIdx.y * blockDim.y + threadIdx.y;\n    int col = blockIdx.x * blockDim.x + threadIdx.x;",
+                "    int row = blockIdx.x * blockDim.x + threadIdx.x;\n    int col = blockIdx.y * blockDim.y + threadIdx.y;",
+            ),
+            &["gpu_correct"],
+            &["takes its row from x and its column from y"],
+        ),
+    ];
+    let dirs: Vec<tempfile::TempDir> = MISTAKES
+        .iter()
+        .map(|(_, (find, replace), _, _)| faulty_copy_of(&solution(), "src/gpu.rs", find, replace))
+        .collect();
+    let paths: Vec<&std::path::Path> = dirs.iter().map(|d| d.path()).collect();
+    let built = gpu_labs_e2e::harness::harnesses("matmul-coverage", "matmul", &paths);
+    let mut surprises = Vec::new();
+    for ((what, _, lost, says), built) in MISTAKES.iter().zip(&built) {
+        for seed in [1, 2] {
+            let g = built.grade("emulate", Some(seed), &["gpu_correct", "gpu_tiled_correct"]);
+            if g.lost() != *lost {
+                surprises.push(format!(
+                    "{what}, seed {seed}: lost {:?}, expected {lost:?}",
+                    g.lost()
+                ));
+            }
+            let out = g.output("gpu_correct");
+            for text in *says {
+                if !out.contains(text) || out.contains("left over") {
+                    surprises.push(format!(
+                        "{what}, seed {seed}: gpu_correct should say {text:?} (and nothing of blocks left over); it says:\n{out}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(surprises.is_empty(), "{}", surprises.join("\n\n"));
 }
 
 #[test]

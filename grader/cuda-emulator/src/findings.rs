@@ -141,10 +141,40 @@ pub fn report(kind: Kind, text: String) {
     }
 }
 
-/// A launch accepted onto a stream: returns what must be dropped once it has run or been
-/// skipped, which the launch's queued work holds.
-pub fn accepted() -> LaunchEnd {
-    ACCEPTED.fetch_add(1, Ordering::SeqCst);
+/// Most launches whose geometry the record keeps: the first ones, which are those of the
+/// cases a product item grades (a timed item's later launches are not needed).
+pub const GEOMETRIES_KEPT: usize = 256;
+
+/// Most bytes of a kernel's name a geometry line keeps.
+const NAME_BYTES: usize = 128;
+
+/// One kept launch: its number (from 0, in the order accepted), grid, block and kernel.
+type Geometry = (u64, [u32; 3], [u32; 3], String);
+
+/// The first [`GEOMETRIES_KEPT`] launches.
+static GEOMETRIES: Mutex<Vec<Geometry>> = Mutex::new(Vec::new());
+
+/// A launch of `kernel` over `grid` blocks of `block` threads accepted onto a stream: returns
+/// what must be dropped once it has run or been skipped, which the launch's queued work holds.
+/// Its geometry goes into the record (the grader tells a grid too small for the output from
+/// it).
+pub fn accepted(kernel: &str, grid: [u32; 3], block: [u32; 3]) -> LaunchEnd {
+    let number = ACCEPTED.fetch_add(1, Ordering::SeqCst);
+    let mut kept = GEOMETRIES.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() < GEOMETRIES_KEPT {
+        let mut name: String = kernel
+            .chars()
+            .map(|c| if c.is_whitespace() { '_' } else { c })
+            .collect();
+        if name.len() > NAME_BYTES {
+            let mut end = NAME_BYTES;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            name.truncate(end);
+        }
+        kept.push((number, grid, block, name));
+    }
     LaunchEnd { ran: None }
 }
 
@@ -220,14 +250,15 @@ impl Drop for LaunchEnd {
     }
 }
 
-/// The record as text: a header line, one line of counts, then one line a finding (`kind`,
-/// a tab, the text). Waits first for every accepted launch to end, so the record covers all
+/// The record as text: a header line, one line of counts, one line a finding (`kind`, a tab,
+/// the text), then one line a kept launch (`launch`, a tab, its number, grid, block and
+/// kernel, space-separated). Waits first for every accepted launch to end, so the record covers all
 /// the work the program queued (a launch that never ends is the grader's timeout to stop).
 pub fn record_text() -> String {
     wait_for_launches();
     let all = FINDINGS.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = format!(
-        "gpu-labs-emulator-record 2\nchecked={} confined={} accepted={} checked_runs={} confined_runs={} plain_runs={} skipped={} left_out={}\n",
+        "gpu-labs-emulator-record 3\nchecked={} confined={} accepted={} checked_runs={} confined_runs={} plain_runs={} skipped={} left_out={}\n",
         u8::from(crate::config::get().race_check),
         u8::from(crate::config::get().confine),
         ACCEPTED.load(Ordering::SeqCst),
@@ -242,6 +273,13 @@ pub fn record_text() -> String {
         out.push('\t');
         out.push_str(text);
         out.push('\n');
+    }
+    drop(all);
+    let kept = GEOMETRIES.lock().unwrap_or_else(|e| e.into_inner());
+    for (number, [gx, gy, gz], [bx, by, bz], name) in kept.iter() {
+        out.push_str(&format!(
+            "launch\t{number} {gx} {gy} {gz} {bx} {by} {bz} {name}\n"
+        ));
     }
     out
 }
@@ -279,20 +317,28 @@ mod tests {
         report(Kind::Race, "same".into());
         report(Kind::Lockstep, "another".into());
         for build in [Build::Checked, Build::Confined] {
-            let mut end = accepted();
+            let mut end = accepted("k", [2, 1, 1], [16, 16, 1]);
             end.ran(build, std::time::Duration::from_micros(5));
         }
-        drop(accepted());
+        drop(accepted("a kernel", [1, 2, 3], [4, 5, 6]));
         let text = record_text();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "gpu-labs-emulator-record 2");
+        assert_eq!(lines[0], "gpu-labs-emulator-record 3");
         assert!(
             lines[1].contains("accepted=3 checked_runs=1 confined_runs=1 plain_runs=0 skipped=1"),
             "{}",
             lines[1]
         );
-        assert_eq!(lines.len(), 2 + KEPT + 1);
-        assert_eq!(lines.last(), Some(&"race\tsame"));
+        assert_eq!(lines.len(), 2 + KEPT + 1 + 3);
+        assert_eq!(lines[2 + KEPT], "race\tsame");
+        assert_eq!(
+            &lines[lines.len() - 3..],
+            [
+                "launch\t0 2 1 1 16 16 1 k",
+                "launch\t1 2 1 1 16 16 1 k",
+                "launch\t2 1 2 3 4 5 6 a_kernel"
+            ]
+        );
         assert!(lines.contains(&"note\ttwo lines"));
         let fault = lines.iter().find(|l| l.starts_with("fault\t")).unwrap();
         assert_eq!(fault.len(), "fault\t".len() + TEXT_BYTES);

@@ -607,8 +607,16 @@ impl Session {
             let record = report.emulator.as_ref();
             let notes = record.map(emulator_notes).unwrap_or_default();
             let checks = Checks::of(self.emulated, self.checks_asked, record, &report.outcome);
+            let mut outcome = report.outcome;
+            if let Outcome::Products {
+                launch_geometry, ..
+            } = &mut outcome
+            {
+                // Only the emulator's record says how kernels were launched.
+                *launch_geometry = record.map(|r| r.launches.clone()).unwrap_or_default();
+            }
             return Ok(WorkerRun::Reported {
-                outcome: report.outcome,
+                outcome,
                 notes,
                 checks,
             });
@@ -952,6 +960,8 @@ mod tests {
                 launches,
                 ..DeviceWork::default()
             }),
+            case_launches: Vec::new(),
+            launch_geometry: Vec::new(),
         };
         let good = EmulatorRecord {
             checked: true,
@@ -1035,6 +1045,8 @@ mod tests {
             panic: None,
             error: None,
             device_work: None,
+            case_launches: Vec::new(),
+            launch_geometry: Vec::new(),
         };
         let good = EmulatorRecord {
             confined: true,

@@ -193,6 +193,13 @@ fn outcome(g: &mut Gen, lab: impl FnOnce(&mut Gen) -> Value) -> Outcome {
             panic: g.chance(0.2).then(|| g.panic()),
             error: g.chance(0.2).then(|| "an error".into()),
             device_work: g.device_work(),
+            case_launches: g.list(|g| g.size() as u64),
+            launch_geometry: g.list(|g| grader_worker::protocol::LaunchGeometry {
+                number: g.size() as u64,
+                grid: [g.size() as u32, g.size() as u32, 1],
+                block: [g.size() as u32, g.size() as u32, 1],
+                kernel: "k".into(),
+            }),
         },
         1 => Outcome::GpuTimer(GpuTimerSamples {
             shape: [g.size(), g.size(), g.size()],

@@ -86,6 +86,15 @@ pub enum Outcome {
         error: Option<String>,
         /// What the GPU function did on the device, where the backend can tell.
         device_work: Option<DeviceWork>,
+        /// Where the backend counts launches: the process's launch count when each case
+        /// started, and after the last (case `i` made launches `case_launches[i]..[i + 1]`,
+        /// numbered as [`LaunchGeometry::number`]). Feedback only.
+        #[serde(default)]
+        case_launches: Vec<u64>,
+        /// The launches' geometry from the emulator's record, set by the supervisor (whatever
+        /// a worker puts here is replaced). Feedback only.
+        #[serde(default)]
+        launch_geometry: Vec<LaunchGeometry>,
     },
     /// `gpu-timer`: one sample per timed call, with the grader's device measurements.
     GpuTimer(GpuTimerSamples),
@@ -436,6 +445,42 @@ pub struct EmulatorRecord {
     pub left_out: u64,
     /// The findings, first of each, in the order they happened.
     pub findings: Vec<Finding>,
+    /// The first launches' geometry, in the order accepted (feedback only: a grid too small
+    /// for the output is told from it).
+    #[serde(default)]
+    pub launches: Vec<LaunchGeometry>,
+}
+
+/// One launch as the emulator accepted it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchGeometry {
+    /// Its number among the process's launches, from 0 (the worker's launch counts use the
+    /// same numbering).
+    pub number: u64,
+    /// Blocks along x, y and z.
+    pub grid: [u32; 3],
+    /// Threads of a block along x, y and z.
+    pub block: [u32; 3],
+    /// The kernel's name.
+    pub kernel: String,
+}
+
+impl LaunchGeometry {
+    /// Reads `NUMBER GX GY GZ BX BY BZ KERNEL`.
+    fn parse(text: &str) -> Option<LaunchGeometry> {
+        let mut fields = text.splitn(8, ' ');
+        let number = fields.next()?.parse().ok()?;
+        let mut dims = [0u32; 6];
+        for d in &mut dims {
+            *d = fields.next()?.parse().ok()?;
+        }
+        Some(LaunchGeometry {
+            number,
+            grid: [dims[0], dims[1], dims[2]],
+            block: [dims[3], dims[4], dims[5]],
+            kernel: fields.next()?.to_string(),
+        })
+    }
 }
 
 /// One of the emulator's findings.
@@ -449,7 +494,7 @@ pub struct Finding {
 }
 
 /// The header line of the emulator's record text (`grader/cuda-emulator/src/findings.rs`).
-const RECORD_HEADER: &str = "gpu-labs-emulator-record 2";
+const RECORD_HEADER: &str = "gpu-labs-emulator-record 3";
 
 impl EmulatorRecord {
     /// Cuts every finding's text to at most `bytes` ([`clip_text`]).
@@ -457,6 +502,9 @@ impl EmulatorRecord {
         for finding in &mut self.findings {
             clip_text(&mut finding.kind, bytes);
             clip_text(&mut finding.text, bytes);
+        }
+        for launch in &mut self.launches {
+            clip_text(&mut launch.kernel, bytes);
         }
     }
 
@@ -484,6 +532,10 @@ impl EmulatorRecord {
         }
         for line in lines {
             let (kind, text) = line.split_once('\t')?;
+            if kind == "launch" {
+                record.launches.push(LaunchGeometry::parse(text)?);
+                continue;
+            }
             record.findings.push(Finding {
                 kind: kind.to_string(),
                 text: text.to_string(),
@@ -515,9 +567,10 @@ mod tests {
 
     #[test]
     fn the_emulators_record_text_is_read_whole_or_not_at_all() {
-        let text = "gpu-labs-emulator-record 2\nchecked=1 confined=1 accepted=4 checked_runs=2 \
+        let text = "gpu-labs-emulator-record 3\nchecked=1 confined=1 accepted=4 checked_runs=2 \
                     confined_runs=1 plain_runs=0 skipped=1 left_out=4\n\
-                    race\tgpu-labs emulator: kernel `k` is a data race: x\n";
+                    race\tgpu-labs emulator: kernel `k` is a data race: x\n\
+                    launch\t0 4 2 1 16 16 1 matmul_tiled\n";
         let record = EmulatorRecord::parse(text).unwrap();
         assert!(record.checked && record.confined);
         assert_eq!(
@@ -530,19 +583,33 @@ mod tests {
             ),
             (4, 2, 1, 1, 4)
         );
+        assert_eq!(
+            record.launches,
+            [LaunchGeometry {
+                number: 0,
+                grid: [4, 2, 1],
+                block: [16, 16, 1],
+                kernel: "matmul_tiled".into()
+            }]
+        );
+        assert_eq!(record.findings.len(), 1);
         // An older emulator's record is not read as this one's.
         assert_eq!(
-            EmulatorRecord::parse(&text.replace("record 2", "record 1")),
+            EmulatorRecord::parse(&text.replace("record 3", "record 2")),
+            None
+        );
+        assert_eq!(
+            EmulatorRecord::parse(&text.replace("0 4 2 1 16 16 1", "0 4 2 1 16")),
             None
         );
         assert_eq!(record.races().count(), 1);
         assert_eq!(EmulatorRecord::parse("race\tx\n"), None);
         assert_eq!(
-            EmulatorRecord::parse("gpu-labs-emulator-record 2\nchecked=yes\n"),
+            EmulatorRecord::parse("gpu-labs-emulator-record 3\nchecked=yes\n"),
             None
         );
         assert_eq!(
-            EmulatorRecord::parse("gpu-labs-emulator-record 2\nchecked=1\nno tab here\n"),
+            EmulatorRecord::parse("gpu-labs-emulator-record 3\nchecked=1\nno tab here\n"),
             None
         );
     }

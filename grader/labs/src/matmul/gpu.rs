@@ -178,8 +178,10 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
     let before = counters::read();
     let mut outputs = Vec::with_capacity(cases.len());
     let (mut panic, mut error, mut not_from_device) = (None, None, None);
+    let mut case_launches = Vec::with_capacity(cases.len() + 1);
     for (index, &shape) in cases.iter().enumerate() {
         let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
+        case_launches.extend(counters::read().map(|w| w.launches));
         counters::provenance_window(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
         if let (Ok(Ok(c)), None) = (&called, &not_from_device) {
@@ -198,6 +200,7 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
             }
         }
     }
+    case_launches.extend(counters::read().map(|w| w.launches));
     Outcome::Products {
         outputs,
         panic,
@@ -206,6 +209,9 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
             not_from_device,
             ..work
         }),
+        case_launches,
+        // The supervisor's to fill, from the emulator's record.
+        launch_geometry: Vec::new(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Judging the matmul lab's CPU items: products checked case by case with a diagnosis across
 //! cases, the CPU timer's bracket, and the CPU speedup's tiers.
 
+use super::coverage;
 use super::kinds::{CpuTimer, Products};
 use super::t;
 use super::verdict::{device_unused, multiply_adds, must_count, WrongCase};
@@ -29,7 +30,8 @@ pub fn products(
     spec: &Products,
 ) -> Result<ItemResult, SupervisorError> {
     let order = ctx.order(item);
-    let (outputs, panic, error, device_work, notes) = match outcome_of(ctx, item, &order)? {
+    let (outputs, panic, error, device_work, notes, launches) = match outcome_of(ctx, item, &order)?
+    {
         Err(failed) => return Ok(failed),
         Ok((
             Outcome::Products {
@@ -37,9 +39,18 @@ pub fn products(
                 panic,
                 error,
                 device_work,
+                case_launches,
+                launch_geometry,
             },
             notes,
-        )) => (outputs, panic, error, device_work, notes),
+        )) => (
+            outputs,
+            panic,
+            error,
+            device_work,
+            notes,
+            (case_launches, launch_geometry),
+        ),
         Ok((other, _)) => return Err(unexpected(item, &other)),
     };
     let stopped = panic.is_some() || error.is_some();
@@ -52,12 +63,18 @@ pub fn products(
     let total = spec.cases.len();
     let mut right = Vec::new();
     let mut first_wrong: Option<(usize, matmul::Mismatch)> = None;
+    // On the GPU: the first wrong case's result against the launch that made it.
+    let mut coverage = None;
     for (index, (shape, product)) in spec.cases.iter().zip(&outputs).enumerate() {
         let (a, b) = inputs::operands(ctx.seed, item.id(), index, *shape);
         let got = unpack(item, product)?;
         match matmul::compare(&a, &b, &got, spec.tolerance) {
             Ok(_) => right.push(index),
             Err(mismatch) => {
+                if first_wrong.is_none() {
+                    let case = coverage::of_case(index, &launches.0, &launches.1);
+                    coverage = coverage::hint(&a, &b, &got, spec.tolerance, &case);
+                }
                 first_wrong.get_or_insert((index, mismatch));
             }
         }
@@ -93,7 +110,8 @@ pub fn products(
     };
     let case = describe_case(index, total, spec.cases[index]);
     let graded = outputs.len();
-    let hint = size_pattern(&spec.cases[..graded], &right)
+    let hint = coverage
+        .or_else(|| size_pattern(&spec.cases[..graded], &right))
         .or_else(|| mismatch.hint.or_else(|| spec.hint.clone()));
     let right: Vec<String> = right.iter().map(|&i| shape_text(spec.cases[i])).collect();
     let details = WrongCase {

@@ -8,6 +8,8 @@ pub mod batched;
 pub mod batched_judge;
 #[cfg(feature = "judge")]
 pub mod chart;
+#[cfg(feature = "judge")]
+mod coverage;
 pub mod gpu;
 #[cfg(feature = "judge")]
 pub mod judge;
@@ -204,6 +206,8 @@ impl LabWorker for Submission {
                                 panic: Some(p),
                                 error: None,
                                 device_work: None,
+                                case_launches: Vec::new(),
+                                launch_geometry: Vec::new(),
                             })
                         }
                     }
@@ -213,6 +217,8 @@ impl LabWorker for Submission {
                     panic: None,
                     error: None,
                     device_work: None,
+                    case_launches: Vec::new(),
+                    launch_geometry: Vec::new(),
                 })
             }
             Kind::CpuTimer(spec) => {
