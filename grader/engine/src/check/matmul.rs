@@ -32,6 +32,11 @@ impl Reference {
         // Tiny absolute floor so exact zeros (a zero row) compare sanely.
         c * self.k.max(1) as f64 * f64::from(f32::EPSILON) * self.magnitude[[i, j]] + 1e-30
     }
+
+    /// Whether `got` is a right value at (i, j) with tolerance factor `c`.
+    pub fn holds(&self, got: f32, c: f64, i: usize, j: usize) -> bool {
+        got.is_finite() && (f64::from(got) - self.value[[i, j]]).abs() <= self.bound(c, i, j)
+    }
 }
 
 /// A product that failed, with everything a student needs to find the bug.
@@ -164,11 +169,7 @@ fn leading_block(
     tolerance: f64,
 ) -> Option<(usize, usize)> {
     let (m, n) = got.dim();
-    let good = |i: usize, j: usize| {
-        let g = got[[i, j]];
-        g.is_finite()
-            && (f64::from(g) - reference.value[[i, j]]).abs() <= reference.bound(tolerance, i, j)
-    };
+    let good = |i: usize, j: usize| reference.holds(got[[i, j]], tolerance, i, j);
     let cols = (0..n).find(|&j| !good(0, j)).unwrap_or(n);
     let rows = (0..m).find(|&i| !good(i, 0)).unwrap_or(m);
     let on_edge = |x: usize, size: usize| x == size || (x > 0 && x.is_multiple_of(8));

@@ -54,10 +54,9 @@ pub(super) fn hint(
     let (along_x, along_y) = (gx * bx, gy * by);
     let reference = reference(a, b);
     let fits = |rows: usize, cols: usize| right_exactly_on(&reference, got, tolerance, rows, cols);
-    let kernel = &launch.kernel;
-    // x over columns, y over rows (as the lab's kernels read them).
+    // x over columns, y over rows (as the lab's kernels read them), else the other way round.
     let (rows, cols) = (along_y.min(m), along_x.min(n));
-    if (rows < m || cols < n) && fits(rows, cols) {
+    let (rows, cols, what, cause) = if (rows < m || cols < n) && fits(rows, cols) {
         let mut short = Vec::new();
         if cols < n {
             short.push(t!("coverage-short-x", threads = along_x, n = n));
@@ -72,38 +71,33 @@ pub(super) fn hint(
         } else {
             t!("coverage-too-small")
         };
-        return Some(t!(
-            "coverage-short",
-            kernel = kernel.as_str(),
-            gx = gx,
-            gy = gy,
-            bx = bx,
-            by = by,
-            rows = rows,
-            cols = cols,
-            m = m,
-            n = n,
-            short = short.join("; "),
-            cause = cause
-        ));
-    }
-    // The kernel takes its row from x and its column from y, the grid the other way round.
-    let (rows, cols) = (along_x.min(m), along_y.min(n));
-    if (rows < m || cols < n) && fits(rows, cols) {
-        return Some(t!(
-            "coverage-swapped",
-            kernel = kernel.as_str(),
-            gx = gx,
-            gy = gy,
-            bx = bx,
-            by = by,
-            rows = rows,
-            cols = cols,
-            m = m,
-            n = n
-        ));
-    }
-    None
+        (rows, cols, short.join("; "), cause)
+    } else {
+        let (rows, cols) = (along_x.min(m), along_y.min(n));
+        if !((rows < m || cols < n) && fits(rows, cols)) {
+            return None;
+        }
+        (
+            rows,
+            cols,
+            t!("coverage-swapped-what"),
+            t!("coverage-swapped"),
+        )
+    };
+    Some(t!(
+        "coverage-launch",
+        kernel = launch.kernel.as_str(),
+        gx = gx,
+        gy = gy,
+        bx = bx,
+        by = by,
+        rows = rows,
+        cols = cols,
+        m = m,
+        n = n,
+        what = what,
+        cause = cause
+    ))
 }
 
 /// Whether `got` is right on its top-left `rows`×`cols` (not empty) and wrong on nearly all
@@ -118,11 +112,7 @@ fn right_exactly_on(
     if rows == 0 || cols == 0 {
         return false;
     }
-    let good = |i: usize, j: usize| {
-        let g = got[[i, j]];
-        g.is_finite()
-            && (f64::from(g) - reference.value[[i, j]]).abs() <= reference.bound(tolerance, i, j)
-    };
+    let good = |i: usize, j: usize| reference.holds(got[[i, j]], tolerance, i, j);
     let (mut outside, mut wrong_outside) = (0usize, 0usize);
     for ((i, j), _) in got.indexed_iter() {
         let inside = i < rows && j < cols;

@@ -72,9 +72,10 @@ chart-line-yours-gpu = your { $function } (GPU)
 chart-line-ndarray = ndarray's product (CPU)
 too-little-work-reason = the GPU did far too little arithmetic for these products
 too-little-work-details = `{ $function }` returned right products, but the device did far less work than they need: { $needed } multiply-adds over the cases, while its kernels read { $read } values and cuBLAS did { $blas } multiply-adds. A kernel reads its operands for every multiply-add (or a few per register tile); a result computed on the CPU and only passed through the GPU reads one value per element. Compute the product on the device: each thread's loop over k in your kernel, or one cuBLAS call.
-coverage-short = your launch of `{ $kernel }` ran { $gx }×{ $gy } blocks of { $bx }×{ $by } threads, and C is right exactly on the top-left { $rows }×{ $cols } of its { $m }×{ $n } that they reach: { $short }. { $cause }
+coverage-launch = your launch of `{ $kernel }` ran { $gx }×{ $gy } blocks of { $bx }×{ $by } threads, and C is right exactly on the top-left { $rows }×{ $cols } of its { $m }×{ $n } that they reach: { $what }. { $cause }
 coverage-short-x = { $threads } threads along x for C's { $n } columns
 coverage-short-y = { $threads } threads along y for C's { $m } rows
 coverage-too-small = The grid is too small: size it from C, grid_dim = (n.div_ceil(blockDim.x), m.div_ceil(blockDim.y), 1), rounding up, and keep the kernel's `if (row < m && col < n)` guard for the threads past the edge
 coverage-turned = The grid is sized for C on its side (x from m = { $m } rows, y from n = { $n } columns); x runs over C's columns: grid_dim = (n.div_ceil(blockDim.x), m.div_ceil(blockDim.y), 1)
-coverage-swapped = your launch of `{ $kernel }` ran { $gx }×{ $gy } blocks of { $bx }×{ $by } threads, and C is right exactly on its top-left { $rows }×{ $cols } of { $m }×{ $n }: the threads along x reached rows and those along y reached columns, so the kernel takes its row from x and its column from y while the grid puts C's columns along x. Use col = blockIdx.x * blockDim.x + threadIdx.x and row = blockIdx.y * blockDim.y + threadIdx.y
+coverage-swapped-what = the threads along x reached rows and those along y reached columns
+coverage-swapped = So the kernel takes its row from x and its column from y, while the grid puts C's columns along x: use col = blockIdx.x * blockDim.x + threadIdx.x and row = blockIdx.y * blockDim.y + threadIdx.y

@@ -72,9 +72,10 @@ chart-line-yours-gpu = 你的 { $function }（GPU）
 chart-line-ndarray = ndarray 的乘法（CPU）
 too-little-work-reason = GPU 為這些乘積做的運算遠遠不夠
 too-little-work-details = `{ $function }` 回傳的乘積是對的，但裝置做的工作遠少於所需：所有案例共需 { $needed } 次乘加，而它的 kernel 只讀了 { $read } 個值，cuBLAS 做了 { $blas } 次乘加。kernel 每做一次乘加都要讀運算元（或每個暫存器分塊讀幾個）；在 CPU 上算好、只經過 GPU 的結果，每個元素只讀一個值。請在裝置上計算乘積：在你的 kernel 裡讓每個執行緒對 k 做迴圈，或呼叫一次 cuBLAS。
-coverage-short = 你啟動 `{ $kernel }` 用了 { $gx }×{ $gy } 個 block、每個 { $bx }×{ $by } 個 thread，而 C 正好只在這些 thread 碰得到的左上角 { $rows }×{ $cols }（全部是 { $m }×{ $n }）是對的：{ $short }。{ $cause }
+coverage-launch = 你啟動 `{ $kernel }` 用了 { $gx }×{ $gy } 個 block、每個 { $bx }×{ $by } 個 thread，而 C 正好只在這些 thread 碰得到的左上角 { $rows }×{ $cols }（全部是 { $m }×{ $n }）是對的：{ $what }。{ $cause }
 coverage-short-x = x 方向有 { $threads } 個 thread，C 卻有 { $n } 欄
 coverage-short-y = y 方向有 { $threads } 個 thread，C 卻有 { $m } 列
 coverage-too-small = grid 太小了：依 C 的大小決定 grid，grid_dim = (n.div_ceil(blockDim.x), m.div_ceil(blockDim.y), 1)（無條件進位），並保留 kernel 裡的 `if (row < m && col < n)`，讓超出邊界的 thread 不做事
 coverage-turned = 這個 grid 是照「躺倒的 C」算的（x 用了 m = { $m } 列，y 用了 n = { $n } 欄）；x 應該跑 C 的欄：grid_dim = (n.div_ceil(blockDim.x), m.div_ceil(blockDim.y), 1)
-coverage-swapped = 你啟動 `{ $kernel }` 用了 { $gx }×{ $gy } 個 block、每個 { $bx }×{ $by } 個 thread，而 C 正好只在左上角 { $rows }×{ $cols }（全部是 { $m }×{ $n }）是對的：x 方向的 thread 碰到的是列，y 方向的碰到的是欄，也就是 kernel 從 x 取列、從 y 取欄，grid 卻把 C 的欄放在 x 上。請用 col = blockIdx.x * blockDim.x + threadIdx.x、row = blockIdx.y * blockDim.y + threadIdx.y
+coverage-swapped-what = x 方向的 thread 碰到的是列，y 方向的碰到的是欄
+coverage-swapped = 也就是 kernel 從 x 取列、從 y 取欄，grid 卻把 C 的欄放在 x 上。請用 col = blockIdx.x * blockDim.x + threadIdx.x、row = blockIdx.y * blockDim.y + threadIdx.y
