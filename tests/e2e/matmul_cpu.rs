@@ -298,6 +298,14 @@ fn the_same_seed_gives_the_same_feedback_and_another_seed_other_inputs() {
 /// The solution's speed-item score over `runs` gradings of a rubric with only that item, each
 /// with a fresh seed; `grade` is how each grading is run.
 fn speed_scores(runs: usize, grade: impl Fn(&Path, &[&str]) -> Graded) -> Vec<f64> {
+    speed_gradings(runs, grade)
+        .iter()
+        .map(|g| g.score("fast_speedup"))
+        .collect()
+}
+
+/// `runs` gradings of the solution's `fast_speedup` alone, by `grade`.
+fn speed_gradings(runs: usize, grade: impl Fn(&Path, &[&str]) -> Graded) -> Vec<Graded> {
     let rubric = std::fs::read_to_string(workspace().join("assignments/matmul/assignment.toml"))
         .expect("rubric");
     let start = rubric
@@ -315,7 +323,7 @@ fn speed_scores(runs: usize, grade: impl Fn(&Path, &[&str]) -> Graded) -> Vec<f6
         .map(|_| {
             let g = grade(&solution(), &["--assignment", path]);
             eprintln!("{}", g.output("fast_speedup"));
-            g.score("fast_speedup")
+            g
         })
         .collect()
 }
@@ -328,15 +336,25 @@ fn the_speedup_score_is_the_same_on_every_run() {
     assert_eq!(speed_scores(5, grade), vec![4.0; 5]);
 }
 
+/// Issue 51, fifth class: a speed grade never silently drops because another program took
+/// the cores. Half of a 2-core machine taken for the whole measurement: the grade is the idle
+/// grade, or the item says it was not measured reliably, how much of the machine other
+/// programs used, and to grade again on a quiet machine.
 #[test]
-#[ignore = "a robustness measurement whose margin depends on the machine's speed: run it with \
-            `cargo test --test e2e matmul_cpu:: -- --ignored`"]
-fn the_speedup_score_holds_while_another_program_keeps_a_core_busy() {
-    // Half of a 2-core machine taken: the solution's threads lose a core for the whole
-    // measurement, and short runs get preempted. Its tier must not move. (Here the solution
-    // measures about 23x with a core busy and 23-40x without, against a top tier of 12x; on a
-    // slower machine a core fewer can legitimately cost a tier, so CI does not run this.)
-    assert_eq!(speed_scores(3, grade_with_a_busy_core), vec![4.0; 3]);
+fn the_speedup_score_holds_while_another_program_keeps_a_core_busy_or_says_why_not() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    for g in speed_gradings(2, grade_with_a_busy_core) {
+        let out = g.output("fast_speedup");
+        assert!(
+            g.score("fast_speedup") == 4.0
+                || (g.score("fast_speedup") == 0.0
+                    && out.contains("Other programs used")
+                    && out.contains("grade it again when the machine is quiet")),
+            "{out}"
+        );
+    }
 }
 
 #[test]

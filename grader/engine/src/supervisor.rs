@@ -315,6 +315,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The worker's process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
     /// Starts a worker on `order`, with a shared region of `words` matrix words.
     pub fn start(
         command: &WorkerCommand,

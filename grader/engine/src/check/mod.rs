@@ -3,6 +3,7 @@
 
 pub mod gpu;
 pub mod gpu_error;
+pub mod load;
 pub mod matmul;
 pub mod speedup;
 pub mod sweep;
@@ -566,18 +567,38 @@ pub fn sample_speedup(
         )));
     }
     let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
+    let mut contended = Vec::new();
     for round in 0.. {
         let samples = spec
             .samples
             .min(spec.max_samples - baseline_ns.len())
             .max(1);
         let measured;
+        let before = load::snapshot(&workers.pids());
         (workers, measured) = match workers.round(ctx, item, round, samples)? {
             Ok(w) => w,
             Err(failed) => return Ok(Err(failed)),
         };
         if let Some(wrong) = measured.wrong_sample {
             return Ok(Err(wrong_while_timed(item, baseline_ns.len() + wrong)));
+        }
+        // A round during which other programs took the cores measured them, not the
+        // submission: it is dropped and measured again after a pause, and an item that never
+        // gets a quiet round is reported as not measured, with what took the machine.
+        let others = before
+            .zip(load::snapshot(&workers.pids()))
+            .map(|(before, after)| load::others_cores(&before, &after));
+        if let Some(others) = others.filter(|o| *o >= load::CONTENDED_CORES) {
+            contended.push(others);
+            if contended.len() > CONTENDED_RETRIES {
+                let finished = workers.finish(item)?;
+                if finished.status != crate::report::Status::Passed {
+                    return Ok(Err(finished));
+                }
+                return Ok(Err(not_measured(item, &contended)));
+            }
+            std::thread::sleep(CONTENDED_PAUSE);
+            continue;
         }
         baseline_ns.extend(measured.baseline_ns);
         candidate_ns.extend(measured.candidate_ns);
@@ -603,6 +624,33 @@ pub fn sample_speedup(
         }
     }
     unreachable!("rounds go on until a decision")
+}
+
+/// How many rounds of a speed item may be contended ([`load::CONTENDED_CORES`]) and measured
+/// again before the item is reported as not measured.
+const CONTENDED_RETRIES: usize = 3;
+
+/// The pause before a contended round is measured again: a build or a test beside the
+/// grader often ends within seconds.
+const CONTENDED_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A speed item none of whose rounds ran on a quiet machine: no points (a submission that
+/// starts a busy process of its own gains nothing by it), and the reason, for the student or
+/// the instructor to grade it again when the machine is quiet.
+fn not_measured(item: &Item, contended: &[f64]) -> ItemResult {
+    let most = contended.iter().copied().fold(0.0f64, f64::max);
+    let least = contended.iter().copied().fold(f64::INFINITY, f64::min);
+    ItemResult::failed(
+        item,
+        t!("speed-contended-reason"),
+        t!(
+            "speed-contended-details",
+            rounds = contended.len(),
+            least = format!("{least:.1}"),
+            most = format!("{most:.1}"),
+            cores = std::thread::available_parallelism().map_or(1, |n| n.get())
+        ),
+    )
 }
 
 /// A function right on the checked run but wrong on a timed one earns no speed points.

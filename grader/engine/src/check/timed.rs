@@ -334,6 +334,12 @@ impl SpeedWorkers {
         Ok(Ok((self, result)))
     }
 
+    /// The two workers' processes, whose processor time is the grader's own while they are
+    /// timed ([`super::load`]).
+    pub fn pids(&self) -> [i32; 2] {
+        [self.candidate.pid(), self.yardstick.pid()]
+    }
+
     /// Tells both workers to finish and reads what they reported.
     pub fn finish(self, item: &Item) -> Failed {
         let SpeedWorkers {
