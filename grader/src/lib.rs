@@ -27,6 +27,7 @@ pub use grader_engine::{
 
 #[cfg(feature = "cli")]
 pub mod batch;
+pub mod calibrate;
 #[cfg(feature = "cli")]
 pub mod classroom;
 pub mod grade;

@@ -258,6 +258,29 @@ enum Commands {
         #[arg(long)]
         force: bool,
     },
+    /// Check the rubric's speed tiers on this machine: grade the lab's solution at PATH several
+    /// times on its speed items alone and say, for each, whether a tier's edge lies inside (or
+    /// near) the spread of the speedups measured, where honest students' grades would flip.
+    Calibrate {
+        /// The solution's folder (`solutions/matmul`).
+        path: PathBuf,
+        /// The lab's name or the path of an assignment.toml; inferred from the crate when not
+        /// given.
+        #[arg(long)]
+        assignment: Option<String>,
+        /// How many times to grade each speed item.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..=100))]
+        runs: u16,
+        /// Where GPU items run (as for `grade`): GPU speedups are measured on a real GPU only.
+        #[arg(long, value_enum, env = "GRADER_GPU", default_value_t = GpuMode::Auto)]
+        gpu: GpuMode,
+        /// Where builds are cached [default: as for `grade`].
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+        /// Grade without the workers' sandbox (as for `grade`).
+        #[arg(long)]
+        unsandboxed: bool,
+    },
     /// Print a lab's GitHub Classroom workflow (.github/workflows/classroom.yml).
     Classroom {
         /// The lab's name (`matmul`) or the path of an assignment.toml.
@@ -301,6 +324,34 @@ fn main() -> ExitCode {
                 jobs: jobs.map_or_else(grader::turns::items_at_once, usize::from),
                 lang,
             })
+        }),
+        Commands::Calibrate {
+            path,
+            assignment,
+            runs,
+            gpu,
+            cache_dir,
+            unsandboxed,
+        } => sandboxed(unsandboxed, false).and_then(|()| {
+            let assignment = assignment_for(&path, assignment.as_deref())?;
+            let mut options = GradeOptions::new(inputs::fresh_seed());
+            options.gpu = gpu;
+            options.cache = cache_or_default(cache_dir);
+            let runs = usize::from(runs);
+            let items = grader::calibrate::calibrate(
+                &path,
+                &assignment,
+                &options,
+                runs,
+                &mut progress_lines,
+            )?;
+            out!(
+                "calibration of `{}` on this machine: {runs} gradings of {} alone\n{}",
+                assignment.assignment.name,
+                path.display(),
+                grader::calibrate::render(&items, runs)
+            );
+            Ok(())
         }),
         Commands::Batch {
             dir,

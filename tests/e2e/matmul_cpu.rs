@@ -597,3 +597,79 @@ fn a_library_reached_through_a_renamed_dependency_and_a_pasted_name_does_not_com
         "{out}"
     );
 }
+
+/// `grader calibrate`: the solution's speed items graded several times on this machine, the
+/// spread of its speedups set against the tiers. With the lab's tiers the solution lies clear
+/// of every edge here (or the command says how close); with an edge every 0.5× the spread
+/// cannot miss one, and the command says the grade would flip. The GPU speedups are said not
+/// measured on the emulator.
+#[test]
+fn calibrate_reports_each_speed_items_spread_against_its_tiers() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let calibrate = |assignment: &str| {
+        let out = gpu_labs_e2e::one_at_a_time(|| {
+            std::process::Command::new(gpu_labs_e2e::grader_bin())
+                .args(["calibrate", "--runs", "2", "--gpu", "emulate"])
+                .args(["--assignment", assignment])
+                .arg(solution())
+                .env("GPU_LABS_CACHE", workspace().join("target/grader-cache"))
+                .output()
+                .expect("grader runs")
+        });
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let text = calibrate("matmul");
+    assert!(
+        text.contains("fast_speedup: tiers at 2×, 5×, 12×; the solution measured")
+            && (text.contains("clear: the nearest edge")
+                || text.contains("CLOSE")
+                || text.contains("UNRELIABLE"))
+            && text.contains("gpu_speedup: tiers at 1×, 3×, 10×; not measured on this machine"),
+        "{text}"
+    );
+    let rubric = std::fs::read_to_string(workspace().join("assignments/matmul/assignment.toml"))
+        .expect("rubric");
+    let start = rubric
+        .find("[[item]]\nid = \"fast_speedup\"")
+        .expect("speed item");
+    let tiers_at = start + rubric[start..].find("tiers = [").expect("tiers");
+    let tiers_end = tiers_at + rubric[tiers_at..].find("]\n").expect("end of tiers") + 2;
+    let dense: Vec<String> = (0..400)
+        .map(|i| {
+            format!(
+                "  {{ speedup = {}, points = {} }},",
+                1.0 + 0.5 * f64::from(i),
+                4.0 * f64::from(i + 1) / 400.0
+            )
+        })
+        .collect();
+    let header = &rubric[..rubric.find("[[item]]").expect("items")];
+    let item_end = rubric[start + 1..]
+        .find("[[item]]")
+        .map_or(rubric.len(), |e| start + 1 + e);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("assignment.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "{header}{}tiers = [\n{}\n]\n{}",
+            &rubric[start..tiers_at],
+            dense.join("\n"),
+            &rubric[tiers_end..item_end]
+        ),
+    )
+    .expect("write");
+    let text = calibrate(path.to_str().expect("utf-8"));
+    assert!(
+        text.contains("UNRELIABLE: the ") || text.contains("CLOSE: the "),
+        "{text}"
+    );
+}
