@@ -1,7 +1,8 @@
 //! What else ran on this machine's cores while a speed item was sampled: the processor time
 //! the kernel counts on the cores the grader may use (`/proc/stat`, time stolen by a
 //! hypervisor included), less what the grader's own processes used (the supervisor and the
-//! two workers being timed). A classmate's build, another Slurm task or a browser shows up
+//! two workers being timed, with every process of their process groups: a submission's own
+//! helper processes are its work, not another program's). A classmate's build, another Slurm task or a browser shows up
 //! there; a speedup measured while it ran is not the submission's.
 //!
 //! A process the submission starts and leaves running counts as another program: it can only
@@ -33,16 +34,29 @@ fn proc_text(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// Reads a [`Snapshot`] counting `pids` (the workers) and this process as the grader's own;
-/// `None` where `/proc` cannot tell (another system).
+/// Reads a [`Snapshot`] counting `pids` (the workers, each the leader of its process group)
+/// with their groups, and this process, as the grader's own; `None` where `/proc` cannot tell
+/// (another system).
 pub fn snapshot(pids: &[i32]) -> Option<Snapshot> {
     let stat = proc_text("/proc/stat")?;
     let cores = allowed_cores()?;
     let busy = busy_ticks(&stat, &cores)?;
-    let mut own = process_ticks("self")?;
-    for pid in pids {
-        // A worker that has ended counts nothing more.
-        own += process_ticks(&pid.to_string()).unwrap_or(0);
+    let mut own = process_ticks("self")?.0;
+    // A process that has ended counts nothing more.
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if let Some((ticks, group)) = process_ticks(pid) {
+            let id: i32 = pid.parse().unwrap_or(0);
+            if pids.contains(&id) || pids.contains(&group) {
+                own += ticks;
+            }
+        }
     }
     Some(Snapshot {
         at: Instant::now(),
@@ -119,21 +133,26 @@ fn busy_ticks(stat: &str, cores: &[usize]) -> Option<u64> {
     (seen > 0).then_some(busy)
 }
 
-/// A process's user and system ticks, its waited-for children's included.
-fn process_ticks(pid: &str) -> Option<u64> {
+/// A process's user and system ticks, its waited-for children's included, and its process
+/// group.
+fn process_ticks(pid: &str) -> Option<(u64, i32)> {
     let stat = proc_text(&format!("/proc/{pid}/stat"))?;
     // The command name is in parentheses and may hold spaces: count fields after it.
     let after = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = after.split_ascii_whitespace().collect();
-    // Fields 14 to 17 of the line (utime, stime, cutime, cstime) are 11 to 14 after the name.
-    (11..=14).try_fold(0u64, |sum, i| {
+    // Field 5 of the line (the process group) is 2 after the name; fields 14 to 17 (utime,
+    // stime, cutime, cstime) are 11 to 14.
+    let group = fields.get(2)?.parse().ok()?;
+    let ticks = (11..=14).try_fold(0u64, |sum, i| {
         Some(sum + fields.get(i)?.parse::<u64>().ok()?)
-    })
+    })?;
+    Some((ticks, group))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
 
     #[test]
     fn busy_ticks_count_only_the_allowed_cores_and_not_idle_time() {
@@ -152,9 +171,11 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(300));
         let idle_after = snapshot(&[]).expect("/proc");
         let idle = others_cores(&idle_before, &idle_after);
-        // A busy program (not the grader's: no pid of it is given).
+        // A busy program (not the grader's: no pid of it is given), in a process group of its
+        // own whose busy member is a child of its leader, as a worker's helper process is.
         let mut busy = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
+            .args(["-c", "(while :; do :; done) & wait"])
+            .process_group(0)
             .spawn()
             .expect("sh");
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -165,7 +186,8 @@ mod tests {
         let own_before = snapshot(&[busy.id() as i32]).expect("/proc");
         std::thread::sleep(std::time::Duration::from_millis(600));
         let own_after = snapshot(&[busy.id() as i32]).expect("/proc");
-        let _ = busy.kill();
+        // SAFETY: kill has no memory preconditions; the group is the test's own child's.
+        unsafe { libc::kill(-(busy.id() as i32), libc::SIGKILL) };
         let _ = busy.wait();
         let others = others_cores(&before, &after);
         let own = others_cores(&own_before, &own_after);
