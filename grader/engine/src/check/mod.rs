@@ -598,9 +598,10 @@ pub fn sample_speedup(
                 if finished.status != crate::report::Status::Passed {
                     return Ok(Err(finished));
                 }
-                // Other programs slow a parallel candidate more than the one-core baseline: a
-                // top tier reached on a busy machine stands (it can only be an underestimate);
-                // any lower one is not graded.
+                // Other programs slow a parallel CPU candidate more than the one-core baseline:
+                // a top tier it reached on a busy machine stands (it can only be an
+                // underestimate); any lower one is not graded. A GPU candidate is not slowed
+                // as much as the CPU baseline is, so it gets no such allowance.
                 let ratios = speedup::ratios(&busy_baseline_ns, &busy_candidate_ns);
                 let top = spec.tiers.iter().map(|t| t.points).fold(0.0, f64::max);
                 if let speedup::Decision::Decided {
@@ -609,7 +610,7 @@ pub fn sample_speedup(
                     points,
                 } = speedup::decide(&ratios, &spec.tiers, false)
                 {
-                    if top > 0.0 && points >= top {
+                    if top > 0.0 && points >= top && !item.spec.gpu_track() {
                         return Ok(Ok(Sampled {
                             speedup,
                             tier,
