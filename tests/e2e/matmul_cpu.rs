@@ -338,8 +338,8 @@ fn the_speedup_score_is_the_same_on_every_run() {
 
 /// Issue 51, fifth class: a speed grade never silently drops because another program took
 /// the cores. Half of a 2-core machine taken for the whole measurement: the grade is the idle
-/// grade, or the item says it was not measured reliably, how much of the machine other
-/// programs used, and to grade again on a quiet machine.
+/// grade, or the item says how much of the machine other programs used, that a quiet machine
+/// may score higher, and to grade again there.
 #[test]
 fn the_speedup_score_holds_while_another_program_keeps_a_core_busy_or_says_why_not() {
     if gpu_labs_e2e::skip_unless_full() {
@@ -347,11 +347,11 @@ fn the_speedup_score_holds_while_another_program_keeps_a_core_busy_or_says_why_n
     }
     for g in speed_gradings(2, grade_with_a_busy_core) {
         let out = g.output("fast_speedup");
+        // The idle grade, or a lower one that says the machine was busy and to grade again.
         assert!(
             g.score("fast_speedup") == 4.0
-                || (g.score("fast_speedup") == 0.0
-                    && out.contains("Other programs used")
-                    && out.contains("grade it again when the machine is quiet")),
+                || (out.contains("Measured while other programs used")
+                    && out.contains("Grade it again when the machine is quiet")),
             "{out}"
         );
     }

@@ -44,6 +44,7 @@ panicked-details = `{ $function }` panicked{ $case }{ $at }: { $message }.{ $hin
 speed-wrong-shape = it returned a matrix of the wrong shape (A·B is { $m }×{ $n })
 speed-contended-reason = not measured reliably: other programs were using this machine
 speed-contended-details = Other programs used { $least } to { $most } of this machine's { $cores } cores while your code was being timed, in each of { $rounds } tries, so the speed measured would have been theirs as much as yours. This item is not graded on such a run: grade it again when the machine is quiet (close other heavy programs; on a shared machine, ask whoever runs the grader).
+speed-busy-note = Measured while other programs used { $least } to { $most } of this machine's { $cores } cores, in each of { $rounds } tries: on a quiet machine your code may reach a higher tier. Grade it again when the machine is quiet (close other heavy programs; on a shared machine, ask whoever runs the grader).
 speed-wrong-reason = wrong result, so its speed does not count
 speed-wrong-details = `{ $function }` gives a wrong result at { $m }×{ $k }×{ $n }: { $summary }. Only a correct product earns speed points.
 timed-wrong-reason = wrong result on timed run { $run }

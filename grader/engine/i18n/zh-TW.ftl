@@ -44,6 +44,7 @@ panicked-details = `{ $function }` 發生 panic{ $case }{ $at }：{ $message }�
 speed-wrong-shape = 它傳回的矩陣形狀不對（A·B 是 { $m }×{ $n }）
 speed-contended-reason = 無法可靠量測：有其他程式正在使用這台機器
 speed-contended-details = 在為你的程式計時的 { $rounds } 次嘗試中，其他程式每次都用掉了這台機器 { $cores } 個核心中的 { $least } 到 { $most } 個，量到的速度同樣反映了它們，而不只是你的程式。這一項不依這樣的量測評分：請在機器空閒時再評一次（關掉其他吃重的程式；如果是共用的機器，請告訴負責執行評分程式的人）。
+speed-busy-note = 量測時，其他程式在 { $rounds } 次嘗試中每次都用掉了這台機器 { $cores } 個核心中的 { $least } 到 { $most } 個：在空閒的機器上，你的程式可能達到更高的等級。請在機器空閒時再評一次（關掉其他吃重的程式；如果是共用的機器，請告訴負責執行評分程式的人）。
 speed-wrong-reason = 結果錯誤，所以速度不算分
 speed-wrong-details = `{ $function }` 在 { $m }×{ $k }×{ $n } 算出錯誤的結果：{ $summary }。只有正確的乘積才能拿速度分數。
 timed-wrong-reason = 第 { $run } 次計時執行的結果錯誤

@@ -529,6 +529,9 @@ pub struct Sampled {
     pub candidate_ns: Vec<u64>,
     /// The hand-over's cost per run (ns), measured and subtracted from every run.
     pub overhead_ns: u64,
+    /// When no round ran on a quiet machine and the item was graded from the busy ones: what
+    /// the feedback must say (how busy, and to grade again when it is quiet).
+    pub busy: Option<String>,
 }
 
 /// Runs a speed item in rounds until its tier is clear (more samples near a tier edge, up to
@@ -598,19 +601,20 @@ pub fn sample_speedup(
                 if finished.status != crate::report::Status::Passed {
                     return Ok(Err(finished));
                 }
-                // Other programs slow a parallel CPU candidate more than the one-core baseline:
-                // a top tier it reached on a busy machine stands (it can only be an
-                // underestimate); any lower one is not graded. A GPU candidate is not slowed
-                // as much as the CPU baseline is, so it gets no such allowance.
-                let ratios = speedup::ratios(&busy_baseline_ns, &busy_candidate_ns);
-                let top = spec.tiers.iter().map(|t| t.points).fold(0.0, f64::max);
-                if let speedup::Decision::Decided {
-                    speedup,
-                    tier,
-                    points,
-                } = speedup::decide(&ratios, &spec.tiers, false)
-                {
-                    if top > 0.0 && points >= top && !item.spec.gpu_track() {
+                // A CPU product is graded from the busy rounds, and says so: other programs slow
+                // its parallel threads more than the one-core baseline, so a busy machine can
+                // only lower its tier, and the student reads how busy it was and to grade again.
+                // A GPU speedup's baseline is the side a busy machine slows, which could lift it
+                // into a tier: it is not graded.
+                if !item.spec.gpu_track() {
+                    let ratios = speedup::ratios(&busy_baseline_ns, &busy_candidate_ns);
+                    if let speedup::Decision::Decided {
+                        speedup,
+                        tier,
+                        points,
+                    } = speedup::decide(&ratios, &spec.tiers, false)
+                    {
+                        let top = spec.tiers.iter().map(|t| t.points).fold(0.0, f64::max);
                         return Ok(Ok(Sampled {
                             speedup,
                             tier,
@@ -618,6 +622,7 @@ pub fn sample_speedup(
                             baseline_ns: busy_baseline_ns,
                             candidate_ns: busy_candidate_ns,
                             overhead_ns,
+                            busy: (points < top).then(|| busy_note(&contended)),
                         }));
                     }
                 }
@@ -646,6 +651,7 @@ pub fn sample_speedup(
                 baseline_ns,
                 candidate_ns,
                 overhead_ns,
+                busy: None,
             }));
         }
     }
@@ -676,6 +682,20 @@ fn not_measured(item: &Item, contended: &[f64]) -> ItemResult {
             most = format!("{most:.1}"),
             cores = std::thread::available_parallelism().map_or(1, |n| n.get())
         ),
+    )
+}
+
+/// What a CPU speed item graded from busy rounds says: how much of the machine other programs
+/// used, and that a quiet machine may score higher.
+fn busy_note(contended: &[f64]) -> String {
+    let most = contended.iter().copied().fold(0.0f64, f64::max);
+    let least = contended.iter().copied().fold(f64::INFINITY, f64::min);
+    t!(
+        "speed-busy-note",
+        rounds = contended.len(),
+        least = format!("{least:.1}"),
+        most = format!("{most:.1}"),
+        cores = std::thread::available_parallelism().map_or(1, |n| n.get())
     )
 }
 

@@ -153,6 +153,7 @@ mod tests {
             baseline_ns: vec![40_000_000, 20_000_000, 30_000_000],
             candidate_ns: vec![5_000_000, 7_000_000, 6_000_000],
             overhead_ns: 0,
+            busy: None,
         };
         let p = graded_point([8, 8, 8], &sampled);
         assert_eq!(p.baseline_ms, 30.0);

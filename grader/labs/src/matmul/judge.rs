@@ -205,6 +205,7 @@ pub fn cpu_speedup(
         baseline_ns,
         candidate_ns,
         overhead_ns,
+        busy,
     } = sampled;
     let s = speedup::shown(measured_speedup);
     let ms = |v: &[u64]| speedup::median(&v.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
@@ -247,6 +248,10 @@ pub fn cpu_speedup(
             )
         }
     };
+    if let Some(busy) = busy {
+        result.details.push('\n');
+        result.details.push_str(&busy);
+    }
     let lines = super::chart::cpu_lines(&item.function);
     super::chart::extend(ctx, item, spec, &mut result, lines);
     Ok(result)
