@@ -47,19 +47,22 @@ pub enum Verdict {
 }
 
 impl ItemCalibration {
+    /// The lowest and highest speedup measured, if any was.
+    fn spread(&self) -> Option<(f64, f64)> {
+        let lo = self.speedups.iter().copied().reduce(f64::min)?;
+        let hi = self.speedups.iter().copied().reduce(f64::max)?;
+        Some((lo, hi))
+    }
+
     /// The spread's verdict against the tiers.
     pub fn verdict(&self) -> Verdict {
-        let (Some(lo), Some(hi)) = (
-            self.speedups.iter().copied().reduce(f64::min),
-            self.speedups.iter().copied().reduce(f64::max),
-        ) else {
+        let Some((lo, hi)) = self.spread() else {
             return Verdict::NotMeasured;
         };
         if let Some(&edge) = self.edges.iter().find(|&&e| lo <= e && e <= hi) {
             return Verdict::EdgeInside(edge);
         }
-        // How many times farther than the spread's nearer end each edge lies.
-        let distance = |e: f64| if e > hi { e / hi } else { lo / e };
+        let distance = |e: f64| distance(e, (lo, hi));
         let nearest = self
             .edges
             .iter()
@@ -69,6 +72,15 @@ impl ItemCalibration {
             Some(e) if distance(e) < CLEAR_MARGIN => Verdict::EdgeClose(e),
             other => Verdict::Clear(other),
         }
+    }
+}
+
+/// How many times farther than the spread's nearer end an edge outside it lies.
+fn distance(edge: f64, (lo, hi): (f64, f64)) -> f64 {
+    if edge > hi {
+        edge / hi
+    } else {
+        lo / edge
     }
 }
 
@@ -148,10 +160,7 @@ pub fn render(items: &[ItemCalibration], runs: usize) -> String {
     for item in items {
         let edges: Vec<String> = item.edges.iter().map(|e| format!("{e}×")).collect();
         let _ = write!(out, "{}: tiers at {}", item.id, edges.join(", "));
-        let (Some(lo), Some(hi)) = (
-            item.speedups.iter().copied().reduce(f64::min),
-            item.speedups.iter().copied().reduce(f64::max),
-        ) else {
+        let Some((lo, hi)) = item.spread() else {
             let _ = writeln!(
                 out,
                 "; not measured on this machine in {runs} runs ({})",
@@ -179,10 +188,10 @@ pub fn render(items: &[ItemCalibration], runs: usize) -> String {
                 "CLOSE: the {e}× edge lies within {CLEAR_MARGIN}× of the spread; a busier or \
                  slower run may cross it"
             ),
-            Verdict::Clear(Some(e)) => {
-                let by = if e > hi { e / hi } else { lo / e };
-                format!("clear: the nearest edge, {e}×, lies {by:.2}× away from the spread")
-            }
+            Verdict::Clear(Some(e)) => format!(
+                "clear: the nearest edge, {e}×, lies {:.2}× away from the spread",
+                distance(e, (lo, hi))
+            ),
             Verdict::Clear(None) | Verdict::NotMeasured => "clear: no tiers".into(),
         };
         let _ = writeln!(out, ".\n  {verdict}");

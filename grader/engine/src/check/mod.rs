@@ -572,7 +572,10 @@ pub fn sample_speedup(
     let (mut baseline_ns, mut candidate_ns) = (Vec::new(), Vec::new());
     let mut contended = Vec::new();
     let (mut busy_baseline_ns, mut busy_candidate_ns) = (Vec::new(), Vec::new());
-    for round in 0.. {
+    // The samples graded: the quiet rounds' once their tier is clear or the rubric's maximum
+    // is reached, else, when no round ran quiet, the busy rounds'.
+    let mut round = 0;
+    let (baseline_ns, candidate_ns, busy) = loop {
         let samples = spec
             .samples
             .min(spec.max_samples - baseline_ns.len())
@@ -583,12 +586,12 @@ pub fn sample_speedup(
             Ok(w) => w,
             Err(failed) => return Ok(Err(failed)),
         };
+        round += 1;
         if let Some(wrong) = measured.wrong_sample {
             return Ok(Err(wrong_while_timed(item, baseline_ns.len() + wrong)));
         }
         // A round during which other programs took the cores measured them, not the
-        // submission: it is dropped and measured again after a pause, and an item that never
-        // gets a quiet round is reported as not measured, with what took the machine.
+        // submission: it is dropped and measured again after a pause.
         let others = before
             .zip(load::snapshot(&workers.pids()))
             .map(|(before, after)| load::others_cores(&before, &after));
@@ -597,36 +600,7 @@ pub fn sample_speedup(
             busy_baseline_ns.extend(measured.baseline_ns);
             busy_candidate_ns.extend(measured.candidate_ns);
             if contended.len() > CONTENDED_RETRIES {
-                let finished = workers.finish(item)?;
-                if finished.status != crate::report::Status::Passed {
-                    return Ok(Err(finished));
-                }
-                // A CPU product is graded from the busy rounds, and says so: other programs slow
-                // its parallel threads more than the one-core baseline, so a busy machine can
-                // only lower its tier, and the student reads how busy it was and to grade again.
-                // A GPU speedup's baseline is the side a busy machine slows, which could lift it
-                // into a tier: it is not graded.
-                if !item.spec.gpu_track() {
-                    let ratios = speedup::ratios(&busy_baseline_ns, &busy_candidate_ns);
-                    if let speedup::Decision::Decided {
-                        speedup,
-                        tier,
-                        points,
-                    } = speedup::decide(&ratios, &spec.tiers, false)
-                    {
-                        let top = spec.tiers.iter().map(|t| t.points).fold(0.0, f64::max);
-                        return Ok(Ok(Sampled {
-                            speedup,
-                            tier,
-                            points,
-                            baseline_ns: busy_baseline_ns,
-                            candidate_ns: busy_candidate_ns,
-                            overhead_ns,
-                            busy: (points < top).then(|| busy_note(&contended)),
-                        }));
-                    }
-                }
-                return Ok(Err(not_measured(item, &contended)));
+                break (busy_baseline_ns, busy_candidate_ns, true);
             }
             std::thread::sleep(CONTENDED_PAUSE);
             continue;
@@ -634,28 +608,44 @@ pub fn sample_speedup(
         baseline_ns.extend(measured.baseline_ns);
         candidate_ns.extend(measured.candidate_ns);
         let ratios = speedup::ratios(&baseline_ns, &candidate_ns);
-        if let speedup::Decision::Decided {
+        let more = baseline_ns.len() < spec.max_samples;
+        if let speedup::Decision::Decided { .. } = speedup::decide(&ratios, &spec.tiers, more) {
+            break (baseline_ns, candidate_ns, false);
+        }
+    };
+    let finished = workers.finish(item)?;
+    if finished.status != crate::report::Status::Passed {
+        return Ok(Err(finished));
+    }
+    // With no quiet round, a CPU product is graded from the busy rounds, and says so: other
+    // programs slow its parallel threads more than the one-core baseline, so a busy machine can
+    // only lower its tier, and the student reads how busy it was and to grade again. A GPU
+    // speedup's baseline is the side a busy machine slows, which could lift it into a tier: it
+    // is not graded.
+    if busy && item.spec.gpu_track() {
+        return Ok(Err(not_measured(item, &contended)));
+    }
+    // Decided: the quiet rounds' tier is clear (as it was when the loop ended), and the busy
+    // rounds take no more samples.
+    let ratios = speedup::ratios(&baseline_ns, &candidate_ns);
+    let (speedup, tier, points) = match speedup::decide(&ratios, &spec.tiers, false) {
+        speedup::Decision::Decided {
             speedup,
             tier,
             points,
-        } = speedup::decide(&ratios, &spec.tiers, baseline_ns.len() < spec.max_samples)
-        {
-            let finished = workers.finish(item)?;
-            if finished.status != crate::report::Status::Passed {
-                return Ok(Err(finished));
-            }
-            return Ok(Ok(Sampled {
-                speedup,
-                tier,
-                points,
-                baseline_ns,
-                candidate_ns,
-                overhead_ns,
-                busy: None,
-            }));
-        }
-    }
-    unreachable!("rounds go on until a decision")
+        } => (speedup, tier, points),
+        speedup::Decision::NeedMore => unreachable!("a decision that may not sample more"),
+    };
+    let top = spec.tiers.iter().map(|t| t.points).fold(0.0, f64::max);
+    Ok(Ok(Sampled {
+        speedup,
+        tier,
+        points,
+        baseline_ns,
+        candidate_ns,
+        overhead_ns,
+        busy: (busy && points < top).then(|| busy_note(&contended)),
+    }))
 }
 
 /// How many rounds of a speed item may be contended ([`load::CONTENDED_CORES`]) and measured
@@ -670,17 +660,16 @@ const CONTENDED_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
 /// starts a busy process of its own gains nothing by it), and the reason, for the student or
 /// the instructor to grade it again when the machine is quiet.
 fn not_measured(item: &Item, contended: &[f64]) -> ItemResult {
-    let most = contended.iter().copied().fold(0.0f64, f64::max);
-    let least = contended.iter().copied().fold(f64::INFINITY, f64::min);
+    let (least, most, cores) = busy_spread(contended);
     ItemResult::failed(
         item,
         t!("speed-contended-reason"),
         t!(
             "speed-contended-details",
             rounds = contended.len(),
-            least = format!("{least:.1}"),
-            most = format!("{most:.1}"),
-            cores = std::thread::available_parallelism().map_or(1, |n| n.get())
+            least = least,
+            most = most,
+            cores = cores
         ),
     )
 }
@@ -688,14 +677,25 @@ fn not_measured(item: &Item, contended: &[f64]) -> ItemResult {
 /// What a CPU speed item graded from busy rounds says: how much of the machine other programs
 /// used, and that a quiet machine may score higher.
 fn busy_note(contended: &[f64]) -> String {
-    let most = contended.iter().copied().fold(0.0f64, f64::max);
-    let least = contended.iter().copied().fold(f64::INFINITY, f64::min);
+    let (least, most, cores) = busy_spread(contended);
     t!(
         "speed-busy-note",
         rounds = contended.len(),
-        least = format!("{least:.1}"),
-        most = format!("{most:.1}"),
-        cores = std::thread::available_parallelism().map_or(1, |n| n.get())
+        least = least,
+        most = most,
+        cores = cores
+    )
+}
+
+/// The least and most of a core other programs used over the `contended` rounds, as the
+/// messages show them, and this machine's cores.
+fn busy_spread(contended: &[f64]) -> (String, String, usize) {
+    let most = contended.iter().copied().fold(0.0f64, f64::max);
+    let least = contended.iter().copied().fold(f64::INFINITY, f64::min);
+    (
+        format!("{least:.1}"),
+        format!("{most:.1}"),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
     )
 }
 

@@ -135,14 +135,27 @@ pub fn give(
 mod tests {
     use super::*;
 
+    /// A temporary folder with `mode`.
+    fn folder(mode: u32) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).expect("mode");
+        dir
+    }
+
+    /// `path` made a folder (with `mode`) or a file holding `text` (mode 0755).
+    fn made(path: &Path, text: Option<&str>, mode: u32) -> PathBuf {
+        match text {
+            Some(text) => std::fs::write(path, text).expect("write"),
+            None => std::fs::create_dir(path).expect("mkdir"),
+        }
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("mode");
+        path.to_path_buf()
+    }
+
     #[test]
     fn a_file_in_a_private_folder_is_not_reachable_and_is_given_by_link() {
-        let private = tempfile::tempdir().expect("private");
-        std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
-            .expect("private mode");
-        let program = private.path().join("prog");
-        std::fs::write(&program, "x").expect("write");
-        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let private = folder(0o700);
+        let program = made(&private.path().join("prog"), Some("x"), 0o755);
         assert!(!reachable(&program), "its folder is 0700");
         assert!(reachable(Path::new("/usr/bin")));
         let scratch = tempfile::tempdir().expect("scratch");
@@ -154,27 +167,14 @@ mod tests {
 
     #[test]
     fn a_library_folder_anyone_may_enter_is_given_when_a_link_in_it_leads_to_a_private_file() {
-        let private = tempfile::tempdir().expect("private");
-        std::fs::set_permissions(private.path(), std::fs::Permissions::from_mode(0o700))
-            .expect("private mode");
-        let tracer = private.path().join("libtracer.so");
-        std::fs::write(&tracer, "tracer").expect("write");
-        std::fs::set_permissions(&tracer, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let private = folder(0o700);
+        let tracer = made(&private.path().join("libtracer.so"), Some("tracer"), 0o755);
         // The links' folder, as in a cache anyone may enter (`cuda-traced-…`).
-        let open = tempfile::tempdir().expect("open");
-        std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755))
-            .expect("open mode");
-        let links = open.path().join("links");
-        std::fs::create_dir(&links).expect("links");
-        std::fs::set_permissions(&links, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let open = folder(0o755);
+        let links = made(&open.path().join("links"), None, 0o755);
         std::os::unix::fs::symlink(&tracer, links.join("libcuda.so")).expect("link");
-        let public = open.path().join("libpublic.so");
-        std::fs::write(&public, "public").expect("write");
-        std::fs::set_permissions(&public, std::fs::Permissions::from_mode(0o755)).expect("mode");
-        let only_public = open.path().join("only-public");
-        std::fs::create_dir(&only_public).expect("folder");
-        std::fs::set_permissions(&only_public, std::fs::Permissions::from_mode(0o755))
-            .expect("mode");
+        let public = made(&open.path().join("libpublic.so"), Some("public"), 0o755);
+        let only_public = made(&open.path().join("only-public"), None, 0o755);
         std::os::unix::fs::symlink(&public, only_public.join("libcublas.so")).expect("link");
         if !(reachable(&links) && reachable(&only_public)) {
             eprintln!("skipped: a folder above the temporary folder is closed to others");
