@@ -83,6 +83,54 @@ fn every_template_is_the_release_of_its_solution() {
     }
 }
 
+/// A released crate's first `cargo test` builds lighter what no clock times, and only that:
+/// every crate whose code runs between a speed item's checkpoints (the student's own, the
+/// workers' hand-over, the labs' baselines, ndarray's and matrixmultiply's products, rayon,
+/// the CUDA emulator) stays at the profile's full optimisation. The crates built lighter
+/// (the grader's flows and engine, which supervise from another process; argument, manifest
+/// and message parsing; cudarc's wrappers around the driver) compile no generic code into
+/// those: a crate optimised fully makes its own copy of any generic function it uses.
+#[test]
+fn a_release_optimises_fully_everything_a_clock_times() {
+    let light_allowed = [
+        "grader",
+        "grader-engine",
+        "toml",
+        "toml_parser",
+        "cudarc",
+        "fluent-syntax",
+    ];
+    for lab in grader::labs::names() {
+        let source = grader::release::GraderSource::Path("../../grader".into());
+        let released = grader::release::files(lab, &source).expect("release");
+        let manifest = released
+            .iter()
+            .find(|(path, _)| path == "Cargo.toml")
+            .map(|(_, text)| text.clone())
+            .expect("a manifest");
+        let manifest: toml::Table = manifest.parse().expect("the manifest parses");
+        let dev = manifest["profile"]["dev"]
+            .as_table()
+            .expect("[profile.dev]");
+        assert_eq!(dev["opt-level"].as_integer(), Some(3), "{lab}: {dev:?}");
+        assert_eq!(dev["incremental"].as_bool(), Some(false), "{lab}: {dev:?}");
+        let packages = dev["package"].as_table().expect("package overrides");
+        for (name, profile) in packages {
+            let level = profile.get("opt-level").and_then(|l| l.as_integer());
+            assert!(
+                level.is_none_or(|l| l == 3) || light_allowed.contains(&name.as_str()),
+                "{lab}: `{name}` is built at opt-level {level:?}, but its code may run inside a \
+                 speed item's clock"
+            );
+        }
+        assert_eq!(
+            packages["grader-engine"]["opt-level"].as_integer(),
+            Some(1),
+            "{lab}: the engine is built lightly"
+        );
+    }
+}
+
 /// Checks `templates/<lab>` against what `grader release <lab>` writes.
 fn template_is_release(lab: &str) {
     let source = grader::release::GraderSource::Path("../../grader".into());
