@@ -15,6 +15,7 @@ pub mod cublas;
 pub mod driver;
 pub mod exec;
 pub mod findings;
+pub mod heap;
 pub mod memory;
 pub mod nvrtc;
 pub mod provenance;

@@ -18,6 +18,9 @@ pub enum Kind {
     PinnedHost,
     /// A `__constant__` or `__device__` variable of a loaded module.
     ModuleGlobal,
+    /// A block of device code's heap (a kernel's `malloc` or `new`, [`crate::heap`]): guarded
+    /// like [`Kind::Device`], freed only by a kernel's `free` or `delete`.
+    DeviceHeap,
 }
 
 /// One live allocation.
@@ -46,8 +49,18 @@ fn page_size() -> usize {
 
 /// Maps `size` bytes between two guard pages, the buffer ending right before the upper guard.
 pub fn alloc(size: usize, kind: Kind) -> Option<usize> {
+    alloc_aligned(size, ALIGN, kind)
+}
+
+/// [`alloc`] with the buffer's start aligned to `align` (a power of two, at least [`ALIGN`]
+/// is used): it then ends up to `align - 1` bytes before the upper guard.
+pub fn alloc_aligned(size: usize, align: usize, kind: Kind) -> Option<usize> {
+    let align = align.max(ALIGN);
+    if !align.is_power_of_two() {
+        return None;
+    }
     let page = page_size();
-    let data_len = size.checked_add(page - 1)? / page * page;
+    let data_len = size.checked_add(align - 1)?.checked_add(page - 1)? / page * page;
     let map_len = data_len.checked_add(2 * page)?;
     // SAFETY: an anonymous private mapping with no address hint.
     let map = unsafe {
@@ -78,7 +91,7 @@ pub fn alloc(size: usize, kind: Kind) -> Option<usize> {
         unsafe { libc::munmap(map, map_len) };
         return None;
     }
-    let base = (data_start + data_len - size) / ALIGN * ALIGN;
+    let base = (data_start + data_len - size) / align * align;
     let a = Allocation {
         base,
         size,
@@ -95,6 +108,11 @@ pub fn alloc(size: usize, kind: Kind) -> Option<usize> {
 
 /// Unmaps an allocation made by [`alloc`]; `false` if `base` is not the start of one.
 pub fn free(base: usize, kind: Kind) -> bool {
+    release(base, kind).is_some()
+}
+
+/// [`free`], returning the size of what was unmapped.
+pub fn release(base: usize, kind: Kind) -> Option<usize> {
     let mut map = ALLOCATIONS.write().unwrap_or_else(|e| e.into_inner());
     match map.get(&base) {
         Some(a) if a.kind == kind && a.map_len > 0 => {
@@ -103,9 +121,9 @@ pub fn free(base: usize, kind: Kind) -> bool {
             crate::driver::hazard::forget(a.map_start);
             // SAFETY: the mapping was created by `alloc` and is no longer registered.
             unsafe { libc::munmap(a.map_start as *mut _, a.map_len) };
-            true
+            Some(a.size)
         }
-        _ => false,
+        _ => None,
     }
 }
 
@@ -153,8 +171,10 @@ pub fn is_device_range(addr: usize, len: usize) -> bool {
 pub fn device_span(addr: usize) -> Option<(usize, usize)> {
     let map = ALLOCATIONS.read().unwrap_or_else(|e| e.into_inner());
     let span = |a: &Allocation| match a.kind {
-        Kind::Device if a.map_len > 0 => Some((a.map_start, a.map_start + a.map_len)),
-        Kind::Device | Kind::ModuleGlobal => Some((a.base, a.base + a.size)),
+        Kind::Device | Kind::DeviceHeap if a.map_len > 0 => {
+            Some((a.map_start, a.map_start + a.map_len))
+        }
+        Kind::Device | Kind::DeviceHeap | Kind::ModuleGlobal => Some((a.base, a.base + a.size)),
         Kind::PinnedHost => None,
     };
     let below = map.range(..=addr).next_back().map(|(_, a)| a);
@@ -199,6 +219,7 @@ pub fn describe(addr: usize) -> String {
         Kind::Device => "allocation",
         Kind::PinnedHost => "pinned host allocation",
         Kind::ModuleGlobal => "module global",
+        Kind::DeviceHeap => "block of the kernel heap (malloc or new in a kernel)",
     };
     let offset = addr as i128 - a.base as i128;
     let place = if addr >= a.base + a.size {

@@ -339,6 +339,61 @@ macro_rules! attack {
 
 attack!(memcpy_from_a_host_address, MEMCPY_FROM_ADDRESS);
 
+// Device code's copies are the module's own (the prelude's end, linked -Bsymbolic): a source
+// that undefines the prelude's names, calls a checked builtin, or copies a large struct reaches
+// them all the same, never the C library's.
+attack!(
+    memcpy_after_its_name_is_undefined,
+    r#"
+#undef memcpy
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) memcpy(dst, (const void*)src, n * sizeof(float));
+}
+"#
+);
+
+attack!(
+    std_memmove_after_its_name_is_undefined,
+    r#"
+#undef memmove
+#include <cstring>
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) std::memmove(dst, (const void*)src, n * sizeof(float));
+}
+"#
+);
+
+attack!(
+    checked_builtin_copy_after_its_name_is_undefined,
+    r#"
+#undef __builtin___memcpy_chk
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        __builtin___memcpy_chk(dst, (const void*)src, n * sizeof(float), (unsigned long)-1);
+}
+"#
+);
+
+attack!(
+    memcmp_of_a_host_buffer_after_its_name_is_undefined,
+    r#"
+#undef memcmp
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = (float)memcmp(dst, (const void*)src, n * sizeof(float));
+}
+"#
+);
+
+attack!(
+    a_large_struct_copied_by_the_compiler,
+    r#"
+struct Big { float v[1000]; };
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *(Big*)dst = *(const Big*)src;
+}
+"#
+);
+
 attack!(
     builtin_memcpy_of_a_constant_size,
     r#"

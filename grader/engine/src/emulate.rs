@@ -122,6 +122,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/config.rs",
     "src/counters.rs",
     "src/findings.rs",
+    "src/heap.rs",
     "src/provenance.rs",
     "src/status.rs",
     "src/stubs.rs",

@@ -409,7 +409,8 @@ pub unsafe extern "C" fn cuCtxGetLimit(value: *mut usize, limit: u32) -> CUresul
     }
 }
 
-/// Sets a context limit (recorded; the emulator does not enforce them).
+/// Sets a context limit (recorded; of them the emulator enforces the heap's size only,
+/// [`crate::heap`]: one heap for the process, as one device has one).
 #[no_mangle]
 pub unsafe extern "C" fn cuCtxSetLimit(limit: u32, value: usize) -> CUresult {
     let c = match current() {
@@ -418,6 +419,9 @@ pub unsafe extern "C" fn cuCtxSetLimit(limit: u32, value: usize) -> CUresult {
     };
     if default_limit(limit).is_none() {
         return INVALID_VALUE;
+    }
+    if limit == 2 {
+        crate::heap::set_size(value);
     }
     let mut l = c.limits.lock().unwrap_or_else(|e| e.into_inner());
     l.retain(|(k, _)| *k != limit);

@@ -251,7 +251,7 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 11 {
+        if *(abi as *const u32) != 12 {
             return Err(INVALID_IMAGE);
         }
         let checked = sym(lib, "__gl_racecheck").map(|_| so.to_path_buf());

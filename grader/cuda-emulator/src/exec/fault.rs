@@ -202,6 +202,24 @@ pub fn report(kernel: &str, f: &Fault) -> String {
                 f.addr
             )
         }
+        super::FAULT_FREE => {
+            use crate::memory::Kind;
+            let what = match crate::memory::containing(f.addr, 1).map(|a| (a.kind, a.base)) {
+                Some((Kind::Device, _)) => " (a device buffer the host allocated)",
+                Some((Kind::ModuleGlobal, _)) => " (a __device__ variable)",
+                Some((Kind::PinnedHost, _)) => " (page-locked host memory)",
+                Some((Kind::DeviceHeap, _)) => " (inside a heap block, not at its start)",
+                None => " (not GPU memory)",
+            };
+            format!(
+                "{at} freed {:#x}{what} with free or delete: an address that malloc or new in a \
+                 kernel did not return, or one freed already. A kernel may free only what its own \
+                 malloc (or new) returned, once; buffers the host allocated are freed by the \
+                 host.\ngpu-labs emulator: the launch was stopped and the context reports \
+                 CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+                f.addr
+            )
+        }
         4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),
         _ => format!(
             "{at}: trap{}; the context reports CUDA_ERROR_ILLEGAL_INSTRUCTION from now on",

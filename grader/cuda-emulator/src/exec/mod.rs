@@ -77,6 +77,8 @@ pub struct LaunchDesc {
     same_value_writes: u64,
     plain: u32,
     plain_pad: u32,
+    heap_alloc: unsafe extern "C" fn(u64, u64) -> *mut c_void,
+    heap_free: unsafe extern "C" fn(u64) -> u64,
 }
 
 impl LaunchDesc {
@@ -245,7 +247,8 @@ extern "C" {
 #[derive(Clone, Debug)]
 pub struct Fault {
     /// 1: memory access, 2: assert, 3: trap, 4: arithmetic, 5: a checked kernel's access to
-    /// memory that is not device memory ([`FAULT_HOST`]).
+    /// memory that is not device memory ([`FAULT_HOST`]), 6: a free of what device code's heap
+    /// did not hand out ([`FAULT_FREE`]).
     pub kind: i32,
     /// Block index.
     pub block: [u32; 3],
@@ -264,6 +267,10 @@ pub struct Fault {
 /// The fault kind of a checked kernel's access outside device memory (`FAULT_HOST` in the
 /// prelude).
 pub const FAULT_HOST: i32 = 5;
+
+/// The fault kind of a kernel's `free` or `delete` of what device code's heap did not hand out
+/// (`FAULT_FREE` in the prelude), the address in the launch's `host_addr`.
+pub const FAULT_FREE: i32 = 6;
 
 #[derive(Debug, Default)]
 struct JobState {
@@ -450,11 +457,13 @@ impl Job {
             same_value_writes: 0,
             plain: u32::from(self.func.plain),
             plain_pad: 0,
+            heap_alloc: crate::heap::alloc,
+            heap_free: crate::heap::free,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
             // An access the module stopped itself: what it recorded, not the signal's.
-            let access = if kind == FAULT_HOST {
+            let access = if kind == FAULT_HOST || kind == FAULT_FREE {
                 fault::Access {
                     addr: usize::try_from(desc.host_addr).unwrap_or(usize::MAX),
                     write: desc.host_write != 0,
@@ -587,7 +596,7 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         Some(f) => {
             findings::report(Kind::Fault, fault::report(&job.func.name, &f));
             Err(match f.kind {
-                1 | FAULT_HOST => ILLEGAL_ADDRESS,
+                1 | FAULT_HOST | FAULT_FREE => ILLEGAL_ADDRESS,
                 2 => ASSERT,
                 4 => LAUNCH_FAILED,
                 _ => ILLEGAL_INSTRUCTION,

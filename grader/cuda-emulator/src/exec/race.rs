@@ -98,6 +98,7 @@ fn memory(r: &Race, so: Option<&Path>) -> String {
             Some(a) => {
                 let what = match a.kind {
                     crate::memory::Kind::ModuleGlobal => "a __device__ variable",
+                    crate::memory::Kind::DeviceHeap => "a block a kernel's malloc or new returned",
                     _ => "a device allocation",
                 };
                 format!(

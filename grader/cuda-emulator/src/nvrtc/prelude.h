@@ -32,6 +32,7 @@
 #include <atomic>
 #include <type_traits>
 #include <utility>
+#include <new>
 #ifndef __GL_USE_CORO
 #define __GL_USE_CORO 0
 #endif
@@ -59,6 +60,32 @@
 #else
 #define __GL_RT
 #endif
+// The prelude's own memory: the C library's allocator under its internal name, since in a
+// module `malloc` and `free` are device code's heap (below); and copies that are not a kernel's,
+// never through `memcpy`, which in a module is the kernel's checked copy (below). The loops are
+// kept loops: the compiler would otherwise turn them into calls of `memcpy`.
+extern "C" void __libc_free(void*) noexcept;
+namespace __gl {
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) static void
+raw_copy(void* d, const void* s, size_t n) {
+    unsigned char* to = (unsigned char*)d;
+    const unsigned char* from = (const unsigned char*)s;
+    while (n--) *to++ = *from++;
+}
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) static void
+raw_zero(void* d, size_t n) {
+    unsigned char* to = (unsigned char*)d;
+    while (n--) *to++ = 0;
+}
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) static bool
+raw_same(const void* a, const void* b, size_t n) {
+    const unsigned char* x = (const unsigned char*)a;
+    const unsigned char* y = (const unsigned char*)b;
+    while (n--)
+        if (*x++ != *y++) return false;
+    return true;
+}
+}  // namespace __gl
 #define __noinline__ __attribute__((noinline))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __restrict__ __restrict
@@ -192,6 +219,12 @@ struct Launch {
     // threads run one after another in a loop, whatever the rest of its module needs.
     uint32_t plain;
     uint32_t plain_pad;
+    // Device code's heap (`malloc`, `new`): a block of `size` bytes aligned to `align`, in
+    // device memory the emulator allocates, or null when the heap is full; and the release of
+    // one, which returns its size, or 0 when `addr` is not a block the heap handed out and
+    // still holds (the launch then stops: FAULT_FREE, the address in `host_addr`).
+    void* (*heap_alloc)(uint64_t size, uint64_t align);
+    uint64_t (*heap_free)(uint64_t addr);
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -211,7 +244,7 @@ struct GlobalDesc {
 };
 
 enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
-enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5 };
+enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6 };
 
 struct Fiber {
     void* sp;
@@ -352,7 +385,7 @@ __GL_RT static inline void fiber_reset(Fiber* f, unsigned i) {
     uintptr_t stagger = (uintptr_t)(i % 64) * 64;
     uintptr_t top = ((uintptr_t)f->stack + STACK - stagger) & ~(uintptr_t)15;
     uint64_t* sp = (uint64_t*)(top - 88);
-    memset(sp, 0, 88);
+    raw_zero(sp, 88);
     ((uint16_t*)sp)[0] = 0x037f;           // x87 control word
     ((uint32_t*)sp)[2] = 0x1f80;           // mxcsr
     sp[6] = (uint64_t)f;                   // rbx: the fiber
@@ -726,6 +759,15 @@ __GL_RT static Cell* cells_for(uintptr_t a) {
     }
     return nullptr;
 }
+// A heap block freed: its words start afresh, so that a block handed out again at the same
+// address does not race with what was done to the one before.
+__GL_RT static void forget(uintptr_t a, uint64_t n) {
+    for (uintptr_t w = a & ~(uintptr_t)3; w < a + n; w += 4) {
+        Cell* cs = cells_for(w);
+        if (!cs) return;
+        cs[(w >> 2) & ((1u << (REGION_BITS - 2)) - 1)] = Cell{};
+    }
+}
 __GL_RT static inline bool concurrent(uint32_t b, uint16_t t, uint32_t e, uint32_t w, const Me& m) {
     if (b != m.block) return true;  // blocks never wait for each other within a launch
     if (t == m.thread || e != m.epoch) return false;
@@ -766,7 +808,7 @@ __GL_RT static void settle() {
     // After barriers diverged, the launch's accesses say nothing (the barrier is the report).
     if (barriers_diverged) return;
     const Deferred& d = deferred;
-    if (__builtin_memcmp((const void*)d.addr, d.before, d.size) == 0) {
+    if (raw_same((const void*)d.addr, d.before, d.size)) {
         rc_now.launch->same_value_writes++;
         return;
     }
@@ -888,7 +930,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
         Cell* c = &cs[(w >> 2) & ((1u << (REGION_BITS - 2)) - 1)];
         if (c->gen != gen ||
             (shared && (((c->flags & W) && c->wblock != m.block) || ((c->flags & R) && c->rblock != m.block)))) {
-            memset(c, 0, sizeof *c);
+            *c = Cell{};
             c->gen = gen;
         }
         if (shared && (!write || atom) && !(c->flags & W)) unwritten = true;
@@ -899,7 +941,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
         if (raced && write && !atom && size <= sizeof deferred.before && !deferred.on) {
             // Decided once the store is done (see `Deferred`).
             deferred = Deferred{true, wconc, vol, shared, size, pc, a, *c, m, {}};
-            __builtin_memcpy(deferred.before, (const void*)a, size);
+            raw_copy(deferred.before, (const void*)a, size);
         } else if (raced && !(write && deferred.on && deferred.addr == a)) {
             found(c, wconc, m, a, size, write, vol, pc, shared);
         }
@@ -1153,7 +1195,7 @@ struct Task {
         __GL_RT static void* operator new(size_t n) {
             size_t size = (n + 63) & ~(size_t)63;
             if (arena_top == 0 && arena_cap < size * arena_threads) {
-                free(arena);
+                __libc_free(arena);
                 arena = (char*)aligned_alloc(64, size * arena_threads);
                 arena_cap = arena ? size * arena_threads : 0;
             }
@@ -1291,7 +1333,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
     gridDim = uint3{L->grid[0], L->grid[1], L->grid[2]};
     blockDim = uint3{L->block[0], L->block[1], L->block[2]};
     if (L->dyn_smem > dyn_smem_cap) {
-        free(dyn_smem_buf);
+        __libc_free(dyn_smem_buf);
         dyn_smem_buf = (char*)aligned_alloc(64, (L->dyn_smem + 63) / 64 * 64);
         dyn_smem_cap = dyn_smem_buf ? L->dyn_smem : 0;
         if (!dyn_smem_buf) return FAULT_TRAP;
@@ -1345,7 +1387,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 11;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 12;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -1515,62 +1557,156 @@ extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_write_range
 extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_init() {}
 extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_entry(void*) {}
 extern "C" __attribute__((visibility("hidden"))) __GL_RT void __tsan_func_exit() {}
-#define __GL_RET ((uintptr_t)__builtin_return_address(0))
-__GL_RT static inline void* __gl_memcpy(void* d, const void* s, size_t n) {
-    ::__gl::rc::range(s, n, false, __GL_RET);
-    ::__gl::rc::range(d, n, true, __GL_RET);
-    return __builtin_memcpy(d, s, n);
-}
-__GL_RT static inline void* __gl_memmove(void* d, const void* s, size_t n) {
-    ::__gl::rc::range(s, n, false, __GL_RET);
-    ::__gl::rc::range(d, n, true, __GL_RET);
-    return __builtin_memmove(d, s, n);
-}
-__GL_RT static inline void* __gl_mempcpy(void* d, const void* s, size_t n) {
-    return (char*)__gl_memcpy(d, s, n) + n;
-}
-__GL_RT static inline void* __gl_memset(void* d, int c, size_t n) {
-    ::__gl::rc::range(d, n, true, __GL_RET);
-    return __builtin_memset(d, c, n);
-}
-__GL_RT static inline int __gl_memcmp(const void* a, const void* b, size_t n) {
-    ::__gl::rc::range(a, n, false, __GL_RET);
-    ::__gl::rc::range(b, n, false, __GL_RET);
-    return __builtin_memcmp(a, b, n);
-}
-__GL_RT static inline void __gl_bcopy(const void* s, void* d, size_t n) { __gl_memmove(d, s, n); }
-__GL_RT static inline void __gl_bzero(void* d, size_t n) { __gl_memset(d, 0, n); }
-__GL_RT static inline void* __gl_memcpy_chk(void* d, const void* s, size_t n, size_t) { return __gl_memcpy(d, s, n); }
-__GL_RT static inline void* __gl_memmove_chk(void* d, const void* s, size_t n, size_t) { return __gl_memmove(d, s, n); }
-__GL_RT static inline void* __gl_mempcpy_chk(void* d, const void* s, size_t n, size_t) { return __gl_mempcpy(d, s, n); }
-__GL_RT static inline void* __gl_memset_chk(void* d, int c, size_t n, size_t) { return __gl_memset(d, c, n); }
-#undef __GL_RET
-namespace std {
-using ::__gl_memcmp;
-using ::__gl_memcpy;
-using ::__gl_memmove;
-using ::__gl_memset;
-}  // namespace std
-#define memcpy __gl_memcpy
-#define memmove __gl_memmove
-#define mempcpy __gl_mempcpy
-#define memset __gl_memset
-#define memcmp __gl_memcmp
-#define bcmp __gl_memcmp
-#define bcopy __gl_bcopy
-#define bzero __gl_bzero
-#define __builtin_memcpy __gl_memcpy
-#define __builtin_memmove __gl_memmove
-#define __builtin_mempcpy __gl_mempcpy
-#define __builtin_memset __gl_memset
-#define __builtin_memcmp __gl_memcmp
-#define __builtin_memcmp_eq __gl_memcmp
-#define __builtin_bcmp __gl_memcmp
-#define __builtin_bcopy __gl_bcopy
-#define __builtin_bzero __gl_bzero
-#define __builtin___memcpy_chk __gl_memcpy_chk
-#define __builtin___memmove_chk __gl_memmove_chk
-#define __builtin___mempcpy_chk __gl_mempcpy_chk
-#define __builtin___memset_chk __gl_memset_chk
 #endif
+
+// ---------------------------------------------------------------- device code's C library
+// What CUDA device code may call from the C library: `malloc`/`free`, `new`/`delete` and
+// `memcpy`/`memmove`/`memset`/`memcmp`. They are defined here, in the module, which is linked
+// with -Bsymbolic: every call the module makes binds to these, however it is spelled
+// (`std::memcpy`, a pointer to the function, a builtin, a name a source undefined, a copy the
+// compiler inserts for a large struct), and never to the C library of the process the kernel
+// runs in (the grader's worker). So:
+// - a copy is confined like a load or a store (checked and confined builds check both ranges,
+//   device memory only, and races);
+// - the heap is device memory the emulator allocates (CUDA's cudaLimitMallocHeapSize): a
+//   block outlives its launch until a kernel frees it, and `free` of anything the heap did not
+//   hand out stops the launch (FAULT_FREE) instead of reaching the C library's `free`.
+// The symbol check refuses a module that still needs any of them from the C library.
+#if __GL_RACECHECK || __GL_CONFINE
+#define __GL_RANGE(p, n, w) ::__gl::rc::range(p, n, w, (uintptr_t)__builtin_return_address(0))
+#else
+#define __GL_RANGE(p, n, w) ((void)0)
+#endif
+namespace __gl {
+namespace heap {
+__GL_RT static void* take(size_t n, size_t align) {
+    Launch* L = launch;
+    if (!L || !L->heap_alloc || n == 0) return nullptr;
+    return L->heap_alloc((uint64_t)n, (uint64_t)align);
+}
+__GL_RT static void give_back(void* p) {
+    if (!p) return;
+#if __GL_RACECHECK
+    rc::settle();  // a racing store held for its value may be into this block
+#endif
+    Launch* L = launch;
+    uint64_t size = L && L->heap_free ? L->heap_free((uint64_t)p) : 0;
+    if (size == 0) {
+        if (L) {
+            L->host_addr = (uint64_t)p;
+            L->host_size = 0;
+            L->host_write = 1;
+        }
+        stop(FAULT_FREE);
+    }
+#if __GL_RACECHECK
+    rc::forget((uintptr_t)p, size);
+#endif
+}
+}  // namespace heap
+}  // namespace __gl
+extern "C" {
+__GL_RT __attribute__((noinline)) void* malloc(size_t n) noexcept { return ::__gl::heap::take(n, 16); }
+__GL_RT __attribute__((noinline)) void free(void* p) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) void*
+memcpy(void* d, const void* s, size_t n) noexcept {
+    __GL_RANGE(s, n, false);
+    __GL_RANGE(d, n, true);
+    ::__gl::raw_copy(d, s, n);
+    return d;
+}
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) void*
+memmove(void* d, const void* s, size_t n) noexcept {
+    __GL_RANGE(s, n, false);
+    __GL_RANGE(d, n, true);
+    unsigned char* to = (unsigned char*)d;
+    const unsigned char* from = (const unsigned char*)s;
+    if (to < from || to >= from + n) {
+        while (n--) *to++ = *from++;
+    } else {
+        while (n--) to[n] = from[n];
+    }
+    return d;
+}
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) void*
+memset(void* d, int c, size_t n) noexcept {
+    __GL_RANGE(d, n, true);
+    unsigned char* to = (unsigned char*)d;
+    while (n--) *to++ = (unsigned char)c;
+    return d;
+}
+__GL_RT __attribute__((noinline, optimize("no-tree-loop-distribute-patterns"))) int
+memcmp(const void* a, const void* b, size_t n) noexcept {
+    __GL_RANGE(a, n, false);
+    __GL_RANGE(b, n, false);
+    const unsigned char* x = (const unsigned char*)a;
+    const unsigned char* y = (const unsigned char*)b;
+    for (; n; n--, x++, y++)
+        if (*x != *y) return *x < *y ? -1 : 1;
+    return 0;
+}
+__GL_RT __attribute__((noinline)) int bcmp(const void* a, const void* b, size_t n) noexcept { return memcmp(a, b, n); }
+__GL_RT __attribute__((noinline)) void* mempcpy(void* d, const void* s, size_t n) noexcept {
+    return (char*)memcpy(d, s, n) + n;
+}
+// What `__builtin___memcpy_chk` and friends become (object-size checks are off: the copies
+// are checked above instead).
+__GL_RT __attribute__((noinline)) void* __memcpy_chk(void* d, const void* s, size_t n, size_t) noexcept {
+    return memcpy(d, s, n);
+}
+__GL_RT __attribute__((noinline)) void* __memmove_chk(void* d, const void* s, size_t n, size_t) noexcept {
+    return memmove(d, s, n);
+}
+__GL_RT __attribute__((noinline)) void* __mempcpy_chk(void* d, const void* s, size_t n, size_t) noexcept {
+    return mempcpy(d, s, n);
+}
+__GL_RT __attribute__((noinline)) void* __memset_chk(void* d, int c, size_t n, size_t) noexcept {
+    return memset(d, c, n);
+}
+}
+__GL_RT __attribute__((noinline)) void* operator new(size_t n) { return ::__gl::heap::take(n, 16); }
+__GL_RT __attribute__((noinline)) void* operator new[](size_t n) { return ::__gl::heap::take(n, 16); }
+__GL_RT __attribute__((noinline)) void* operator new(size_t n, const std::nothrow_t&) noexcept {
+    return ::__gl::heap::take(n, 16);
+}
+__GL_RT __attribute__((noinline)) void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+    return ::__gl::heap::take(n, 16);
+}
+__GL_RT __attribute__((noinline)) void* operator new(size_t n, std::align_val_t a) {
+    return ::__gl::heap::take(n, (size_t)a);
+}
+__GL_RT __attribute__((noinline)) void* operator new[](size_t n, std::align_val_t a) {
+    return ::__gl::heap::take(n, (size_t)a);
+}
+__GL_RT __attribute__((noinline)) void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return ::__gl::heap::take(n, (size_t)a);
+}
+__GL_RT __attribute__((noinline)) void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return ::__gl::heap::take(n, (size_t)a);
+}
+__GL_RT __attribute__((noinline)) void operator delete(void* p) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline)) void operator delete[](void* p) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline)) void operator delete(void* p, size_t) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline)) void operator delete[](void* p, size_t) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline)) void operator delete(void* p, const std::nothrow_t&) noexcept {
+    ::__gl::heap::give_back(p);
+}
+__GL_RT __attribute__((noinline)) void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    ::__gl::heap::give_back(p);
+}
+__GL_RT __attribute__((noinline)) void operator delete(void* p, std::align_val_t) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline)) void operator delete[](void* p, std::align_val_t) noexcept { ::__gl::heap::give_back(p); }
+__GL_RT __attribute__((noinline)) void operator delete(void* p, size_t, std::align_val_t) noexcept {
+    ::__gl::heap::give_back(p);
+}
+__GL_RT __attribute__((noinline)) void operator delete[](void* p, size_t, std::align_val_t) noexcept {
+    ::__gl::heap::give_back(p);
+}
+__GL_RT __attribute__((noinline)) void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+    ::__gl::heap::give_back(p);
+}
+__GL_RT __attribute__((noinline)) void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+    ::__gl::heap::give_back(p);
+}
+#undef __GL_RANGE
 #undef __GL_RT

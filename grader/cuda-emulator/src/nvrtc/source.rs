@@ -118,7 +118,8 @@ pub const ASM_WORDS: &[&str] = &["asm", "__asm__", "__asm"];
 
 /// C library functions the prelude needs (`symbols::PRELUDE_NEEDS`) that CUDA device code
 /// has no use for, poisoned after the prelude: jumps to a saved context, allocations resized
-/// or aligned by hand, formatted output into a buffer or a stream (a kernel's module may
+/// or aligned by hand, the C library's own `free` (a kernel's `free` is the prelude's, device
+/// code's heap), formatted output into a buffer or a stream (a kernel's module may
 /// still need them, for the prelude, so the symbol check alone would let a kernel call them).
 pub const HOST_ONLY: &[&str] = &[
     "__sigsetjmp",
@@ -135,6 +136,7 @@ pub const HOST_ONLY: &[&str] = &[
     "snprintf",
     "vprintf",
     "vfprintf",
+    "__libc_free",
 ];
 
 /// Identifiers poisoned after the prelude (besides [`ASM_WORDS`]): the namespace of the

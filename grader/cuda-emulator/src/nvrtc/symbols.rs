@@ -231,8 +231,7 @@ pub const PRELUDE_NEEDS: &[&str] = &[
     "siglongjmp",
     "aligned_alloc",
     "realloc",
-    "free",
-    "memset",
+    "__libc_free",
     "fflush",
     "fprintf",
     "snprintf",
@@ -259,31 +258,14 @@ pub const COMPILER_INSERTED: &[&str] = &[
     "__cxa_guard_abort",
     "__cxa_pure_virtual",
     "__cxa_deleted_virtual",
-    "memcpy",
-    "memmove",
-    "memset",
 ];
 
 /// What CUDA device code may call that the emulator takes from the C library: `printf` (which
-/// the compiler may turn into `puts` or `putchar`), device-side `malloc`/`free`, `new`/`delete`,
-/// `memcpy`/`memset`/`memcmp` and `assert`.
-pub const DEVICE_RUNTIME: &[&str] = &[
-    "printf",
-    "puts",
-    "putchar",
-    "malloc",
-    "free",
-    "memcpy",
-    "memset",
-    "memcmp",
-    "__assert_fail",
-    "_Znwm",
-    "_Znam",
-    "_ZdlPv",
-    "_ZdaPv",
-    "_ZdlPvm",
-    "_ZdaPvm",
-];
+/// the compiler may turn into `puts` or `putchar`) and `assert`. Its `malloc`/`free`,
+/// `new`/`delete` and `memcpy`/`memmove`/`memset`/`memcmp` are the prelude's own, defined in
+/// the module (device code's heap, and copies confined like any access): a module that still
+/// needs one of them from the C library is refused.
+pub const DEVICE_RUNTIME: &[&str] = &["printf", "puts", "putchar", "__assert_fail"];
 
 /// The compiler's own runtime helpers (libgcc, and compiler-rt's names for the same): what
 /// `g++ -O3` calls for an operation the portable target has no instruction for — `__popc`
@@ -498,7 +480,6 @@ mod tests {
             "exp",
             "tanhf",
             "printf",
-            "memcpy",
             "__tls_get_addr",
             "__popcountdi2",
             "__divti3",
@@ -507,7 +488,18 @@ mod tests {
         ] {
             assert!(allowed(ok), "{ok}");
         }
+        // Device code's heap and copies are the module's own: from the C library, refused.
         for no in [
+            "malloc",
+            "free",
+            "memcpy",
+            "memmove",
+            "memset",
+            "memcmp",
+            "_Znwm",
+            "_ZdlPv",
+            "__memcpy_chk",
+            "__libc_malloc",
             "fopen",
             "open",
             "kill",
