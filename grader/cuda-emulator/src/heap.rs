@@ -61,7 +61,7 @@ pub unsafe extern "C" fn free(addr: u64) -> u64 {
     let Ok(addr) = usize::try_from(addr) else {
         return 0;
     };
-    match memory::release(addr, Kind::DeviceHeap) {
+    match crate::driver::hazard::release(addr, Kind::DeviceHeap) {
         Some(size) => {
             USED.fetch_sub(size, Ordering::AcqRel);
             size as u64

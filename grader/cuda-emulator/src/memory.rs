@@ -18,7 +18,7 @@ pub enum Kind {
     PinnedHost,
     /// A `__constant__` or `__device__` variable of a loaded module.
     ModuleGlobal,
-    /// A block of device code's heap (a kernel's `malloc` or `new`, [`crate::heap`]): guarded
+    /// A block of device code's heap (a kernel's `malloc` or `new`, the `heap` module): guarded
     /// like [`Kind::Device`], freed only by a kernel's `free` or `delete`.
     DeviceHeap,
 }
@@ -36,6 +36,17 @@ pub struct Allocation {
     map_len: usize,
     /// What it is.
     pub kind: Kind,
+}
+
+impl Allocation {
+    /// Where its span starts, guard pages included (what [`device_span`] gives as `lo`).
+    pub fn span_start(&self) -> usize {
+        if self.map_len > 0 {
+            self.map_start
+        } else {
+            self.base
+        }
+    }
 }
 
 static ALLOCATIONS: LazyLock<RwLock<BTreeMap<usize, Allocation>>> =
@@ -106,22 +117,18 @@ pub fn alloc_aligned(size: usize, align: usize, kind: Kind) -> Option<usize> {
     Some(base)
 }
 
-/// Unmaps an allocation made by [`alloc`]; `false` if `base` is not the start of one.
-pub fn free(base: usize, kind: Kind) -> bool {
-    release(base, kind).is_some()
-}
-
-/// [`free`], returning the size of what was unmapped.
-pub fn release(base: usize, kind: Kind) -> Option<usize> {
+/// Unmaps an allocation of `kind` made by [`alloc`], returning it; `None` if `base` is not
+/// the start of one. (What else keeps state about it, the stream check, is told by the caller:
+/// `driver::hazard::release`.)
+pub fn release(base: usize, kind: Kind) -> Option<Allocation> {
     let mut map = ALLOCATIONS.write().unwrap_or_else(|e| e.into_inner());
     match map.get(&base) {
         Some(a) if a.kind == kind && a.map_len > 0 => {
             let a = *a;
             map.remove(&base);
-            crate::driver::hazard::forget(a.map_start);
             // SAFETY: the mapping was created by `alloc` and is no longer registered.
             unsafe { libc::munmap(a.map_start as *mut _, a.map_len) };
-            Some(a.size)
+            Some(a)
         }
         _ => None,
     }

@@ -124,8 +124,16 @@ pub fn host_waited_all() {
 }
 
 /// An allocation was freed: its accesses are forgotten (its address may come back).
-pub fn forget(span_lo: usize) {
+fn forget(span_lo: usize) {
     lock().allocs.remove(&span_lo);
+}
+
+/// Frees an allocation of `kind` ([`crate::memory::release`]) and forgets what this check
+/// knew of it; its size, or `None` when `base` is not the start of one.
+pub fn release(base: usize, kind: crate::memory::Kind) -> Option<usize> {
+    let freed = crate::memory::release(base, kind)?;
+    forget(freed.span_start());
+    Some(freed.size)
 }
 
 /// Runs `f` with `stamp` as the running operation's (on the stream worker's thread).

@@ -170,7 +170,7 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return code(sticky);
     }
-    if !memory::free(dptr as usize, Kind::Device) {
+    if hazard::release(dptr as usize, Kind::Device).is_none() {
         return INVALID_VALUE;
     }
     code(sticky)
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn cuMemFreeAsync(dptr: CUdeviceptr, s: stream::CUstream) 
     code(
         s.enqueue(OpKind::Marker, move || {
             let p = p;
-            memory::free(p.0, Kind::Device);
+            hazard::release(p.0, Kind::Device);
             Ok(())
         })
         .map(drop),
@@ -228,7 +228,7 @@ pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     if let Ok(c) = context::current() {
         let _ = c.synchronize();
     }
-    if memory::free(p as usize, Kind::PinnedHost) {
+    if hazard::release(p as usize, Kind::PinnedHost).is_some() {
         SUCCESS
     } else {
         INVALID_VALUE

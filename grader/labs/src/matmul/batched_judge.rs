@@ -5,7 +5,7 @@
 //! grader's loop of single products.
 
 use super::batched::{self, BatchedSpeed, Batches, Sent, Stack};
-use super::judge::hint_line;
+use super::hint_line;
 use super::t;
 use super::verdict::{device_unused, multiply_adds, must_count, WrongCase};
 use grader_engine::check::gpu::emulator_reported;

@@ -152,11 +152,6 @@ fn size_pattern(cases: &[[usize; 3]], right: &[usize]) -> Option<String> {
     None
 }
 
-/// "Hint: …." in the run's language (the engine's words, shared by the labs).
-pub(super) fn hint_line(hint: &str) -> String {
-    grader_worker::tr!(grader_engine::i18n::MESSAGES, "hint-line", hint = hint)
-}
-
 /// `cpu-timer` items: the supervisor brackets each call and holds the work for a length it
 /// draws itself (see [`timed::timer_samples`]).
 pub fn cpu_timer(

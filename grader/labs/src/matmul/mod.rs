@@ -34,6 +34,13 @@ macro_rules! t {
 }
 use t;
 
+/// "Hint: …." in the run's language (the engine's words, shared by the labs): below the
+/// judges and their verdicts, which both end their feedback with one.
+#[cfg(feature = "judge")]
+fn hint_line(hint: &str) -> String {
+    grader_worker::tr!(grader_engine::i18n::MESSAGES, "hint-line", hint = hint)
+}
+
 #[cfg(test)]
 mod catalogue_tests {
     #[test]

@@ -2,7 +2,7 @@
 //! item whose every product is right (the GPU did no work, or the results did not come from
 //! the device), and the details of the first wrong case.
 
-use super::judge::hint_line;
+use super::hint_line;
 use super::t;
 use grader_engine::check::gpu::{counts_missing, emulator_reported, not_from_device};
 use grader_engine::check::GradeContext;

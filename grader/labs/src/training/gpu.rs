@@ -4,8 +4,9 @@
 //! returned values came from, and queues its own GPU work for the synchronization check.
 
 use super::inputs;
-use super::kinds::{GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork};
-use super::worker::{sent_layer, sent_layers};
+use super::kinds::{
+    sent_layer, sent_layers, GpuSetup, GpuSpeed, Kind, SentGpu, SentLayer, StepWork,
+};
 use super::{t, EpochSetup, Layers, Marks, Net, Submission};
 use cudarc::driver::{CudaEvent, CudaStream};
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};

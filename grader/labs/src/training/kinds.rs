@@ -1,13 +1,14 @@
 //! The training lab's item kinds: their keys in `assignment.toml`, the functions each may
 //! exercise, and what a worker sends back for each ([`Sent`]).
 
-use super::{Net, Opt};
+use super::{Layer, Net, Opt};
 #[cfg(feature = "judge")]
 use grader_engine::lab::KindInfo;
 #[cfg(feature = "judge")]
 use grader_engine::rubric::{read_keys, ItemSpec, KeyError};
 use grader_worker::protocol::Matrix;
 use grader_worker::task::{SkipPolicy, Tier};
+use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "judge")]
 use std::sync::Arc;
@@ -551,6 +552,22 @@ pub struct SentLayer {
     pub weight_grad: Matrix,
     /// `bias_grad`.
     pub bias_grad: Matrix,
+}
+
+/// A layer as sent.
+pub fn sent_layer(layer: &Layer) -> SentLayer {
+    let row = |v: &Array1<f32>| Matrix::from_array(&v.clone().insert_axis(ndarray::Axis(0)));
+    SentLayer {
+        weight: Matrix::from_array(&layer.weight),
+        bias: row(&layer.bias),
+        weight_grad: Matrix::from_array(&layer.weight_grad),
+        bias_grad: row(&layer.bias_grad),
+    }
+}
+
+/// Layers as sent.
+pub fn sent_layers(layers: &[Layer]) -> Vec<SentLayer> {
+    layers.iter().map(sent_layer).collect()
 }
 
 /// What a training worker sends back, by kind. Cases stop at the first panic, which comes

@@ -2,13 +2,12 @@
 //! back what they returned ([`Sent`]), every call guarded so a panic costs only its item.
 
 use super::inputs::{self, OPTIMIZER_SHAPES};
-use super::kinds::{Kind, Sent, SentLayer, SentPass};
+use super::kinds::{sent_layer, sent_layers, Kind, Sent, SentPass};
 use super::{Layer, Layers, Net, Opt, Submission};
 
 use grader_worker::protocol::{LabOutcome, Matrix, Outcome, PanicInfo, WorkOrder};
 use grader_worker::serve::{guarded, LabWorker};
 use grader_worker::stopwatch::Checkpoints;
-use ndarray::Array1;
 
 impl LabWorker for Submission {
     fn lab_name(&self) -> &'static str {
@@ -50,22 +49,6 @@ struct Run<'a> {
     seed: u64,
     item: &'a str,
     function: &'a str,
-}
-
-/// A layer as sent.
-pub fn sent_layer(layer: &Layer) -> SentLayer {
-    let row = |v: &Array1<f32>| Matrix::from_array(&v.clone().insert_axis(ndarray::Axis(0)));
-    SentLayer {
-        weight: Matrix::from_array(&layer.weight),
-        bias: row(&layer.bias),
-        weight_grad: Matrix::from_array(&layer.weight_grad),
-        bias_grad: row(&layer.bias_grad),
-    }
-}
-
-/// Layers as sent.
-pub fn sent_layers(layers: &[Layer]) -> Vec<SentLayer> {
-    layers.iter().map(sent_layer).collect()
 }
 
 impl Run<'_> {
