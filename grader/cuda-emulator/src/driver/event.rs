@@ -4,6 +4,7 @@
 use std::sync::{Arc, Condvar, LazyLock, Mutex};
 use std::time::Instant;
 
+use super::hazard;
 use super::stream::{self, OpKind};
 use super::{code, Registry};
 use crate::status::*;
@@ -212,4 +213,28 @@ pub unsafe extern "C" fn cuEventElapsedTime_v2(
     end: CUevent,
 ) -> CUresult {
     cuEventElapsedTime(ms, start, end)
+}
+
+/// Makes future work of the stream wait for the work recorded in an event.
+#[no_mangle]
+pub unsafe extern "C" fn cuStreamWaitEvent(
+    h: stream::CUstream,
+    event: CUevent,
+    _flags: u32,
+) -> CUresult {
+    let (s, e) = match (stream::resolve(h), lookup(event)) {
+        (Ok(s), Ok(e)) => (s, e),
+        (Err(x), _) | (_, Err(x)) => return x,
+    };
+    let target = e.recorded();
+    if hazard::enabled() {
+        hazard::wait_event(s.id, event as usize);
+    }
+    code(
+        s.enqueue(OpKind::Marker, move || {
+            e.wait_for(target);
+            Ok(())
+        })
+        .map(drop),
+    )
 }

@@ -42,8 +42,9 @@ struct GlobalDesc {
     size: u64,
 }
 
-/// `__gl_run_blocks` of a module.
-pub type RunBlocks = unsafe extern "C" fn(*mut crate::exec::LaunchDesc) -> c_int;
+/// `__gl_run_blocks` of a module: it takes the launch's description (`exec::LaunchDesc`,
+/// `__gl::Launch` in the prelude), which the block runner above this module fills in.
+pub type RunBlocks = unsafe extern "C" fn(*mut c_void) -> c_int;
 /// `__gl_fault_jump` of a module.
 pub type FaultJump = unsafe extern "C" fn(c_int) -> !;
 

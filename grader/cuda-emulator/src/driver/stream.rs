@@ -318,30 +318,6 @@ pub unsafe extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
     }))
 }
 
-/// Makes future work of the stream wait for the work recorded in an event.
-#[no_mangle]
-pub unsafe extern "C" fn cuStreamWaitEvent(
-    h: CUstream,
-    event: super::event::CUevent,
-    _flags: u32,
-) -> CUresult {
-    let (s, e) = match (resolve(h), super::event::lookup(event)) {
-        (Ok(s), Ok(e)) => (s, e),
-        (Err(x), _) | (_, Err(x)) => return x,
-    };
-    let target = e.recorded();
-    if hazard::enabled() {
-        hazard::wait_event(s.id, event as usize);
-    }
-    code(
-        s.enqueue(OpKind::Marker, move || {
-            e.wait_for(target);
-            Ok(())
-        })
-        .map(drop),
-    )
-}
-
 /// Creation flags of a stream.
 #[no_mangle]
 pub unsafe extern "C" fn cuStreamGetFlags(h: CUstream, flags: *mut u32) -> CUresult {

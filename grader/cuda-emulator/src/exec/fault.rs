@@ -154,7 +154,7 @@ pub fn run_guarded(module: &Module, desc: &mut LaunchDesc) -> Option<(Access, i3
     });
     ARMED.with(|a| a.set(Some(module.fault_jump)));
     // SAFETY: the module's block runner, given a descriptor that lives for the call.
-    let r = unsafe { (module.run_blocks)(desc) };
+    let r = unsafe { (module.run_blocks)(std::ptr::from_mut(desc).cast()) };
     ARMED.with(|a| a.set(None));
     if r == 0 {
         return None;
