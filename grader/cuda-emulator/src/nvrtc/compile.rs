@@ -164,7 +164,7 @@ fn program_macros(flags: &[String]) -> Vec<String> {
         .collect()
 }
 
-use super::stub_headers::STUB_HEADERS;
+use super::stub_headers::{EXPORTS_FILE, STUB_HEADERS};
 
 /// The folder of the stub headers: the one the grader laid out beside the emulator library
 /// ([`crate::config::STUBS_VARIABLE`], which no worker can write), else (a student's own
@@ -303,8 +303,17 @@ fn run_compiler(
     let instrumented = variant == Variant::Checked || confined_build(variant);
     let mut cmd = crate::config::get().command(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS);
+    let mut exports = None;
     if let Ok(stubs) = stub_headers() {
+        exports = Some(format!(
+            "-Wl,--version-script={}",
+            stubs.join(EXPORTS_FILE).display()
+        ));
         cmd.arg("-I").arg(stubs);
+    }
+    if !instrumented {
+        // One step: this command links too.
+        cmd.args(&exports);
     }
     // The program's folders are searched after the system's: a header of theirs named like
     // one the prelude includes (`cmath`) cannot take its place before the prelude's rules.
@@ -332,6 +341,7 @@ fn run_compiler(
         let mut link = crate::config::get().command(&cxx[0]);
         link.args(&cxx[1..])
             .args(["-shared", "-fPIC", "-pthread", "-Wl,-Bsymbolic"])
+            .args(&exports)
             .arg(&object)
             .arg("-o")
             .arg(so);

@@ -4,12 +4,24 @@
 // a worker could write is searched before the system's headers, so a `cmath` left there
 // would come before the prelude's rules).
 
+/// The linker's version script among the stub headers (`-Wl,--version-script`): a module
+/// exports the emulator's own entry points alone (`__gl_*`: the block runner, the kernel and
+/// variable descriptors, the build's marks). The prelude's C library for device code
+/// (`malloc`, `free`, `operator new`, `memcpy`...) stays inside the module, so that no other
+/// library loaded beside it (the C++ runtime the module needs) binds to them.
+pub const EXPORTS_FILE: &str = "gpu-labs-exports.map";
+
 /// CUDA headers tutorials include, provided empty (the prelude already defines what they
 /// would): `cuda_runtime.h`, `cuda.h`, ...; `math_constants.h` with its common constants;
 /// `cooperative_groups.h` with its basics; `cuda_fp16.h`, `cuda_bf16.h` and `cuda_fp8.h`
 /// with the reduced-precision types; `cuda/std/limits`; `cuda/barrier` and `cuda/pipeline` as
 /// a clear error.
 pub const STUB_HEADERS: &[(&str, &str)] = &[
+    // Not a header: the list of what a module exports (see [`EXPORTS_FILE`]).
+    (
+        EXPORTS_FILE,
+        "{ global: __gl_*; local: *; };\n",
+    ),
     ("cuda_runtime.h", ""),
     ("cuda_runtime_api.h", ""),
     ("cuda.h", ""),
