@@ -17,11 +17,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use cudarc::driver::{
-    CudaContext, CudaStream, DevicePtrMut, DriverError, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, DevicePtrMut, DriverError, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::compile_ptx;
 
 const N: usize = 1000;
@@ -34,16 +30,20 @@ const MODES: [&[(&str, &str)]; 3] = [
     &[("GPU_LABS_EMULATOR_CONFINE", "1")],
 ];
 
-/// Launches `src`'s kernel `k(a, b, n)` over `N` threads and waits for it.
-fn run(stream: &Arc<CudaStream>, src: &str, name: &str, a: u64, b: u64) -> Result<(), DriverError> {
-    let ctx = stream.context();
+/// Launches `src`'s kernel `k(a, dst, N)` over `N` threads, `dst` a fresh device buffer of
+/// `N` zeros, and waits for it: what `dst` then holds, or the launch's error.
+fn run(src: &str, a: u64) -> Result<Vec<f32>, DriverError> {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
     let module = ctx.load_module(compile_ptx(src).unwrap()).unwrap();
-    let f = module.load_function(name).unwrap();
+    let f = module.load_function("k").unwrap();
     let n = N as i32;
     let mut l = stream.launch_builder(&f);
-    l.arg(&a).arg(&b).arg(&n);
+    l.arg(&a).arg(&mut dst).arg(&n);
     unsafe { l.launch(LaunchConfig::for_num_elems(N as u32)) }?;
-    stream.synchronize()
+    stream.synchronize()?;
+    stream.clone_dtoh(&dst)
 }
 
 /// Runs test `name` in a child of each mode; each must pass. Returns their stderrs.
@@ -108,12 +108,7 @@ extern "C" __global__ void k(unsigned long long, float* dst, int n) {
 in_every_mode!(
     each_thread_allocates_uses_and_frees_its_own_block,
     {
-        let ctx = CudaContext::new(0).unwrap();
-        let stream = ctx.default_stream();
-        let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
-        let d = dst.device_ptr_mut(&stream).0;
-        run(&stream, PER_THREAD, "k", 0, d).unwrap();
-        let got = stream.clone_dtoh(&dst).unwrap();
+        let got = run(PER_THREAD, 0).unwrap();
         for (i, &v) in got.iter().enumerate() {
             assert_eq!(v, 4.0 * i as f32 + 6.0 + 6.0 + 0.75, "thread {i}");
         }
@@ -194,12 +189,7 @@ extern "C" __global__ void k(unsigned long long, float* dst, int n) {
 in_every_mode!(
     more_than_the_heap_holds_is_a_null_pointer,
     {
-        let ctx = CudaContext::new(0).unwrap();
-        let stream = ctx.default_stream();
-        let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
-        let d = dst.device_ptr_mut(&stream).0;
-        run(&stream, BEYOND_THE_HEAP, "k", 0, d).unwrap();
-        let got = stream.clone_dtoh(&dst).unwrap();
+        let got = run(BEYOND_THE_HEAP, 0).unwrap();
         assert_eq!(&got[..4], &[0.0, 1.0, 0.0, 1.0]);
     },
     |stderr| assert!(reports(stderr, "k").is_empty(), "{stderr}")
@@ -210,11 +200,7 @@ in_every_mode!(
 /// buffer the address belongs to is left as it was.
 fn bad_free(src: &str) {
     let host: Vec<f32> = (0..N).map(|i| i as f32).collect();
-    let ctx = CudaContext::new(0).unwrap();
-    let stream = ctx.default_stream();
-    let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
-    let d = dst.device_ptr_mut(&stream).0;
-    let e = run(&stream, src, "k", host.as_ptr() as u64 + 64, d).expect_err("the launch must fail");
+    let e = run(src, host.as_ptr() as u64 + 64).expect_err("the launch must fail");
     assert_eq!(
         e.0,
         cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
@@ -332,12 +318,7 @@ extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
 in_every_mode!(
     copies_between_device_buffers_run_silent,
     {
-        let ctx = CudaContext::new(0).unwrap();
-        let stream = ctx.default_stream();
-        let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
-        let d = dst.device_ptr_mut(&stream).0;
-        run(&stream, COPIES, "k", 0, d).unwrap();
-        let got = stream.clone_dtoh(&dst).unwrap();
+        let got = run(COPIES, 0).unwrap();
         for (i, &v) in got.iter().enumerate() {
             assert_eq!(v, 0.5 * i as f32, "element {i}");
         }

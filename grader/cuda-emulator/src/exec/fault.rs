@@ -204,11 +204,11 @@ pub fn report(kernel: &str, f: &Fault) -> String {
         }
         super::FAULT_FREE => {
             use crate::memory::Kind;
-            let what = match crate::memory::containing(f.addr, 1).map(|a| (a.kind, a.base)) {
-                Some((Kind::Device, _)) => " (a device buffer the host allocated)",
-                Some((Kind::ModuleGlobal, _)) => " (a __device__ variable)",
-                Some((Kind::PinnedHost, _)) => " (page-locked host memory)",
-                Some((Kind::DeviceHeap, _)) => " (inside a heap block, not at its start)",
+            let what = match crate::memory::containing(f.addr, 1).map(|a| a.kind) {
+                Some(Kind::Device) => " (a device buffer the host allocated)",
+                Some(Kind::ModuleGlobal) => " (a __device__ variable)",
+                Some(Kind::PinnedHost) => " (page-locked host memory)",
+                Some(Kind::DeviceHeap) => " (inside a heap block, not at its start)",
                 None => " (not GPU memory)",
             };
             format!(

@@ -69,6 +69,10 @@ const RACECHECK_FLAGS: &[&str] = &[
     "-mstringop-strategy=libcall",
 ];
 
+/// The link step of an instrumented build (the others compile and link in one command, with
+/// [`BASE_FLAGS`], which hold the same).
+const LINK_FLAGS: &[&str] = &["-shared", "-fPIC", "-pthread", "-Wl,-Bsymbolic"];
+
 /// The variable that asks for checked builds: the grader sets it for correctness runs only;
 /// its timed runs are confined builds instead ([`CONFINE_VARIABLE`]).
 pub const RACECHECK_VARIABLE: &str = "GPU_LABS_EMULATOR_RACECHECK";
@@ -340,7 +344,7 @@ fn run_compiler(
     if instrumented {
         let mut link = crate::config::get().command(&cxx[0]);
         link.args(&cxx[1..])
-            .args(["-shared", "-fPIC", "-pthread", "-Wl,-Bsymbolic"])
+            .args(LINK_FLAGS)
             .args(&exports)
             .arg(&object)
             .arg("-o")
@@ -503,7 +507,12 @@ fn compile_variant(
     // The instrumented builds' own flags too: a change of them must not load an object built
     // before it.
     if checked || confined_build(variant) {
-        key_parts.extend(RACECHECK_FLAGS.iter().map(|s| s.as_bytes()));
+        key_parts.extend(
+            RACECHECK_FLAGS
+                .iter()
+                .chain(LINK_FLAGS)
+                .map(|s| s.as_bytes()),
+        );
     }
     for (n, h) in headers {
         key_parts.push(n.as_bytes());
