@@ -175,7 +175,7 @@ struct Program {
     yardstick: Option<PathBuf>,
     source_dir: PathBuf,
     cwd: Option<PathBuf>,
-    _run_dir: Option<tempfile::TempDir>,
+    _run_dir: Option<grader_engine::scratch::ScratchDir>,
 }
 
 /// How staging and building ended: ready to grade, or every item's result when none can run
@@ -230,9 +230,7 @@ fn build(
             for note in &report.notes {
                 on_event(Event::Ignored { note });
             }
-            let run_dir = tempfile::Builder::new()
-                .prefix("grader-run-")
-                .tempdir()
+            let run_dir = grader_engine::scratch::ScratchDir::new("grader-run-")
                 .map_err(GradeError::Scratch)?;
             // Everything from here reads the grader's copy of the sources, never the
             // submission's folder: a link or a FIFO in it is refused by name instead.

@@ -32,6 +32,7 @@ pub mod replay;
 pub mod report;
 pub mod rubric;
 pub mod sandbox;
+pub mod scratch;
 pub mod source_scan;
 pub mod stopwatch;
 pub mod supervisor;

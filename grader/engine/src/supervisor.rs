@@ -311,7 +311,7 @@ pub struct Session {
     ended: Option<i32>,
     stopped: bool,
     cancel: Option<std::sync::mpsc::Sender<()>>,
-    _scratch: tempfile::TempDir,
+    _scratch: crate::scratch::ScratchDir,
 }
 
 impl Session {
@@ -327,10 +327,8 @@ impl Session {
         order: &WorkOrder,
         words: usize,
     ) -> Result<Session, SupervisorError> {
-        let scratch = tempfile::Builder::new()
-            .prefix("grader-item-")
-            .tempdir()
-            .map_err(SupervisorError::Scratch)?;
+        let scratch =
+            crate::scratch::ScratchDir::new("grader-item-").map_err(SupervisorError::Scratch)?;
         let mut order = order.clone();
         order.report_path = scratch.path().join("report.json");
         order.nonce = crate::protocol::fresh_nonce();

@@ -4,18 +4,9 @@
 
 use serde::{Deserializer, Serializer};
 
-const DIGITS: &[u8; 16] = b"0123456789abcdef";
-
 /// Writes `bits` as one hex string.
 pub fn serialize<S: Serializer>(bits: &[u32], serializer: S) -> Result<S::Ok, S::Error> {
-    let mut text = Vec::with_capacity(bits.len() * 8);
-    for word in bits {
-        for shift in (0..8).rev() {
-            text.push(DIGITS[((word >> (shift * 4)) & 0xf) as usize]);
-        }
-    }
-    // Only ASCII digits were pushed.
-    serializer.serialize_str(std::str::from_utf8(&text).unwrap_or_default())
+    serializer.serialize_str(&grader_hot::wire::hex_encode(bits))
 }
 
 /// Reads a hex string written by [`serialize`]; anything else is an error.
@@ -33,24 +24,9 @@ impl serde::de::Visitor<'_> for Hex {
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<u32>, E> {
-        decode(text.as_bytes())
+        grader_hot::wire::hex_decode(text.as_bytes())
             .ok_or_else(|| E::custom("a matrix's bits are not 8 hex digits each"))
     }
-}
-
-/// The words of `text`, 8 hex digits each; `None` for any other text.
-fn decode(text: &[u8]) -> Option<Vec<u32>> {
-    if !text.len().is_multiple_of(8) {
-        return None;
-    }
-    text.chunks_exact(8)
-        .map(|chunk| {
-            chunk.iter().try_fold(0u32, |word, &c| {
-                let digit = (c as char).to_digit(16)?;
-                Some(word << 4 | digit)
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -15,10 +15,11 @@ pub mod gpu;
 pub mod hash;
 pub mod hex_bits;
 pub mod i18n;
-pub mod inputs;
 pub mod protocol;
-pub mod region;
 pub mod report_size;
 pub mod serve;
-pub mod stopwatch;
 pub mod task;
+
+/// The stopwatch's hand-over, which runs inside the grader's clock, and each run's seeded
+/// inputs: in a crate of their own, built fully optimised in every profile (`grader-hot`).
+pub use grader_hot::{inputs, region, stopwatch};

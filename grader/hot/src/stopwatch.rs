@@ -68,6 +68,11 @@ pub enum Command {
     Brackets = 4,
 }
 
+/// A product the stopwatch serves runs of: the student's, or a baseline.
+pub trait Product: FnMut(&Array2<f32>, &Array2<f32>) -> Array2<f32> {}
+
+impl<F: FnMut(&Array2<f32>, &Array2<f32>) -> Array2<f32>> Product for F {}
+
 /// Where matrices lie among the region's words for a run of shape `[m, k, n]`: A, then B,
 /// then C, each row-major.
 pub fn layout([m, k, n]: [usize; 3]) -> [std::ops::Range<usize>; 3] {
@@ -201,11 +206,9 @@ impl Checkpoints {
 
     /// Serves runs of a product until the supervisor says [`Command::Finish`]: each run copies
     /// the operands in, multiplies, and copies the result out before the next
-    /// [`Checkpoint::Ready`], all inside the supervisor's clock.
-    pub fn serve_products(
-        &mut self,
-        mut product: impl FnMut(&Array2<f32>, &Array2<f32>) -> Array2<f32>,
-    ) -> Result<(), String> {
+    /// [`Checkpoint::Ready`], all inside the supervisor's clock. (The product is a trait
+    /// object, so that this loop is compiled here, optimised, and not in the caller's crate.)
+    pub fn serve_products(&mut self, product: &mut dyn Product) -> Result<(), String> {
         loop {
             self.stop(Checkpoint::Ready);
             let command = self.command();
