@@ -7,8 +7,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A folder made fresh under the system's temporary folder, that only this user can enter
-/// (mode 0700 on Unix), removed on drop.
+/// A folder made fresh under the system's temporary folder, removed on drop. Its mode is a
+/// new folder's (the umask decides, usually 0755), as `tempfile`'s was: a worker running as
+/// another user enters a grading run's folder (its working folder, which it cannot write);
+/// were the folder closed to it, its working folder would be its own scratch instead.
 #[derive(Debug)]
 pub struct ScratchDir {
     path: PathBuf,
@@ -29,10 +31,7 @@ impl ScratchDir {
                 "{prefix}{:x}-{n:x}-{nanos:08x}",
                 std::process::id()
             ));
-            let mut folder = std::fs::DirBuilder::new();
-            #[cfg(unix)]
-            std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
-            match folder.create(&path) {
+            match std::fs::create_dir(&path) {
                 Ok(()) => return Ok(ScratchDir { path }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -64,21 +63,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_scratch_folder_is_new_private_and_gone_with_its_files_when_dropped() {
+    fn a_scratch_folder_is_new_and_gone_with_its_files_when_dropped() {
         let a = ScratchDir::new("gl-scratch-test-").expect("made");
         let b = ScratchDir::new("gl-scratch-test-").expect("made");
         assert_ne!(a.path(), b.path());
         std::fs::create_dir(a.path().join("inner")).expect("inner");
         std::fs::write(a.path().join("inner/f"), "x").expect("a file");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(a.path())
-                .expect("meta")
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o077, 0, "{mode:o}");
-        }
+        // A new folder's mode, as any folder made here gets (a worker may enter it).
+        let plain = a.path().join("plain");
+        std::fs::create_dir(&plain).expect("a plain folder");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions();
+        assert_eq!(mode(a.path()), mode(&plain));
         let path = a.path().to_path_buf();
         drop(a);
         assert!(!path.exists());
