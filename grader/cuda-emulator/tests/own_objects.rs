@@ -130,3 +130,31 @@ fn an_object_changed_after_its_compile_is_not_loaded() {
     );
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// A module is never built without the list of what it may export (the version script among
+/// the grader's CUDA headers): where that folder is missing, NVRTC fails with the reason, for
+/// a kernel that includes nothing too, and nothing is built another way.
+#[test]
+fn no_kernel_is_built_without_the_graders_headers() {
+    const NAME: &str = "no_kernel_is_built_without_the_graders_headers";
+    if common::is_child(NAME) {
+        let err = compile_ptx(QUIET).expect_err("built without the export list");
+        let log = format!("{err:?}");
+        assert!(log.contains("CUDA headers are not available"), "{log}");
+        println!("refused");
+        return;
+    }
+    let missing = common::profile_dir().join("no-such-stub-headers");
+    let cache = common::profile_dir().join("own-objects-no-headers-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let out = common::run_child_with(
+        NAME,
+        &[
+            ("GPU_LABS_EMULATOR_STUBS", &missing.to_string_lossy()),
+            ("GPU_LABS_EMULATOR_CACHE", &cache.to_string_lossy()),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+    assert!(out.status.success(), "child failed: {:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("refused"));
+}

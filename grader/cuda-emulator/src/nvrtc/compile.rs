@@ -307,17 +307,23 @@ fn run_compiler(
     let instrumented = variant == Variant::Checked || confined_build(variant);
     let mut cmd = crate::config::get().command(&cxx[0]);
     cmd.args(&cxx[1..]).args(BASE_FLAGS);
-    let mut exports = None;
-    if let Ok(stubs) = stub_headers() {
-        exports = Some(format!(
-            "-Wl,--version-script={}",
-            stubs.join(EXPORTS_FILE).display()
-        ));
-        cmd.arg("-I").arg(stubs);
-    }
+    // Without its headers' folder a module would be built without the list of what it
+    // exports (`EXPORTS_FILE`): refused, never built another way.
+    let stubs = stub_headers().map_err(|e| {
+        format!(
+            "{name}: error: the emulator's CUDA headers are not available ({e}), so no kernel \
+             is built: the grader's set-up, not your code (delete the grader cache, \
+             ~/.cache/gpu-labs, and run again, or tell your instructor)\n"
+        )
+    })?;
+    let exports = format!(
+        "-Wl,--version-script={}",
+        stubs.join(EXPORTS_FILE).display()
+    );
+    cmd.arg("-I").arg(stubs);
     if !instrumented {
         // One step: this command links too.
-        cmd.args(&exports);
+        cmd.arg(&exports);
     }
     // The program's folders are searched after the system's: a header of theirs named like
     // one the prelude includes (`cmath`) cannot take its place before the prelude's rules.
@@ -345,7 +351,7 @@ fn run_compiler(
         let mut link = crate::config::get().command(&cxx[0]);
         link.args(&cxx[1..])
             .args(LINK_FLAGS)
-            .args(&exports)
+            .arg(&exports)
             .arg(&object)
             .arg("-o")
             .arg(so);
