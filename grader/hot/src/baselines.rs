@@ -75,6 +75,41 @@ pub fn mlp_epoch(
     total / batches.len().max(1) as f32
 }
 
+/// The batched GPU speedup's baseline: the batch as a loop of single products, one cuBLAS call
+/// per matrix (the fastest single product there is), all queued on the stream. Its loop runs
+/// inside the clock, and on a real GPU the host's time per call is what batching saves.
+pub fn looped_cublas(
+    blas: &cudarc::cublas::CudaBlas,
+    a: &cudarc::driver::CudaSlice<f32>,
+    b: &cudarc::driver::CudaSlice<f32>,
+    c: &mut cudarc::driver::CudaSlice<f32>,
+    [batch, m, k, n]: [usize; 4],
+) -> Result<(), String> {
+    use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+    use cudarc::cublas::{Gemm, GemmConfig};
+    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, m and n swapped.
+    let config = GemmConfig {
+        transa: CUBLAS_OP_N,
+        transb: CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: 1.0f32,
+        lda: n as i32,
+        ldb: k as i32,
+        beta: 0.0f32,
+        ldc: n as i32,
+    };
+    for z in 0..batch {
+        let a_z = a.slice(z * m * k..(z + 1) * m * k);
+        let b_z = b.slice(z * k * n..(z + 1) * k * n);
+        let mut c_z = c.slice_mut(z * m * n..(z + 1) * m * n);
+        // SAFETY: the sizes and leading dimensions describe the three views exactly.
+        unsafe { blas.gemm(config, &b_z, &a_z, &mut c_z) }.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

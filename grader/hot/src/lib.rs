@@ -1,9 +1,9 @@
 //! The grader's hot code, and nothing else: what runs between two readings of the grader's
 //! clock (the stopwatch's hand-over of a run's operands and result through the shared
 //! [`region`], in [`stopwatch`]; the grader's own [`baselines`] that speedups are measured
-//! against), and the per-element work every grading run repeats ([`inputs`], each run's
-//! seeded matrices, made by the worker and the supervisor alike; [`wire`], a report's matrices
-//! as text and its seal).
+//! against, on the CPU and on the GPU), and the per-element work every grading run repeats
+//! ([`inputs`], each run's seeded matrices, made by the worker and the supervisor alike;
+//! [`wire`], a report's matrices as text and its seal).
 //!
 //! A released lab crate builds this crate fully optimised and the rest of the grader (the
 //! supervisor, the judges, the workers' set-up) unoptimised, so that a student's first

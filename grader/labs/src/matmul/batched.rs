@@ -10,6 +10,7 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use grader_engine::check::speedup::check_tiers;
 #[cfg(feature = "judge")]
 use grader_engine::rubric::KeyError;
+use grader_hot::baselines;
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
 use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
@@ -486,7 +487,7 @@ pub fn speed(
         stream.context().synchronize().map_err(err)?;
         checkpoints.stop(Checkpoint::CallStart);
         match &runner {
-            Ok(blas) => looped(blas, &a_dev, &b_dev, &mut c_dev, shape)?,
+            Ok(blas) => baselines::looped_cublas(blas, &a_dev, &b_dev, &mut c_dev, shape)?,
             Err(f) => {
                 if let Err(outcome) = called(|| f(&stream, &a_dev, &b_dev, &mut c_dev, shape)) {
                     return Ok(*outcome);
@@ -500,40 +501,6 @@ pub fn speed(
         outputs.push(Stack::from_array(&c));
     }
     sent(Sent::Speed { outputs })
-}
-
-/// The speedup's baseline: the batch as a loop of single products, one cuBLAS call per matrix
-/// (the fastest single product there is), all queued on the stream.
-fn looped(
-    blas: &cudarc::cublas::CudaBlas,
-    a: &CudaSlice<f32>,
-    b: &CudaSlice<f32>,
-    c: &mut CudaSlice<f32>,
-    [batch, m, k, n]: [usize; 4],
-) -> Result<(), String> {
-    use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
-    use cudarc::cublas::{Gemm, GemmConfig};
-    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, m and n swapped.
-    let config = GemmConfig {
-        transa: CUBLAS_OP_N,
-        transb: CUBLAS_OP_N,
-        m: n as i32,
-        n: m as i32,
-        k: k as i32,
-        alpha: 1.0f32,
-        lda: n as i32,
-        ldb: k as i32,
-        beta: 0.0f32,
-        ldc: n as i32,
-    };
-    for z in 0..batch {
-        let a_z = a.slice(z * m * k..(z + 1) * m * k);
-        let b_z = b.slice(z * k * n..(z + 1) * k * n);
-        let mut c_z = c.slice_mut(z * m * n..(z + 1) * m * n);
-        // SAFETY: the sizes and leading dimensions describe the three views exactly.
-        unsafe { blas.gemm(config, &b_z, &a_z, &mut c_z) }.map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
