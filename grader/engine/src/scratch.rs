@@ -1,4 +1,4 @@
-//! A private folder for one run's files (a grading run's copy of the sources, a worker's
+//! A fresh folder for one run's files (a grading run's copy of the sources, a worker's
 //! scratch space), removed with everything in it when dropped. A dozen lines of the engine's
 //! own rather than a crate: a released lab crate's first `cargo test` compiles the engine, and
 //! a temporary-file crate would bring a system-call layer with it (seven CPU-seconds).

@@ -18,8 +18,9 @@ pub fn fresh_seed() -> u64 {
 
 /// The random number generator for one input of one case of one item.
 fn rng_for(seed: u64, item: &str, case: usize, which: &str) -> StdRng {
-    // FNV-1a over the parts: stable across platforms and Rust versions.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    // FNV-1a over the parts, each ended by a 0xff byte: stable across platforms and Rust
+    // versions.
+    let mut h = crate::hash::Fnv::default();
     let parts = [
         &seed.to_le_bytes()[..],
         item.as_bytes(),
@@ -27,14 +28,10 @@ fn rng_for(seed: u64, item: &str, case: usize, which: &str) -> StdRng {
         which.as_bytes(),
     ];
     for part in parts {
-        for &b in part {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        h.write(part);
+        h.write(&[0xff]);
     }
-    StdRng::seed_from_u64(h)
+    StdRng::seed_from_u64(h.finish())
 }
 
 /// A `rows × cols` matrix of values uniform in [-1, 1), named `which` ("a", "b") within

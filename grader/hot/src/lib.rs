@@ -3,7 +3,7 @@
 //! [`region`], in [`stopwatch`]; the grader's own [`baselines`] that speedups are measured
 //! against, on the CPU and on the GPU), and the per-element work every grading run repeats
 //! ([`inputs`], each run's seeded matrices, made by the worker and the supervisor alike;
-//! [`wire`], a report's matrices as text and its seal).
+//! [`wire`], a report's matrices as text and its seal; the stable [`hash`] both use).
 //!
 //! A released lab crate builds this crate fully optimised and the rest of the grader (the
 //! supervisor, the judges, the workers' set-up) unoptimised, so that a student's first
@@ -12,6 +12,7 @@
 //! that crate's optimisation level.
 
 pub mod baselines;
+pub mod hash;
 pub mod inputs;
 pub mod region;
 pub mod stopwatch;
@@ -26,6 +27,7 @@ mod tests {
     fn no_entry_point_is_generic() {
         let sources = [
             ("baselines.rs", include_str!("baselines.rs")),
+            ("hash.rs", include_str!("hash.rs")),
             ("inputs.rs", include_str!("inputs.rs")),
             ("region.rs", include_str!("region.rs")),
             ("stopwatch.rs", include_str!("stopwatch.rs")),

@@ -34,17 +34,11 @@ pub fn hex_decode(text: &[u8]) -> Option<Vec<u32>> {
 /// The seal of a report's body under the supervisor's nonce (FNV-1a over the nonce, the
 /// body and the nonce again): a report without it was not written by this order's worker.
 pub fn seal(nonce: u64, body: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in nonce
-        .to_le_bytes()
-        .iter()
-        .chain(body)
-        .chain(&nonce.to_be_bytes())
-    {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    let mut h = crate::hash::Fnv::default();
+    h.write(&nonce.to_le_bytes());
+    h.write(body);
+    h.write(&nonce.to_be_bytes());
+    h.finish()
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@
 
 pub mod backend;
 pub mod gpu;
-pub mod hash;
 pub mod hex_bits;
 pub mod i18n;
 pub mod protocol;
@@ -20,6 +19,7 @@ pub mod report_size;
 pub mod serve;
 pub mod task;
 
-/// The stopwatch's hand-over, which runs inside the grader's clock, and each run's seeded
-/// inputs: in a crate of their own, built fully optimised in every profile (`grader-hot`).
-pub use grader_hot::{inputs, region, stopwatch};
+/// The stopwatch's hand-over, which runs inside the grader's clock, each run's seeded inputs
+/// and the stable hash they and a report's seal use: in a crate of their own, built fully
+/// optimised in every profile (`grader-hot`).
+pub use grader_hot::{hash, inputs, region, stopwatch};
