@@ -61,6 +61,28 @@ pub fn operands(
     )
 }
 
+/// A `rows × cols` matrix of draws from `rng`, row by row, each `rng.random_range(range)` in
+/// f32 with `range` `-bound..=bound` (`inclusive`) or `-bound..bound`: the training lab's
+/// inputs and layers, and its check of a student's initialisation, made here so that the
+/// per-element draws are compiled optimised.
+pub fn uniform_matrix(
+    rng: &mut StdRng,
+    (rows, cols): (usize, usize),
+    bound: f32,
+    inclusive: bool,
+) -> Array2<f32> {
+    if inclusive {
+        Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-bound..=bound))
+    } else {
+        Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-bound..bound))
+    }
+}
+
+/// `rows` class indices, each `rng.random_range(0..classes)`.
+pub fn class_labels(rng: &mut StdRng, rows: usize, classes: usize) -> Vec<usize> {
+    (0..rows).map(|_| rng.random_range(0..classes)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +95,21 @@ mod tests {
         assert_ne!(a, matrix(7, "x", 1, "a", 5, 3));
         assert_ne!(a, matrix(7, "x", 0, "b", 5, 3));
         assert!(a.iter().all(|v| (-1.0..1.0).contains(v)));
+    }
+
+    #[test]
+    fn uniform_draws_stay_in_their_range_and_repeat_with_the_generator() {
+        let draw =
+            |inclusive| uniform_matrix(&mut StdRng::seed_from_u64(3), (40, 25), 0.5, inclusive);
+        for inclusive in [true, false] {
+            let m = draw(inclusive);
+            assert_eq!(m.dim(), (40, 25));
+            assert!(m.iter().all(|v| (-0.5..=0.5).contains(v)));
+            assert!(m.iter().any(|v| *v < -0.4) && m.iter().any(|v| *v > 0.4));
+            assert_eq!(m, draw(inclusive));
+        }
+        let labels = class_labels(&mut StdRng::seed_from_u64(4), 500, 10);
+        assert!(labels.iter().all(|&l| l < 10));
+        assert!((0..10).all(|c| labels.contains(&c)));
     }
 }

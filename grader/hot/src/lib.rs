@@ -3,7 +3,8 @@
 //! [`region`], in [`stopwatch`]; the grader's own [`baselines`] that speedups are measured
 //! against, on the CPU and on the GPU), and the per-element work every grading run repeats
 //! ([`inputs`], each run's seeded matrices, made by the worker and the supervisor alike;
-//! [`wire`], a report's matrices as text and its seal; the stable [`hash`] both use).
+//! [`wire`], a report's matrices as text and its seal; the stable [`hash`] both use; with the
+//! `training` feature, the training lab's datasets and reference models, [`training`]).
 //!
 //! A released lab crate builds this crate fully optimised and the rest of the grader (the
 //! supervisor, the judges, the workers' set-up) unoptimised, so that a student's first
@@ -16,6 +17,8 @@ pub mod hash;
 pub mod inputs;
 pub mod region;
 pub mod stopwatch;
+#[cfg(feature = "training")]
+pub mod training;
 pub mod wire;
 
 #[cfg(test)]
@@ -32,6 +35,11 @@ mod tests {
             ("region.rs", include_str!("region.rs")),
             ("stopwatch.rs", include_str!("stopwatch.rs")),
             ("wire.rs", include_str!("wire.rs")),
+            ("training/data.rs", include_str!("training/data.rs")),
+            (
+                "training/reference.rs",
+                include_str!("training/reference.rs"),
+            ),
         ];
         let mut seen = 0;
         for (file, text) in sources {
@@ -47,6 +55,6 @@ mod tests {
                 seen += 1;
             }
         }
-        assert!(seen > 20, "only {seen} public functions found");
+        assert!(seen > 40, "only {seen} public functions found");
     }
 }

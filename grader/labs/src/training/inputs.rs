@@ -3,7 +3,6 @@
 
 use super::{data, rng_for, Layer, Layers, Net};
 use ndarray::{Array1, Array2};
-use rand::RngExt;
 
 /// Values uniform in ±`scale`.
 pub fn matrix(
@@ -15,7 +14,7 @@ pub fn matrix(
     scale: f32,
 ) -> Array2<f32> {
     let mut rng = rng_for(seed, item, case, purpose);
-    Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-scale..=scale))
+    grader_hot::inputs::uniform_matrix(&mut rng, (rows, cols), scale, true)
 }
 
 /// The input of an elementwise item (ReLU, its backward pass, the sigmoid): values in
@@ -37,7 +36,7 @@ pub fn elementwise_input(seed: u64, item: &str, case: usize, shape: (usize, usiz
 /// `rows` class labels in `0..classes`.
 pub fn labels(seed: u64, item: &str, case: usize, rows: usize, classes: usize) -> Vec<usize> {
     let mut rng = rng_for(seed, item, case, "labels");
-    (0..rows).map(|_| rng.random_range(0..classes)).collect()
+    grader_hot::inputs::class_labels(&mut rng, rows, classes)
 }
 
 /// A layer with PyTorch-scaled weights and bias, and (with `grads`) gradients already

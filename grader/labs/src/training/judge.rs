@@ -492,13 +492,12 @@ impl Judge<'_> {
         outputs: usize,
         got: &Got,
     ) -> Option<Verdict> {
-        use rand::RngExt;
+        use grader_hot::inputs::uniform_matrix;
         let mut rng = super::rng_for(self.seed, self.id(), case, "init");
         let bound = 1.0 / (inputs as f32).sqrt();
-        let mut draw = || f64::from(rng.random_range(-bound..bound));
-        let weight = Array2::from_shape_simple_fn((outputs, inputs), &mut draw);
+        let weight = uniform_matrix(&mut rng, (outputs, inputs), bound, false).mapv(f64::from);
         // One row, as the worker sends a bias.
-        let bias = Array2::from_shape_simple_fn((1, outputs), &mut draw);
+        let bias = uniform_matrix(&mut rng, (1, outputs), bound, false).mapv(f64::from);
         let at = self.case_text(case);
         let call = format!("`Linear::new({inputs}, {outputs}, rng)`");
         if let Err(m) = compare("weight", weight.view(), got.weight.view(), 1e-5, 1e-7) {
