@@ -382,11 +382,11 @@ fn cargo_build(
 }
 
 /// The emulator (or tracer) library cargo built beside this program, when there is one that
-/// belongs to it: the grader depends on the emulator (through `grader-hot`), so the cargo invocation that
-/// built this program built the library too, from the same sources, into the same target
-/// folder (`deps/` below a binary's folder, or a test binary's own `deps/`). One built later than
-/// this program (the emulator rebuilt alone, its sources since changed) is not taken. `None`:
-/// build it in the cache, as for a program installed elsewhere.
+/// belongs to it: the grader depends on the emulator (through `grader-hot`), so the cargo
+/// invocation that built this program built the library too, from the same sources, into the
+/// same target folder (`deps/` below a binary's folder, or a test binary's own `deps/`). One
+/// built later than this program (the emulator rebuilt alone, its sources since changed) is
+/// not taken. `None`: build it in the cache, as for a program installed elsewhere.
 fn prebuilt(cdylib: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let exe_time = fs::metadata(&exe).and_then(|m| m.modified()).ok()?;

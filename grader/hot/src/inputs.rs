@@ -44,8 +44,12 @@ pub fn matrix(
     rows: usize,
     cols: usize,
 ) -> Array2<f32> {
-    let mut rng = rng_for(seed, item, case, which);
-    Array2::from_shape_simple_fn((rows, cols), || rng.random_range(-1.0f32..1.0))
+    uniform_matrix(
+        &mut rng_for(seed, item, case, which),
+        (rows, cols),
+        1.0,
+        false,
+    )
 }
 
 /// The two operands of a product case `[m, k, n]`: A is m×k, B is k×n.
@@ -62,9 +66,9 @@ pub fn operands(
 }
 
 /// A `rows × cols` matrix of draws from `rng`, row by row, each `rng.random_range(range)` in
-/// f32 with `range` `-bound..=bound` (`inclusive`) or `-bound..bound`: the training lab's
-/// inputs and layers, and its check of a student's initialisation, made here so that the
-/// per-element draws are compiled optimised.
+/// f32 with `range` `-bound..=bound` (`inclusive`) or `-bound..bound`: the matmul lab's
+/// operands ([`matrix`]), the training lab's inputs and layers, and its check of a student's
+/// initialisation, made here so that the per-element draws are compiled optimised.
 pub fn uniform_matrix(
     rng: &mut StdRng,
     (rows, cols): (usize, usize),
