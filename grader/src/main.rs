@@ -292,6 +292,10 @@ fn main() -> ExitCode {
     if let Some(code) = grader::gpu::trial::serve_if_asked() {
         return code;
     }
+    // A worker's kernel compiler on the emulator: this program, never the submission's.
+    if let Some(code) = grader_engine::kernel_compiler::serve_if_asked() {
+        return code;
+    }
     // Official grading starts this binary as a speed item's baseline worker: a process with no
     // submission code in it (see `grader::grade`).
     if std::env::args().nth(1).as_deref() == Some(grader_engine::protocol::WORKER_FLAG) {

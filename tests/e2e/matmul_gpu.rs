@@ -948,6 +948,44 @@ fn a_header_planted_in_the_kernel_cache_does_not_reach_the_prelude() {
     assert_says(&g, "gpu_timer_sync", "‘SNEAKY’ does not name a type");
 }
 
+/// Code a submission could run beside its own compile: a thread that watches its kernel cache
+/// for the translation unit the emulator writes and hands to the C++ compiler a moment later,
+/// and rewrites it in that moment. Here the rewrite only mends a wrong kernel (it halves C),
+/// which shows the rewrite reached the compiler; the same moment would take a unit with no
+/// prelude and no checks (inline assembly, a kernel that reads the worker's memory).
+const COMPILE_WINDOW: &str = "    let cache = std::env::var_os(\"GPU_LABS_EMULATOR_CACHE\").map(std::path::PathBuf::from);\n    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));\n    let watching = Arc::clone(&stop);\n    let watcher = std::thread::spawn(move || {\n        while !watching.load(std::sync::atomic::Ordering::Relaxed) {\n            let mut folders: Vec<std::path::PathBuf> = cache.iter().cloned().collect();\n            while let Some(dir) = folders.pop() {\n                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {\n                    let path = entry.path();\n                    if path.is_dir() {\n                        folders.push(path);\n                        continue;\n                    }\n                    let name = entry.file_name().to_string_lossy().into_owned();\n                    if name.starts_with(\"kernels\") && name.ends_with(\".cpp\") {\n                        if let Ok(text) = std::fs::read_to_string(&path) {\n                            if text.contains(\"sum * 0.5f\") {\n                                let _ = std::fs::write(&path, text.replace(\"sum * 0.5f\", \"sum\"));\n                            }\n                        }\n                    }\n                }\n            }\n        }\n    });\n    let product = product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"));\n    stop.store(true, std::sync::atomic::Ordering::Relaxed);\n    let _ = watcher.join();\n    product\n";
+
+#[test]
+fn a_translation_unit_rewritten_during_its_compile_is_out_of_reach() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The grader's kernel compiler writes a build's files in a folder the worker can read and
+    // not write: the rewrite fails, the kernel runs as its source says (C halved), and the item
+    // is lost on its values. (Before, the unit lay in the worker's own cache folder, and the
+    // rewrite could reach the compiler.)
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_correct"]);
+    let rubric = rubric.to_str().expect("a UTF-8 path");
+    let dir = faulty_copy_edits(
+        &solution(),
+        "src/gpu.rs",
+        &[
+            (
+                "        }\n        c[row * n + col] = sum;",
+                "        }\n        c[row * n + col] = sum * 0.5f;",
+            ),
+            (
+                "    product_on_gpu(stream, a, b, (MATMUL_KERNEL, \"matmul\"))\n",
+                COMPILE_WINDOW,
+            ),
+        ],
+    );
+    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
+    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    assert_lost(&g, &["gpu_correct"]);
+    assert_says(&g, "gpu_correct", "should be");
+}
+
 /// A mistake in the cuBLAS call, where the fault is the call's description of its operands:
 /// (what to replace in the solution's call, the operand the feedback must name).
 const CUBLAS_CALL_MISTAKES: [(&str, &str, &str); 2] = [

@@ -36,6 +36,11 @@ pub const OWN_OBJECTS_VARIABLE: &str = "GPU_LABS_EMULATOR_OWN_OBJECTS";
 /// place of a copy in the kernel cache.
 pub const STUBS_VARIABLE: &str = "GPU_LABS_EMULATOR_STUBS";
 
+/// The variable naming the descriptors of the grader's kernel compiler, `<request>,<reply>`
+/// (see [`crate::nvrtc::remote`]): set, kernels are compiled by that process, outside this
+/// one, into a folder this process can read but not write.
+pub const COMPILER_VARIABLE: &str = "GPU_LABS_EMULATOR_COMPILER";
+
 /// Everything the emulator takes from its environment, as it was when the library was loaded.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -52,6 +57,10 @@ pub struct Config {
     pub confine: bool,
     /// Whether only objects compiled in this process are loaded ([`OWN_OBJECTS_VARIABLE`]).
     pub own_objects: bool,
+    /// The descriptors of the grader's kernel compiler ([`COMPILER_VARIABLE`]): `Some` when the
+    /// variable was set, with `(-1, -1)` when it named no descriptors (every compile then
+    /// fails: a run the grader meant to compile outside never compiles inside).
+    pub compiler: Option<(i32, i32)>,
     /// The grader's folder of CUDA headers ([`STUBS_VARIABLE`]), if it named one.
     pub stubs: Option<PathBuf>,
     /// Whether plain builds may run barrier kernels as coroutines (unless
@@ -112,6 +121,13 @@ impl Config {
             confine: var(crate::nvrtc::compile::CONFINE_VARIABLE).is_some_and(|v| v == "1"),
             own_objects: var(OWN_OBJECTS_VARIABLE).is_some_and(|v| v == "1"),
             stubs: non_empty(STUBS_VARIABLE).map(PathBuf::from),
+            compiler: var(COMPILER_VARIABLE).map(|v| {
+                let fds = v.split_once(',').and_then(|(request, reply)| {
+                    Some((request.trim().parse().ok()?, reply.trim().parse().ok()?))
+                });
+                fds.filter(|&(a, b): &(i32, i32)| a > 2 && b > 2)
+                    .unwrap_or((-1, -1))
+            }),
             coroutines: var(FIBERS_VARIABLE).is_none_or(|v| v.trim() != "1"),
             kernel_cache,
             cxx,
@@ -196,6 +212,20 @@ mod tests {
         assert!(!c.race_check);
         assert_eq!(c.kernel_cache, Path::new("/h/.cache/gpu-labs/kernels"));
         assert_eq!(c.cxx, ["c++"]);
+        assert_eq!(c.compiler, None);
+    }
+
+    /// The grader's kernel compiler: its two descriptors; a value that names none (or names
+    /// standard input, output or error) is kept as "set, unusable", so every compile fails
+    /// rather than run in this process.
+    #[test]
+    fn the_kernel_compilers_descriptors_or_none_usable() {
+        let compiler =
+            |value: &str| Config::from_vars(vars(&[(COMPILER_VARIABLE, value)])).compiler;
+        assert_eq!(compiler("7, 9"), Some((7, 9)));
+        for broken in ["", "7", "x,9", "1,9", "7,-3"] {
+            assert_eq!(compiler(broken), Some((-1, -1)), "{broken:?}");
+        }
     }
 
     /// The constructor ran when this test binary was loaded: the snapshot exists before any

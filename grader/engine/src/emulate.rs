@@ -150,6 +150,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/nvrtc/declarations.rs",
     "src/nvrtc/expand.rs",
     "src/nvrtc/names.rs",
+    "src/nvrtc/remote.rs",
     "src/nvrtc/source.rs",
     "src/nvrtc/stub_headers.rs",
     "src/nvrtc/symbols.rs",

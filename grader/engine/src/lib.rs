@@ -26,6 +26,7 @@ pub mod fingerprint;
 pub mod gpu;
 pub mod i18n;
 pub mod intake;
+pub mod kernel_compiler;
 pub mod lab;
 #[cfg(feature = "replay")]
 pub mod replay;

@@ -202,6 +202,9 @@ pub enum SupervisorError {
         program: PathBuf,
         source: std::io::Error,
     },
+    /// The kernel compiler of a worker on the emulator could not be started.
+    #[error("cannot start the grader's kernel compiler: {0}")]
+    Compiler(String),
     /// The worker's sandbox could not be prepared.
     #[error("cannot prepare the worker's sandbox: {0}")]
     Sandbox(String),
@@ -311,6 +314,10 @@ pub struct Session {
     ended: Option<i32>,
     stopped: bool,
     cancel: Option<std::sync::mpsc::Sender<()>>,
+    /// The worker's kernel compiler, on the emulator; ended with the session.
+    _compiler: Option<crate::kernel_compiler::Running>,
+    /// The compiler's objects folder, when it is the worker's own.
+    _objects: Option<crate::scratch::ScratchDir>,
     _scratch: crate::scratch::ScratchDir,
 }
 
@@ -333,22 +340,42 @@ impl Session {
         order.report_path = scratch.path().join("report.json");
         order.nonce = crate::protocol::fresh_nonce();
         let (region, region_fd) = shared_region(&mut order, scratch.path(), words)?;
-        let kernel_cache = command
-            .kernel_cache
-            .clone()
-            .unwrap_or_else(|| scratch.path().join("kernels"));
-        let kernel_cache_made = std::fs::create_dir_all(&kernel_cache).is_ok();
-        let shared_cache = (kernel_cache_made && !kernel_cache.starts_with(scratch.path()))
-            .then_some(kernel_cache.as_path());
-        let WorkerCommand {
-            program, cwd, env, ..
-        } = given_to_worker(command, scratch.path(), shared_cache)?;
         // Given the emulator (a run of the no-library case of device selection is not).
         let emulated = order.backend == crate::protocol::Backend::Emulated
             && command
                 .env
                 .iter()
                 .any(|(k, v)| k == crate::emulate::MARKER && v == "1");
+        // On the emulator, kernels are compiled by the grader's kernel compiler into a folder
+        // the worker can read and not write (`crate::kernel_compiler`): the submission's
+        // folder of kept kernels (a student's own runs), else one of this worker's own.
+        let objects = match (emulated, &command.kernel_cache) {
+            (true, None) => Some(
+                crate::scratch::ScratchDir::new("grader-kernels-")
+                    .map_err(SupervisorError::Scratch)?,
+            ),
+            _ => None,
+        };
+        let kernel_cache = command
+            .kernel_cache
+            .clone()
+            .or_else(|| objects.as_ref().map(|o| o.path().to_path_buf()))
+            .unwrap_or_else(|| scratch.path().join("kernels"));
+        let kernel_cache_made = std::fs::create_dir_all(&kernel_cache).is_ok();
+        let shared_cache = (kernel_cache_made && !kernel_cache.starts_with(scratch.path()))
+            .then_some(kernel_cache.as_path());
+        let compiler = if emulated {
+            Some(start_compiler(command, &kernel_cache, timeout_secs)?)
+        } else {
+            None
+        };
+        let WorkerCommand {
+            program, cwd, env, ..
+        } = given_to_worker(
+            command,
+            scratch.path(),
+            shared_cache.filter(|_| compiler.is_none()),
+        )?;
         let checks_asked = order.backend == crate::protocol::Backend::Emulated
             && command.env.iter().any(|(k, v)| k == RACE_CHECK && v == "1");
         let mut spec = crate::sandbox::spec_for(
@@ -358,7 +385,9 @@ impl Session {
             &env,
             order.backend,
         );
-        if shared_cache.is_some() {
+        if compiler.is_some() {
+            spec.readable.push(kernel_cache.clone());
+        } else if shared_cache.is_some() {
             spec.writable.push(kernel_cache.clone());
         }
         // The sandbox is made here and applied by the worker's child before its program
@@ -408,12 +437,19 @@ impl Session {
         // A cache that is this worker's own scratch folder (official grading) holds nothing
         // its emulator did not compile, unless the submission's code put it there: the
         // emulator then loads only the bytes its own compiler wrote in this process.
-        if shared_cache.is_none() {
+        if shared_cache.is_none() || objects.is_some() {
             cmd.env(OWN_OBJECTS, "1");
         }
         #[cfg(target_os = "linux")]
         if let Some(fd) = &region_fd {
             give_descriptor(&mut cmd, fd);
+        }
+        if let Some(compiler) = &compiler {
+            let (name, value) = compiler.variable();
+            cmd.env(name, value);
+            for fd in compiler.worker_ends() {
+                give_descriptor(&mut cmd, fd);
+            }
         }
         let limits = crate::sandbox::limits::Limits::for_worker(order.backend, timeout_secs);
         crate::sandbox::limits::install(&mut cmd, limits, prepared);
@@ -433,6 +469,9 @@ impl Session {
         let stderr = child.stderr.take().map(Capture::start);
         let pid = child.id() as i32;
         crate::sandbox::tree::register(pid);
+        // The worker holds its ends of the compiler's pipes now; the compiler's requests end
+        // when the worker does.
+        let compiler = compiler.map(crate::kernel_compiler::KernelCompiler::given);
         let killed_for = Arc::new(OnceLock::new());
         let (cancel, cancelled) = std::sync::mpsc::channel::<()>();
         let limit = Duration::from_secs_f64(timeout_secs);
@@ -489,6 +528,8 @@ impl Session {
             ended: None,
             stopped: false,
             cancel: Some(cancel),
+            _compiler: compiler,
+            _objects: objects,
             _scratch: scratch,
         })
     }
@@ -703,6 +744,57 @@ fn give_descriptor(cmd: &mut Command, fd: &std::os::fd::OwnedFd) {
             Ok(())
         });
     }
+}
+
+/// Starts the kernel compiler of a worker with `command`'s environment, writing its objects
+/// in `objects` ([`crate::kernel_compiler`]): the supervisor's own program, in a worker's
+/// sandbox whose one writable folder is `objects`, as the same user as the worker.
+fn start_compiler(
+    command: &WorkerCommand,
+    objects: &std::path::Path,
+    timeout_secs: f64,
+) -> Result<crate::kernel_compiler::KernelCompiler, SupervisorError> {
+    let failed = SupervisorError::Compiler;
+    let mut program = std::env::current_exe()
+        .map_err(|e| failed(format!("the grader's own program cannot be found: {e}")))?;
+    let mut env = command.env.clone();
+    // Builds that are not checked are confined, as the worker is told (`Session::start`): the
+    // compiler, not the worker, decides how a kernel is built.
+    env.push((CONFINE.into(), "1".into()));
+    #[cfg(unix)]
+    if let Some(id) = crate::sandbox::child::identity_for(crate::sandbox::available()) {
+        // Owned before anything is linked into it: a link to the grader's program stays
+        // root's.
+        crate::sandbox::root::own(objects, id).map_err(SupervisorError::Scratch)?;
+        let library_path = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .map(|(_, v)| v.clone());
+        let given = crate::sandbox::root::give(objects, &program, None, library_path.as_ref())
+            .map_err(SupervisorError::Scratch)?;
+        program = given.program;
+        if let Some(path) = given.library_path {
+            env.push(("LD_LIBRARY_PATH".into(), path));
+        }
+    }
+    let library = crate::kernel_compiler::emulator_library(&env)
+        .ok_or_else(|| failed("no emulator library in the worker's library path".into()))?;
+    let spec = crate::sandbox::spec_for(
+        objects,
+        &program,
+        Some(objects),
+        &env,
+        crate::backend::Backend::Emulated,
+    );
+    let prepared = crate::sandbox::child::Prepared::new(&spec)
+        .map_err(|e| SupervisorError::Sandbox(e.to_string()))?;
+    let limits =
+        crate::sandbox::limits::Limits::for_worker(crate::backend::Backend::Emulated, timeout_secs);
+    crate::kernel_compiler::KernelCompiler::start(
+        &program, &library, &env, objects, limits, prepared,
+    )
+    .map_err(|e| failed(format!("{}: {e}", program.display())))
 }
 
 /// The program, working folder and environment a worker starts with: those of `command`,

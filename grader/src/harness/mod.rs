@@ -117,6 +117,10 @@ pub fn main(lab: impl LabWorker + 'static) -> ExitCode {
     if let Some(code) = grader_engine::gpu::trial::serve_if_asked() {
         return code;
     }
+    // A worker's kernel compiler on the emulator: this program, never the submission's.
+    if let Some(code) = grader_engine::kernel_compiler::serve_if_asked() {
+        return code;
+    }
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(WORKER_FLAG) {
         return worker::exit_code(worker::serve(&lab));

@@ -91,7 +91,7 @@ pub fn race_check_asked() -> bool {
 }
 
 /// A successful compilation.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compiled {
     /// The shared object.
     pub so: PathBuf,
@@ -386,10 +386,10 @@ fn compiler_output(
 }
 
 /// Compiles (or finds in the cache) `src`, named `name` in diagnostics. `headers` are
-/// `(include name, contents)` pairs given to `nvrtcCreateProgram`. When race checks are
-/// asked for ([`race_check_asked`]) the checked build is tried first; should it fail where
-/// the plain one compiles (a compiler without `-fsanitize=thread`), the plain one is used and
-/// a line on stderr says the kernels ran unchecked.
+/// `(include name, contents)` pairs given to `nvrtcCreateProgram`. Where the grader started a
+/// kernel compiler for this process ([`crate::config::Config::compiler`]) it compiles there and
+/// nowhere else ([`super::remote`]); otherwise here ([`compile_here`]). Notes (a checked build
+/// that fell back to a plain one) go to the run's record.
 pub fn compile(
     src: &str,
     name: &str,
@@ -397,31 +397,73 @@ pub fn compile(
     options: &[String],
     exprs: &[String],
 ) -> Result<Compiled, String> {
+    let (built, notes) = match crate::config::get().compiler {
+        Some(fds) => {
+            let request = super::remote::Request {
+                src: src.to_string(),
+                name: name.to_string(),
+                headers: headers.to_vec(),
+                options: options.to_vec(),
+                exprs: exprs.to_vec(),
+            };
+            match super::remote::compile_there(fds, &request) {
+                Ok((compiled, digest, notes)) => {
+                    // What `cuModuleLoadData` will load, with the digest of the bytes the
+                    // grader's compiler wrote (in a folder this process cannot write).
+                    produced(&compiled.so, digest);
+                    (Ok(compiled), notes)
+                }
+                Err(log) => (Err(log), Vec::new()),
+            }
+        }
+        None => compile_here(src, name, headers, options, exprs),
+    };
+    for note in notes {
+        crate::findings::report(crate::findings::Kind::Note, note);
+    }
+    built
+}
+
+/// [`compile`] in this process: the build, and the notes for the run's record. When race
+/// checks are asked for ([`race_check_asked`]) the checked build is tried first; should it
+/// fail where the plain one compiles (a compiler without `-fsanitize=thread`), the plain one
+/// is used and a note says the kernels ran unchecked.
+pub fn compile_here(
+    src: &str,
+    name: &str,
+    headers: &[(String, String)],
+    options: &[String],
+    exprs: &[String],
+) -> (Result<Compiled, String>, Vec<String>) {
     let texts = headers.iter().map(|(n, h)| (n.as_str(), h.as_str()));
     for (file, text) in std::iter::once((name, src)).chain(texts) {
         if let Some((line, message)) = source::forbidden(text) {
-            return Err(format!("{file}({line}): error: {message}\n"));
+            return (
+                Err(format!("{file}({line}): error: {message}\n")),
+                Vec::new(),
+            );
         }
     }
     if race_check_asked() {
         let why = match compile_variant(src, src, name, headers, options, exprs, Variant::Checked) {
-            Ok(c) => return Ok(c),
+            Ok(c) => return (Ok(c), Vec::new()),
             Err(log) => log,
         };
         let plain = compile_plain(src, name, headers, options, exprs);
+        let mut notes = Vec::new();
         if plain.is_ok() {
             let first = why.lines().find(|l| l.contains("error")).unwrap_or("");
-            crate::findings::report(
-                crate::findings::Kind::Note,
-                format!(
-                    "gpu-labs emulator: note: the race-checking build of `{name}` failed, so \
-                     its kernels ran without race checks ({first})"
-                ),
-            );
+            notes.push(format!(
+                "gpu-labs emulator: note: the race-checking build of `{name}` failed, so \
+                 its kernels ran without race checks ({first})"
+            ));
         }
-        return plain;
+        return (plain, notes);
     }
-    compile_plain(src, name, headers, options, exprs)
+    (
+        compile_plain(src, name, headers, options, exprs),
+        Vec::new(),
+    )
 }
 
 /// Whether a build of `variant` is confined ([`CONFINE_VARIABLE`]): every build that is not

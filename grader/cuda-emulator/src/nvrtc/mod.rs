@@ -7,6 +7,7 @@ pub mod coroutine;
 pub mod declarations;
 pub mod expand;
 pub mod names;
+pub mod remote;
 pub mod source;
 /// The CUDA headers the emulator provides in place of the toolkit's.
 pub mod stub_headers;
