@@ -258,9 +258,10 @@ pub fn record_text() -> String {
     wait_for_launches();
     let all = FINDINGS.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = format!(
-        "gpu-labs-emulator-record 3\nchecked={} confined={} accepted={} checked_runs={} confined_runs={} plain_runs={} skipped={} left_out={}\n",
+        "gpu-labs-emulator-record 4\nchecked={} confined={} compiler={} accepted={} checked_runs={} confined_runs={} plain_runs={} skipped={} left_out={}\n",
         u8::from(crate::config::get().race_check),
         u8::from(crate::config::get().confine),
+        u8::from(crate::config::get().compiler.is_some()),
         ACCEPTED.load(Ordering::SeqCst),
         RAN_CHECKED.load(Ordering::SeqCst),
         RAN_CONFINED.load(Ordering::SeqCst),
@@ -323,7 +324,8 @@ mod tests {
         drop(accepted("a kernel", [1, 2, 3], [4, 5, 6]));
         let text = record_text();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "gpu-labs-emulator-record 3");
+        assert_eq!(lines[0], "gpu-labs-emulator-record 4");
+        assert!(lines[1].contains("compiler=0"), "{}", lines[1]);
         assert!(
             lines[1].contains("accepted=3 checked_runs=1 confined_runs=1 plain_runs=0 skipped=1"),
             "{}",

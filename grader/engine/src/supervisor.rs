@@ -70,6 +70,11 @@ pub enum Checks {
     Unproven(String),
 }
 
+/// Why a run on the emulator whose record does not show the grader's kernel compiler counts
+/// for nothing: its kernels could have been built in the worker's own process
+/// ([`crate::kernel_compiler`]).
+const NO_COMPILER: &str = "the emulator was not given the grader's kernel compiler";
+
 impl Checks {
     /// What `record` shows of a run on the emulator (`emulated`) whose checks were `asked`
     /// for or not, with `outcome` (its device counts say how many launches the record must
@@ -89,6 +94,9 @@ impl Checks {
         let Some(record) = record else {
             return Checks::Unproven("its report carries no record from the emulator".into());
         };
+        if !record.compiled_outside {
+            return Checks::Unproven(NO_COMPILER.into());
+        }
         if !record.checked {
             return Checks::Unproven("the emulator was not asked for checked builds".into());
         }
@@ -124,6 +132,9 @@ impl Checks {
         let Some(record) = record else {
             return Checks::Unconfined("its report carries no record from the emulator".into());
         };
+        if !record.compiled_outside {
+            return Checks::Unconfined(NO_COMPILER.into());
+        }
         if !(record.confined || record.checked) {
             return Checks::Unconfined("the emulator was not asked for confined builds".into());
         }
@@ -1060,6 +1071,7 @@ mod tests {
         };
         let good = EmulatorRecord {
             checked: true,
+            compiled_outside: true,
             accepted: 3,
             checked_runs: 2,
             skipped: 1,
@@ -1087,6 +1099,11 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(unproven(None, 0).contains("no record"));
+        let compiled_inside = EmulatorRecord {
+            compiled_outside: false,
+            ..good.clone()
+        };
+        assert!(unproven(Some(&compiled_inside), 0).contains("kernel compiler"));
         let plain_build = EmulatorRecord {
             checked: false,
             ..good.clone()
@@ -1145,6 +1162,7 @@ mod tests {
         };
         let good = EmulatorRecord {
             confined: true,
+            compiled_outside: true,
             accepted: 3,
             confined_runs: 2,
             skipped: 1,
@@ -1157,6 +1175,11 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(unconfined(None).contains("no record"));
+        let compiled_inside = EmulatorRecord {
+            compiled_outside: false,
+            ..good.clone()
+        };
+        assert!(unconfined(Some(&compiled_inside)).contains("kernel compiler"));
         let plain_emulator = EmulatorRecord {
             confined: false,
             ..good.clone()

@@ -419,6 +419,10 @@ pub struct EmulatorRecord {
     /// Whether the emulator was asked for confined builds (where not checked) when it loaded.
     #[serde(default)]
     pub confined: bool,
+    /// Whether the emulator was given the grader's kernel compiler when it loaded (every
+    /// kernel of the run then compiled outside the worker's process).
+    #[serde(default)]
+    pub compiled_outside: bool,
     /// Launches accepted onto a stream.
     pub accepted: u64,
     /// Launches that ran with a checked (race-detecting, confined) module.
@@ -484,7 +488,7 @@ pub struct Finding {
 }
 
 /// The header line of the emulator's record text (`grader/cuda-emulator/src/findings.rs`).
-const RECORD_HEADER: &str = "gpu-labs-emulator-record 3";
+const RECORD_HEADER: &str = "gpu-labs-emulator-record 4";
 
 impl EmulatorRecord {
     /// Cuts every finding's text to at most `bytes` ([`clip_text`]).
@@ -511,6 +515,7 @@ impl EmulatorRecord {
             match name {
                 "checked" => record.checked = value == 1,
                 "confined" => record.confined = value == 1,
+                "compiler" => record.compiled_outside = value == 1,
                 "confined_runs" => record.confined_runs = value,
                 "accepted" => record.accepted = value,
                 "checked_runs" => record.checked_runs = value,
@@ -557,12 +562,12 @@ mod tests {
 
     #[test]
     fn the_emulators_record_text_is_read_whole_or_not_at_all() {
-        let text = "gpu-labs-emulator-record 3\nchecked=1 confined=1 accepted=4 checked_runs=2 \
+        let text = "gpu-labs-emulator-record 4\nchecked=1 confined=1 compiler=1 accepted=4 checked_runs=2 \
                     confined_runs=1 plain_runs=0 skipped=1 left_out=4\n\
                     race\tgpu-labs emulator: kernel `k` is a data race: x\n\
                     launch\t0 4 2 1 16 16 1 matmul_tiled\n";
         let record = EmulatorRecord::parse(text).unwrap();
-        assert!(record.checked && record.confined);
+        assert!(record.checked && record.confined && record.compiled_outside);
         assert_eq!(
             (
                 record.accepted,
@@ -585,7 +590,7 @@ mod tests {
         assert_eq!(record.findings.len(), 1);
         // An older emulator's record is not read as this one's.
         assert_eq!(
-            EmulatorRecord::parse(&text.replace("record 3", "record 2")),
+            EmulatorRecord::parse(&text.replace("record 4", "record 3")),
             None
         );
         assert_eq!(
@@ -595,11 +600,11 @@ mod tests {
         assert_eq!(record.races().count(), 1);
         assert_eq!(EmulatorRecord::parse("race\tx\n"), None);
         assert_eq!(
-            EmulatorRecord::parse("gpu-labs-emulator-record 3\nchecked=yes\n"),
+            EmulatorRecord::parse("gpu-labs-emulator-record 4\nchecked=yes\n"),
             None
         );
         assert_eq!(
-            EmulatorRecord::parse("gpu-labs-emulator-record 3\nchecked=1\nno tab here\n"),
+            EmulatorRecord::parse("gpu-labs-emulator-record 4\nchecked=1\nno tab here\n"),
             None
         );
     }
