@@ -95,18 +95,20 @@ pub struct KernelCompiler {
 
 impl KernelCompiler {
     /// Starts `program` as the kernel compiler for a worker with `env`, writing its objects in
-    /// `objects` under the sandbox `prepared` and the limits `limits`.
+    /// `objects` under the sandbox `prepared` and the limits `limits`; what it prints goes to
+    /// `log` (a file of the worker's scratch folder: the objects folder may be shared).
     pub fn start(
         program: &Path,
         library: &Path,
         env: &[(OsString, OsString)],
         objects: &Path,
+        log: &Path,
         limits: crate::sandbox::limits::Limits,
         prepared: crate::sandbox::child::Prepared,
     ) -> std::io::Result<KernelCompiler> {
         let (request_reader, request_writer) = std::io::pipe()?;
         let (reply_reader, reply_writer) = std::io::pipe()?;
-        let log = std::fs::File::create(objects.join("compiler.log"))?;
+        let log = std::fs::File::create(log)?;
         let mut cmd = Command::new(program);
         crate::sandbox::clean_environment(&mut cmd);
         cmd.arg(COMPILER_FLAG)

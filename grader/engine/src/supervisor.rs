@@ -376,7 +376,8 @@ impl Session {
         let shared_cache = (kernel_cache_made && !kernel_cache.starts_with(scratch.path()))
             .then_some(kernel_cache.as_path());
         let compiler = if emulated {
-            Some(start_compiler(command, &kernel_cache, timeout_secs)?)
+            let log = scratch.path().join("kernel-compiler.log");
+            Some(start_compiler(command, &kernel_cache, &log, timeout_secs)?)
         } else {
             None
         };
@@ -445,9 +446,9 @@ impl Session {
         if order.backend == crate::protocol::Backend::Emulated {
             cmd.env(CONFINE, "1");
         }
-        // A cache that is this worker's own scratch folder (official grading) holds nothing
-        // its emulator did not compile, unless the submission's code put it there: the
-        // emulator then loads only the bytes its own compiler wrote in this process.
+        // A cache that is this worker's own (official grading: its compiler's objects folder,
+        // or its scratch folder where no compiler runs) holds nothing compiled for anyone
+        // else: the emulator then loads only the bytes its compiler wrote for this process.
         if shared_cache.is_none() || objects.is_some() {
             cmd.env(OWN_OBJECTS, "1");
         }
@@ -763,6 +764,7 @@ fn give_descriptor(cmd: &mut Command, fd: &std::os::fd::OwnedFd) {
 fn start_compiler(
     command: &WorkerCommand,
     objects: &std::path::Path,
+    log: &std::path::Path,
     timeout_secs: f64,
 ) -> Result<crate::kernel_compiler::KernelCompiler, SupervisorError> {
     let failed = SupervisorError::Compiler;
@@ -803,7 +805,7 @@ fn start_compiler(
     let limits =
         crate::sandbox::limits::Limits::for_worker(crate::backend::Backend::Emulated, timeout_secs);
     crate::kernel_compiler::KernelCompiler::start(
-        &program, &library, &env, objects, limits, prepared,
+        &program, &library, &env, objects, log, limits, prepared,
     )
     .map_err(|e| failed(format!("{}: {e}", program.display())))
 }
