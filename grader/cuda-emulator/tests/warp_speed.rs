@@ -193,33 +193,43 @@ fn references(x: &[f32]) -> (Vec<f64>, Vec<f64>) {
     (norm, soft)
 }
 
-/// The best of `reps` launches of `name` (ms, by the stream's events) and its output.
-#[allow(clippy::too_many_arguments)]
+/// One kernel of the benchmark: what it is called and printed as, what it reads, how it is
+/// launched, what it must write, and the native loop it is held against.
+struct Case<'a> {
+    kernel: &'static str,
+    label: &'static str,
+    input: &'a cudarc::driver::CudaSlice<f32>,
+    cfg: LaunchConfig,
+    /// Its size arguments after the input and output: rows and columns, or (a sum) the length.
+    sizes: &'a [i32],
+    /// The reference of its output, element by element.
+    want: &'a [f64],
+    tolerance: f64,
+    native_ms: f64,
+}
+
+/// The best of `reps` launches of `case`'s kernel (ms, by the stream's events) and its output.
 fn best_of(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     module: &std::sync::Arc<cudarc::driver::CudaModule>,
-    name: &str,
-    input: &cudarc::driver::CudaSlice<f32>,
-    out_len: usize,
-    cfg: LaunchConfig,
-    sizes: (i32, i32),
+    case: &Case,
     reps: usize,
 ) -> (f64, Vec<f32>) {
-    let f = module.load_function(name).expect("the kernel");
-    let mut out = stream.alloc_zeros::<f32>(out_len).expect("an output");
+    let f = module.load_function(case.kernel).expect("the kernel");
+    let mut out = stream
+        .alloc_zeros::<f32>(case.want.len())
+        .expect("an output");
     let mut best = f64::MAX;
     for _ in 0..reps {
         stream.memset_zeros(&mut out).expect("zeroed");
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = stream.record_event(flags).expect("an event");
         let mut launch = stream.launch_builder(&f);
-        launch.arg(input).arg(&mut out);
-        if out_len == 1 {
-            launch.arg(&sizes.0);
-        } else {
-            launch.arg(&sizes.0).arg(&sizes.1);
+        launch.arg(case.input).arg(&mut out);
+        for size in case.sizes {
+            launch.arg(size);
         }
-        unsafe { launch.launch(cfg) }.expect("launched");
+        unsafe { launch.launch(case.cfg) }.expect("launched");
         let end = stream.record_event(flags).expect("an event");
         best = best.min(f64::from(start.elapsed_ms(&end).expect("a time")));
     }
@@ -253,7 +263,9 @@ emulated!(
         let x_d = stream.clone_htod(&x).expect("uploaded");
         let z_d = stream.clone_htod(&z).expect("uploaded");
         let (norm, soft) = references(&x);
-        let sizes = (ROWS as i32, COLS as i32);
+        let want_sum = [z.iter().map(|&v| f64::from(v)).sum::<f64>()];
+        let sizes = [ROWS as i32, COLS as i32];
+        let sum_len = [SUM_LEN as i32];
         let warps_a_block = 8u32;
         let by_warp = LaunchConfig {
             grid_dim: ((ROWS as u32).div_ceil(warps_a_block), 1, 1),
@@ -265,90 +277,65 @@ emulated!(
             block_dim: (COLS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let sum_blocks = 256u32;
         let by_sum = LaunchConfig {
-            grid_dim: (sum_blocks, 1, 1),
+            grid_dim: (256, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
+        let cases = [
+            Case {
+                kernel: "layernorm_warp",
+                label: "layer norm, a warp a row",
+                input: &x_d,
+                cfg: by_warp,
+                sizes: &sizes,
+                want: &norm,
+                tolerance: 1e-4,
+                native_ms: native[0],
+            },
+            Case {
+                kernel: "layernorm_element",
+                label: "layer norm, an element a thread",
+                input: &x_d,
+                cfg: by_element,
+                sizes: &sizes,
+                want: &norm,
+                tolerance: 1e-4,
+                native_ms: native[0],
+            },
+            Case {
+                kernel: "softmax_online",
+                label: "online softmax, a warp a row",
+                input: &x_d,
+                cfg: by_warp,
+                sizes: &sizes,
+                want: &soft,
+                tolerance: 1e-4,
+                native_ms: native[1],
+            },
+            Case {
+                kernel: "block_sum",
+                label: "block sum (shared tree, barriers, warp shuffles)",
+                input: &z_d,
+                cfg: by_sum,
+                sizes: &sum_len,
+                want: &want_sum,
+                tolerance: 1e-5,
+                native_ms: native[2],
+            },
+        ];
         let reps = 3;
-        let (t1, y) = best_of(
-            &stream,
-            &module,
-            "layernorm_warp",
-            &x_d,
-            ROWS * COLS,
-            by_warp,
-            sizes,
-            reps,
-        );
-        assert_close("layernorm_warp", &y, &norm, 1e-4);
-        let (t2, y) = best_of(
-            &stream,
-            &module,
-            "layernorm_element",
-            &x_d,
-            ROWS * COLS,
-            by_element,
-            sizes,
-            reps,
-        );
-        assert_close("layernorm_element", &y, &norm, 1e-4);
-        let (t3, y) = best_of(
-            &stream,
-            &module,
-            "softmax_online",
-            &x_d,
-            ROWS * COLS,
-            by_warp,
-            sizes,
-            reps,
-        );
-        assert_close("softmax_online", &y, &soft, 1e-4);
-        let (t4, s) = best_of(
-            &stream,
-            &module,
-            "block_sum",
-            &z_d,
-            1,
-            by_sum,
-            (SUM_LEN as i32, 0),
-            reps,
-        );
-        let want: f64 = z.iter().map(|&v| f64::from(v)).sum();
-        assert_close("block_sum", &s, &[want], 1e-5);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!("{cores} cores for the emulator; native: one thread, cc -O2; best of {reps} (emulated) and 5 (native)");
-        let lines = [
-            (
-                "layer norm, a warp a row",
-                t1,
-                native[0],
-                (ROWS * 32) as f64,
-            ),
-            (
-                "layer norm, an element a thread",
-                t2,
-                native[0],
-                (ROWS * COLS) as f64,
-            ),
-            (
-                "online softmax, a warp a row",
-                t3,
-                native[1],
-                (ROWS * 32) as f64,
-            ),
-            (
-                "block sum (shared tree, barriers, warp shuffles)",
-                t4,
-                native[2],
-                f64::from(sum_blocks * 256),
-            ),
-        ];
-        for (name, emulated, native, threads) in lines {
+        for case in &cases {
+            let (emulated, out) = best_of(&stream, &module, case, reps);
+            assert_close(case.kernel, &out, case.want, case.tolerance);
+            let threads = f64::from(case.cfg.grid_dim.0 * case.cfg.block_dim.0);
             println!(
-                "{name}: emulated {emulated:.1} ms, native {native:.2} ms = {:.0}x native; {:.0} ns a GPU thread ({threads} threads)",
-                emulated / native,
+                "{}: emulated {emulated:.1} ms, native {:.2} ms = {:.0}x native; {:.0} ns a GPU thread ({threads} threads)",
+                case.label,
+                case.native_ms,
+                emulated / case.native_ms,
                 emulated * 1e6 / threads
             );
         }
