@@ -75,6 +75,10 @@ pub const CONFINE: &str = "GPU_LABS_EMULATOR_CONFINE";
 /// kernel cache is its own scratch folder.
 pub const OWN_OBJECTS: &str = "GPU_LABS_EMULATOR_OWN_OBJECTS";
 
+/// The variable naming the descriptors of a worker's kernel compiler, `<request>,<reply>`
+/// (`grader/cuda-emulator/src/config.rs`; `crate::kernel_compiler`).
+pub const COMPILER: &str = "GPU_LABS_EMULATOR_COMPILER";
+
 /// The variable naming the folder of the emulator's CUDA headers that the grader lays out
 /// beside the library (`grader/cuda-emulator/src/config.rs`).
 pub const STUBS: &str = "GPU_LABS_EMULATOR_STUBS";

@@ -74,11 +74,10 @@ fn serve(library: &Path) -> Result<i32, String> {
     }
 }
 
-/// The emulator library a worker with `env` loads: the first folder of its `LD_LIBRARY_PATH`
-/// that holds the emulator.
-pub fn emulator_library(env: &[(OsString, OsString)]) -> Option<PathBuf> {
-    let path = env.iter().rev().find(|(k, _)| k == "LD_LIBRARY_PATH")?;
-    std::env::split_paths(&path.1)
+/// The emulator library a worker with the library path `library_path` loads: the first of
+/// its folders that holds the emulator.
+pub fn emulator_library(library_path: &OsStr) -> Option<PathBuf> {
+    std::env::split_paths(library_path)
         .map(|dir| dir.join(crate::emulate::CDYLIB))
         .find(|so| so.is_file())
 }
@@ -136,12 +135,10 @@ impl KernelCompiler {
         [&self.requests, &self.replies]
     }
 
-    /// The variable that tells the worker's emulator where to send its programs.
-    pub fn variable(&self) -> (OsString, OsString) {
-        (
-            COMPILER_VARIABLE.into(),
-            format!("{},{}", self.requests.as_raw_fd(), self.replies.as_raw_fd()).into(),
-        )
+    /// The value of [`crate::emulate::COMPILER`] that tells the worker's emulator where to
+    /// send its programs.
+    pub fn variable(&self) -> String {
+        format!("{},{}", self.requests.as_raw_fd(), self.replies.as_raw_fd())
     }
 
     /// Drops the supervisor's copies of the worker's ends, once the worker has them: the
@@ -166,7 +163,3 @@ impl Drop for Running {
         let _ = self.child.wait();
     }
 }
-
-/// The emulator's variable naming the compiler's descriptors in the worker
-/// (`GPU_LABS_EMULATOR_COMPILER` in `grader/cuda-emulator/src/config.rs`).
-pub const COMPILER_VARIABLE: &str = "GPU_LABS_EMULATOR_COMPILER";

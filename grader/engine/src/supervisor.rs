@@ -457,8 +457,7 @@ impl Session {
             give_descriptor(&mut cmd, fd);
         }
         if let Some(compiler) = &compiler {
-            let (name, value) = compiler.variable();
-            cmd.env(name, value);
+            cmd.env(crate::emulate::COMPILER, compiler.variable());
             for fd in compiler.worker_ends() {
                 give_descriptor(&mut cmd, fd);
             }
@@ -779,19 +778,16 @@ fn start_compiler(
         // Owned before anything is linked into it: a link to the grader's program stays
         // root's.
         crate::sandbox::root::own(objects, id).map_err(SupervisorError::Scratch)?;
-        let library_path = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "LD_LIBRARY_PATH")
-            .map(|(_, v)| v.clone());
-        let given = crate::sandbox::root::give(objects, &program, None, library_path.as_ref())
-            .map_err(SupervisorError::Scratch)?;
+        let given =
+            crate::sandbox::root::give(objects, &program, None, library_path(&env).as_ref())
+                .map_err(SupervisorError::Scratch)?;
         program = given.program;
         if let Some(path) = given.library_path {
             env.push(("LD_LIBRARY_PATH".into(), path));
         }
     }
-    let library = crate::kernel_compiler::emulator_library(&env)
+    let library = library_path(&env)
+        .and_then(|path| crate::kernel_compiler::emulator_library(&path))
         .ok_or_else(|| failed("no emulator library in the worker's library path".into()))?;
     let spec = crate::sandbox::spec_for(
         objects,
@@ -810,6 +806,16 @@ fn start_compiler(
     .map_err(|e| failed(format!("{}: {e}", program.display())))
 }
 
+/// The library path a child with `env` loads from: its own `LD_LIBRARY_PATH`, else the
+/// grader's.
+fn library_path(env: &[(OsString, OsString)]) -> Option<OsString> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == "LD_LIBRARY_PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("LD_LIBRARY_PATH"))
+}
+
 /// The program, working folder and environment a worker starts with: those of `command`,
 /// except that a worker of a grader run as root, which is not root, is given what it could not
 /// reach (see [`crate::sandbox::root`]), and its scratch folder and `shared_cache` become its
@@ -822,17 +828,11 @@ fn given_to_worker(
     let mut env = command.env.clone();
     #[cfg(unix)]
     if let Some(id) = crate::sandbox::child::identity_for(crate::sandbox::available()) {
-        let library_path = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "LD_LIBRARY_PATH")
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
         let given = crate::sandbox::root::give(
             scratch,
             &command.program,
             command.cwd.as_deref(),
-            library_path.as_ref(),
+            library_path(&env).as_ref(),
         )
         .map_err(SupervisorError::Scratch)?;
         if let Some(path) = given.library_path {

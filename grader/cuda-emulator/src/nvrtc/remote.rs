@@ -27,8 +27,8 @@ use std::sync::Mutex;
 use super::compile::{self, Compiled};
 use super::names::Lowered;
 
-/// The most bytes of one message: programs and their headers are kilobytes; a reply's log
-/// is the compiler's, cut to this size by the compiler's side.
+/// The most bytes of one message: programs, their headers and the compiler's log are
+/// kilobytes. A message past it is an error on the reading side, so the compile fails.
 const MESSAGE_BYTES: usize = 64 << 20;
 
 /// The most strings in one message.
@@ -42,7 +42,7 @@ const BUILT: &[u8] = b"built";
 const FAILED: &[u8] = b"failed";
 
 /// Writes `parts` as one message.
-fn write_message(out: &mut impl Write, parts: &[&[u8]]) -> std::io::Result<()> {
+fn write_message(out: &mut impl Write, parts: &[Vec<u8>]) -> std::io::Result<()> {
     let mut bytes = Vec::with_capacity(4 + parts.iter().map(|p| p.len() + 4).sum::<usize>());
     let count = |n: usize| {
         u32::try_from(n).map_err(|_| std::io::Error::other("a message too long to send"))
@@ -262,9 +262,7 @@ pub fn compile_there(
             )
         }
     });
-    let parts = request.encode();
-    let borrowed: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-    write_message(&mut **to, &borrowed).map_err(|e| unreachable(e.to_string()))?;
+    write_message(&mut **to, &request.encode()).map_err(|e| unreachable(e.to_string()))?;
     let reply = read_message(&mut **from)
         .map_err(|e| unreachable(e.to_string()))?
         .ok_or_else(|| unreachable("it stopped".into()))?;
@@ -308,9 +306,7 @@ pub unsafe extern "C" fn gpu_labs_compile_serve(input: c_int, output: c_int) -> 
             let digest = compile::compiled_digest(&c.so);
             (c, digest)
         });
-        let reply = Reply { built, notes }.encode();
-        let borrowed: Vec<&[u8]> = reply.iter().map(Vec::as_slice).collect();
-        if write_message(&mut *output, &borrowed).is_err() {
+        if write_message(&mut *output, &Reply { built, notes }.encode()).is_err() {
             return 2;
         }
     }
@@ -323,8 +319,7 @@ mod tests {
     /// `parts` written as one message and read back.
     fn sent(parts: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let mut bytes = Vec::new();
-        let borrowed: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-        write_message(&mut bytes, &borrowed).expect("written");
+        write_message(&mut bytes, &parts).expect("written");
         read_message(&mut bytes.as_slice())
             .expect("read")
             .expect("a message")
