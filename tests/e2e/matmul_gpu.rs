@@ -17,14 +17,20 @@ const GPU_TRACK: [&str; 7] = [
     "gpu_speedup",
 ];
 
-/// Grades the solution with one piece of `src/gpu.rs` replaced, on the GPU track's items.
-fn grade_gpu_faulty(find: &str, replace: &str) -> Graded {
-    let dir = faulty_copy_of(&solution(), "src/gpu.rs", find, replace);
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &GPU_TRACK);
+/// Grades the solution with `edits` made in its `file`, on the emulator, on `items` alone (the
+/// items the edits can touch); the grading itself must complete.
+fn grade_edited_on(items: &[&str], file: &str, edits: &[(&str, &str)]) -> Graded {
+    let dir = faulty_copy_edits(&solution(), file, edits);
+    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", items);
     let rubric = rubric.to_str().expect("a UTF-8 path");
     let graded = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
     assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
     graded
+}
+
+/// Grades the solution with one piece of `src/gpu.rs` replaced, on the GPU track's items.
+fn grade_gpu_faulty(find: &str, replace: &str) -> Graded {
+    grade_edited_on(&GPU_TRACK, "src/gpu.rs", &[(find, replace)])
 }
 
 const AFTER_LAUNCH: &str =
@@ -245,14 +251,8 @@ fn what_a_submission_prints_never_changes_the_race_checks_verdict() {
     // submission's output is only shown. So the racing kernel (no barrier after the tiles are
     // used) loses its item whatever it prints, and its honest twin, printing the same
     // (a fake race report included), keeps it.
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_tiled_correct"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
-    let graded = |edits: &[(&str, &str)]| {
-        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", edits);
-        let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-        assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
-        g
-    };
+    let graded =
+        |edits: &[(&str, &str)]| grade_edited_on(&["gpu_tiled_correct"], "src/gpu.rs", edits);
     let racing = graded(&[
         (TILED_BODY, PRINTS_AROUND_THE_LAUNCH),
         (
@@ -536,13 +536,7 @@ fn a_kernel_that_faults_after_the_timer_returns_costs_that_item_only() {
 /// Grades the solution with `edits` made in `src/gpu.rs`, on the timer's item and
 /// `benchmark` alone: the items a mistake in either can touch.
 fn grade_timer_and_benchmark(edits: &[(&str, &str)]) -> Graded {
-    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", edits);
-    let (_rubric_dir, rubric) =
-        gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync", "benchmark"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
-    let graded = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
-    graded
+    grade_edited_on(&["gpu_timer_sync", "benchmark"], "src/gpu.rs", edits)
 }
 
 #[test]
@@ -678,14 +672,8 @@ fn a_host_product_passed_through_an_element_wise_kernel_earns_no_gpu_points() {
     // values copied back are not the ones uploaded, so the check of where values came from
     // alone let this pass. Its honest twin (A read transposed, k split over two launches)
     // keeps its points.
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_correct"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
-    let graded = |body: &str| {
-        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(NAIVE_BODY, body)]);
-        let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-        assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
-        g
-    };
+    let graded =
+        |body: &str| grade_edited_on(&["gpu_correct"], "src/gpu.rs", &[(NAIVE_BODY, body)]);
     let flipped = graded(HOST_PRODUCT_FLIPPED);
     assert_lost(&flipped, &["gpu_correct"]);
     assert_says(
@@ -722,12 +710,7 @@ const BATCHED: [&str; 4] = [
 
 /// Grades the solution with `edits` made in `src/batched.rs`, on the batched items.
 fn grade_batched_faulty(edits: &[(&str, &str)]) -> Graded {
-    let dir = faulty_copy_edits(&solution(), "src/batched.rs", edits);
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &BATCHED);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
-    let graded = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-    assert_eq!(graded.code, Some(0), "grading completes: {}", graded.stderr);
-    graded
+    grade_edited_on(&BATCHED, "src/batched.rs", edits)
 }
 
 /// B's batch stride one row instead of one matrix: in bounds, batch 0 right, the others wrong.
@@ -903,12 +886,12 @@ fn a_timed_runs_kernel_cannot_read_host_memory() {
     // Timed runs are not race-checked, but their kernels are confined to device memory all
     // the same (issue 48): a kernel there is native code in the worker's process, and one
     // that could follow a host address could forge what the worker reports.
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
     let reads_host = format!("{TIMER_READS_HOST}{TIMER_START}");
-    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_START, &reads_host)]);
-    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    let g = grade_edited_on(
+        &["gpu_timer_sync"],
+        "src/gpu.rs",
+        &[(TIMER_START, &reads_host)],
+    );
     assert_lost(&g, &["gpu_timer_sync"]);
     assert_says(&g, "gpu_timer_sync", "a kernel can only read GPU memory");
     // Its honest twin reads a device buffer of the same data and keeps the point.
@@ -917,9 +900,7 @@ fn a_timed_runs_kernel_cannot_read_host_memory() {
         "let on_device = stream.clone_htod(&host)?;\n    let at = on_device.device_ptr(stream).0;",
     );
     let honest = format!("    use cudarc::driver::DevicePtr;\n{honest}{TIMER_START}");
-    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_START, &honest)]);
-    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    let g = grade_edited_on(&["gpu_timer_sync"], "src/gpu.rs", &[(TIMER_START, &honest)]);
     assert_lost(&g, &[]);
 }
 
@@ -938,12 +919,12 @@ fn a_header_planted_in_the_kernel_cache_does_not_reach_the_prelude() {
     // which no worker can write; the program's own folders are searched after the system's.
     // So the planted `cmath` is never included, the macro is unknown, and the kernel does not
     // compile (before, it compiled and read the host buffer unchecked).
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_timer_sync"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
     let planted = format!("{PLANTED_HEADER}{TIMER_START}");
-    let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(TIMER_START, &planted)]);
-    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+    let g = grade_edited_on(
+        &["gpu_timer_sync"],
+        "src/gpu.rs",
+        &[(TIMER_START, &planted)],
+    );
     assert_lost(&g, &["gpu_timer_sync"]);
     assert_says(&g, "gpu_timer_sync", "‘SNEAKY’ does not name a type");
 }
@@ -964,10 +945,8 @@ fn a_translation_unit_rewritten_during_its_compile_is_out_of_reach() {
     // not write: the rewrite fails, the kernel runs as its source says (C halved), and the item
     // is lost on its values. (Before, the unit lay in the worker's own cache folder, and the
     // rewrite could reach the compiler.)
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["gpu_correct"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
-    let dir = faulty_copy_edits(
-        &solution(),
+    let g = grade_edited_on(
+        &["gpu_correct"],
         "src/gpu.rs",
         &[
             (
@@ -980,8 +959,6 @@ fn a_translation_unit_rewritten_during_its_compile_is_out_of_reach() {
             ),
         ],
     );
-    let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-    assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
     assert_lost(&g, &["gpu_correct"]);
     assert_says(&g, "gpu_correct", "should be");
 }
@@ -1012,12 +989,8 @@ fn a_fault_in_a_cublas_call_is_explained_by_the_call_not_by_a_kernel() {
     // The emulator names the call, the operand and its leading dimension; the hint under it
     // follows where the fault happened (issue 51): it explains cuBLAS's column-major operands,
     // never "guard the kernel body" to a student who launched no kernel there.
-    let (_rubric_dir, rubric) = gpu_labs_e2e::rubric_with("matmul", &["cublas_correct"]);
-    let rubric = rubric.to_str().expect("a UTF-8 path");
     for (find, replace, operand) in CUBLAS_CALL_MISTAKES {
-        let dir = faulty_copy_edits(&solution(), "src/gpu.rs", &[(find, replace)]);
-        let g = grade(dir.path(), &["--gpu", "emulate", "--assignment", rubric]);
-        assert_eq!(g.code, Some(0), "grading completes: {}", g.stderr);
+        let g = grade_edited_on(&["cublas_correct"], "src/gpu.rs", &[(find, replace)]);
         assert_lost(&g, &["cublas_correct"]);
         assert_says(&g, "cublas_correct", operand);
         assert_says(
