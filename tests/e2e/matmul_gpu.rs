@@ -685,6 +685,61 @@ fn a_host_product_passed_through_an_element_wise_kernel_earns_no_gpu_points() {
     assert_lost(&honest, &[]);
 }
 
+/// The attack made to pass the arithmetic count: the negated host product of
+/// [`HOST_PRODUCT_FLIPPED`], beside a kernel that reads A and B as often as a product does
+/// (m·n·k values) and computes something else.
+const HOST_PRODUCT_BESIDE_BUSY_WORK: &str = "    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+    const BUSY: &str = \"extern \\\"C\\\" __global__ void busy(const float* a, const float* b,
+        float* s, int m, int k, int n) {
+        int row = blockIdx.y * blockDim.y + threadIdx.y;
+        int col = blockIdx.x * blockDim.x + threadIdx.x;
+        if (row < m && col < n) {
+            float t = 0.0f;
+            for (int p = 0; p < k; p++) t += a[row * k + p] - b[p * n + col];
+            s[row * n + col] = t;
+        }
+    }\";
+    let busy = load_kernel(stream, BUSY, \"busy\")?;
+    let a_dev = upload(stream, a)?;
+    let b_dev = upload(stream, b)?;
+    let mut scratch = stream.alloc_zeros::<f32>(m * n)?;
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1),
+        block_dim: (16, 16, 1),
+        shared_mem_bytes: 0,
+    };
+    let (mi, ki, ni) = (m as i32, k as i32, n as i32);
+    let mut launch = stream.launch_builder(&busy);
+    launch.arg(&a_dev).arg(&b_dev).arg(&mut scratch).arg(&mi).arg(&ki).arg(&ni);
+    unsafe { launch.launch(config) }?;
+    stream.synchronize()?;
+";
+
+#[test]
+fn a_host_product_beside_busy_work_is_told_by_the_replay_with_other_values() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    // The arithmetic count sees m·n·k values read; where the values came from sees none
+    // uploaded as they are. Run again with A's values replaced, the device's result stays the
+    // host's product, so it cannot be φ(A)·B. The honest twins keep their points: the
+    // solution's naive, tiled and cuBLAS products in the same grading, and split-K with A read
+    // transposed (a_host_product_passed_through_an_element_wise_kernel_earns_no_gpu_points).
+    let (_, flipped) = HOST_PRODUCT_FLIPPED.split_once('\n').expect("two lines");
+    let body = format!("{HOST_PRODUCT_BESIDE_BUSY_WORK}{flipped}");
+    let g = grade_edited_on(
+        &["gpu_correct", "gpu_tiled_correct", "cublas_correct"],
+        "src/gpu.rs",
+        &[(NAIVE_BODY, &body)],
+    );
+    assert_lost(&g, &["gpu_correct"]);
+    assert_says(
+        &g,
+        "gpu_correct",
+        "again with other values in A, the device's result did not follow them",
+    );
+}
+
 #[test]
 fn a_kernel_that_calls_a_host_function_does_not_compile() {
     if gpu_labs_e2e::skip_unless_full() {

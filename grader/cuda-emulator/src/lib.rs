@@ -19,6 +19,7 @@ pub mod heap;
 pub mod memory;
 pub mod nvrtc;
 pub mod provenance;
+pub mod replay;
 pub mod status;
 pub mod stubs;
 pub mod util;

@@ -157,6 +157,12 @@ pub fn unregister(base: usize) {
         .remove(&base);
 }
 
+/// Every registered range now.
+pub fn live() -> Vec<Allocation> {
+    let map = ALLOCATIONS.read().unwrap_or_else(|e| e.into_inner());
+    map.values().copied().collect()
+}
+
 /// The allocation that contains `[addr, addr + len)`, if one does.
 pub fn containing(addr: usize, len: usize) -> Option<Allocation> {
     let map = ALLOCATIONS.read().unwrap_or_else(|e| e.into_inner());

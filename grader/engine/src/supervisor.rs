@@ -1070,6 +1070,7 @@ mod tests {
             }),
             case_launches: Vec::new(),
             launch_geometry: Vec::new(),
+            replays: Vec::new(),
         };
         let good = EmulatorRecord {
             checked: true,
@@ -1161,6 +1162,7 @@ mod tests {
             device_work: None,
             case_launches: Vec::new(),
             launch_geometry: Vec::new(),
+            replays: Vec::new(),
         };
         let good = EmulatorRecord {
             confined: true,

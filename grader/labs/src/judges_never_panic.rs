@@ -167,6 +167,17 @@ impl Gen {
         })
     }
 
+    fn replay(&mut self) -> grader_worker::protocol::Replay {
+        if self.chance(0.7) {
+            grader_worker::protocol::Replay::Done {
+                key: self.count(),
+                bits: self.list(|g| g.count() as u32),
+            }
+        } else {
+            grader_worker::protocol::Replay::Failed(self.below(4) as i32)
+        }
+    }
+
     fn timer_sample(&mut self) -> GpuTimerSample {
         GpuTimerSample {
             reported_ms: self.double(),
@@ -200,6 +211,7 @@ fn outcome(g: &mut Gen, lab: impl FnOnce(&mut Gen) -> Value) -> Outcome {
                 block: [g.size() as u32, g.size() as u32, 1],
                 kernel: "k".into(),
             }),
+            replays: g.list(Gen::replay),
         },
         1 => Outcome::GpuTimer(GpuTimerSamples {
             shape: [g.size(), g.size(), g.size()],
@@ -250,6 +262,7 @@ mod matmul_values {
                 outputs: g.list(stack),
                 error: g.chance(0.2).then(|| "an error".into()),
                 device_work: g.device_work(),
+                replays: g.list(Gen::replay),
             },
             1 => Sent::Timer {
                 shape: [g.size(), g.size(), g.size(), g.size()],

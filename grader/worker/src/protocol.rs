@@ -95,6 +95,10 @@ pub enum Outcome {
         /// a worker puts here is replaced). Feedback only.
         #[serde(default)]
         launch_geometry: Vec<LaunchGeometry>,
+        /// On the emulator: each returned case's device work run again with A's values
+        /// replaced ([`Replay`]), in case order.
+        #[serde(default)]
+        replays: Vec<Replay>,
     },
     /// `gpu-timer`: one sample per timed call, with the grader's device measurements.
     GpuTimer(GpuTimerSamples),
@@ -285,6 +289,66 @@ pub struct DeviceWork {
     /// runs): see [`Arithmetic`].
     #[serde(default)]
     pub arithmetic: Option<Arithmetic>,
+}
+
+/// A case's device work run again by the emulator with every uploaded value of A replaced
+/// through a map drawn from a secret key (`crate::gpu::replay`): what the device made of the
+/// other inputs, for the supervisor to hold against φ(A)·B.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Replay {
+    /// Replayed under `key`: for each element of the returned result, in logical order, the
+    /// replayed values found where the real run copied that value back (none to
+    /// [`Replay::MOST`]), packed by [`Replay::done`].
+    Done {
+        /// The key of the map.
+        key: u64,
+        /// How many values each element has, eight 4-bit counts to a word, then the values
+        /// (f32 bits), element after element: one hex string on the wire, as a matrix's.
+        #[serde(with = "crate::hex_bits")]
+        bits: Vec<u32>,
+    },
+    /// The emulator could not replay: no window was open, a replayed operation faulted, or
+    /// no key could be drawn (the emulator's code).
+    Failed(i32),
+}
+
+impl Replay {
+    /// The most replayed values one element may have.
+    pub const MOST: usize = 4;
+
+    /// Packs each element's replayed values (each list cut to [`Replay::MOST`]).
+    pub fn done(key: u64, candidates: &[Vec<u32>]) -> Replay {
+        let mut bits = vec![0u32; candidates.len().div_ceil(8)];
+        for (i, found) in candidates.iter().enumerate() {
+            bits[i / 8] |= (found.len().min(Self::MOST) as u32) << (4 * (i % 8));
+        }
+        for found in candidates {
+            bits.extend(found.iter().take(Self::MOST));
+        }
+        Replay::Done { key, bits }
+    }
+
+    /// The key and each of `elements` elements' replayed values; `None` when the replay
+    /// failed, or its packing does not hold exactly that many elements.
+    pub fn candidates(&self, elements: usize) -> Option<(u64, Vec<&[u32]>)> {
+        let Replay::Done { key, bits } = self else {
+            return None;
+        };
+        let head = elements.div_ceil(8);
+        let counts = bits.get(..head)?;
+        let mut rest = &bits[head..];
+        let mut out = Vec::with_capacity(elements);
+        for i in 0..elements {
+            let n = ((counts[i / 8] >> (4 * (i % 8))) & 0xf) as usize;
+            if n > Self::MOST || n > rest.len() {
+                return None;
+            }
+            let (found, after) = rest.split_at(n);
+            out.push(found);
+            rest = after;
+        }
+        rest.is_empty().then_some((*key, out))
+    }
 }
 
 /// What the device computed: the bytes its kernels read from device and shared memory (a
@@ -551,6 +615,41 @@ impl EmulatorRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replay_unpacks_to_what_was_packed_and_nothing_else() {
+        let found = vec![vec![1], vec![], vec![2, 3, 4, 5], vec![6, 7], vec![8]];
+        let packed = Replay::done(9, &found);
+        let (key, back) = packed.candidates(5).expect("unpacks");
+        assert_eq!(key, 9);
+        assert_eq!(back, found.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        // Another element count, a cut or padded packing, a count past the most: refused (an
+        // element counted past the last within the same word has none, which fails it).
+        assert_eq!(packed.candidates(4), None);
+        assert_eq!(packed.candidates(9), None);
+        assert_eq!(packed.candidates(6).expect("unpacks").1[5], &[] as &[u32]);
+        let Replay::Done { bits, .. } = &packed else {
+            unreachable!()
+        };
+        for bits in [
+            bits[..bits.len() - 1].to_vec(),
+            [bits.clone(), vec![0]].concat(),
+        ] {
+            assert_eq!(Replay::Done { key: 9, bits }.candidates(5), None);
+        }
+        let too_many = Replay::Done {
+            key: 9,
+            bits: vec![5, 1, 2, 3, 4, 5],
+        };
+        assert_eq!(too_many.candidates(1), None);
+        assert_eq!(Replay::Failed(2).candidates(0), None);
+        // Cut to the most.
+        let cut = Replay::done(1, &[vec![1, 2, 3, 4, 5, 6]]);
+        assert_eq!(
+            cut.candidates(1).expect("unpacks").1,
+            vec![&[1, 2, 3, 4][..]]
+        );
+    }
 
     fn report() -> WorkerReport {
         WorkerReport {

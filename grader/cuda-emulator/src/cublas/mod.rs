@@ -178,6 +178,7 @@ unsafe fn gemm_batched<T: Real>(
     batch: i32,
 ) -> Result<(), CublasStatus> {
     crate::util::host_side_of_a_launch();
+    let _gate = crate::replay::gate();
     crate::counters::count_blas_call();
     let handle = lookup(h)?;
     let (ta, tb) = (op(ta)?, op(tb)?);
@@ -264,7 +265,8 @@ unsafe fn gemm_batched<T: Real>(
         gemms.push(g);
     }
     s.enqueue(OpKind::Work, move || {
-        for mut g in gemms {
+        let mut gemms = gemms;
+        for g in &mut gemms {
             if device_scalars {
                 // SAFETY: device scalars are read when the stream reaches the operation.
                 unsafe {
@@ -275,6 +277,15 @@ unsafe fn gemm_batched<T: Real>(
             crate::findings::count_multiply_adds((g.m * g.n * g.k) as u64);
             // SAFETY: extents checked at submission; the application keeps the buffers alive.
             unsafe { g.run() };
+        }
+        if crate::replay::logging() {
+            crate::replay::log_run(move || {
+                for g in &gemms {
+                    // SAFETY: as above; the window holds the buffers until it closes.
+                    unsafe { g.run() };
+                }
+                true
+            });
         }
         Ok(())
     })
@@ -471,6 +482,7 @@ unsafe fn gemv<T: Real>(
     incy: i32,
 ) -> Result<(), CublasStatus> {
     crate::util::host_side_of_a_launch();
+    let _gate = crate::replay::gate();
     crate::counters::count_blas_call();
     let handle = lookup(h)?;
     let t = op(trans)?;
@@ -514,10 +526,12 @@ unsafe fn gemv<T: Real>(
     );
     s.enqueue(OpKind::Work, move || {
         crate::findings::count_multiply_adds((m * n) as u64);
-        // SAFETY: ranges checked at submission; the application keeps the buffers alive.
-        unsafe {
-            let (alpha, beta) =
-                scalars.unwrap_or_else(|| (*(alpha as *const T), *(beta as *const T)));
+        // SAFETY: device scalars are read when the stream reaches the operation.
+        let (alpha, beta) =
+            scalars.unwrap_or_else(|| unsafe { (*(alpha as *const T), *(beta as *const T)) });
+        // SAFETY: ranges checked at submission; the application keeps the buffers alive (and
+        // a window holds them until it closes, for a replay).
+        let product = move || unsafe {
             let (a, x, y) = (a as *const T, x as *const T, y as *mut T);
             let at = |p: usize, inc: i32, len: usize| {
                 if inc > 0 {
@@ -543,7 +557,10 @@ unsafe fn gemv<T: Real>(
                     alpha * sum + beta * *yi
                 };
             }
-        }
+            true
+        };
+        product();
+        crate::replay::log_run(product);
         Ok(())
     })
     .map(drop)

@@ -90,6 +90,7 @@ unsafe fn launch(
         return Err(INVALID_VALUE);
     }
     crate::util::host_side_of_a_launch();
+    let _gate = crate::replay::gate();
     func.launches.fetch_add(1, Ordering::Relaxed);
     crate::counters::count_launch();
     let build = if func.module.checked.is_some() {
@@ -103,6 +104,10 @@ unsafe fn launch(
     let mut end = crate::findings::accepted(&func.name, grid, block);
     let job = Arc::new(Job::new(func, grid, block, shared, params));
     s.enqueue(OpKind::Work, move || {
+        if crate::replay::logging() {
+            let again = job.again();
+            crate::replay::log_run(move || exec::rerun(Arc::new(again.again())));
+        }
         let started = std::time::Instant::now();
         let result = exec::run(job);
         end.ran(build, started.elapsed());

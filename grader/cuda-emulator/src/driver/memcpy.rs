@@ -28,6 +28,22 @@ fn check_device(ptr: CUdeviceptr, len: usize) -> Result<usize, CUresult> {
     }
 }
 
+/// A device-to-device copy, logged for a replay ([`crate::replay`]) when it runs.
+fn device_copy(dst: usize, src: usize, len: usize) -> impl FnOnce() -> Result<(), CUresult> + Send {
+    let copy = copy_op(dst, src, len);
+    let (d, s) = (Addr(dst), Addr(src));
+    move || {
+        let (d, s) = (d, s);
+        crate::replay::log_run(move || {
+            let (d, s) = (d, s);
+            // SAFETY: the window holds every allocation it used until it closes.
+            unsafe { std::ptr::copy(s.0 as *const u8, d.0 as *mut u8, len) };
+            true
+        });
+        copy()
+    }
+}
+
 fn copy_op(dst: usize, src: usize, len: usize) -> impl FnOnce() -> Result<(), CUresult> + Send {
     let (d, s) = (Addr(dst), Addr(src));
     move || {
@@ -53,6 +69,7 @@ fn htod(
     if len > 0 && src.is_null() {
         return Err(INVALID_VALUE);
     }
+    let _gate = crate::replay::gate();
     crate::counters::count_upload(len);
     if memory::is_pinned_host(src as usize, len) {
         let copy = copy_op(dst, src as usize, len);
@@ -60,10 +77,13 @@ fn htod(
         return s.enqueue(OpKind::Work, move || {
             let d = d;
             copy()?;
-            if crate::provenance::is_open() && len > 0 {
+            if (crate::provenance::is_open() || crate::replay::logging()) && len > 0 {
                 // SAFETY: the destination range was checked at submission and just written.
-                crate::provenance::note_upload(unsafe {
-                    std::slice::from_raw_parts(d.0 as *const u8, len)
+                let written = unsafe { std::slice::from_raw_parts(d.0 as *const u8, len) };
+                crate::provenance::note_upload(written);
+                crate::replay::log(crate::replay::Op::Upload {
+                    dst: d.0,
+                    bytes: written.to_vec(),
                 });
             }
             Ok(())
@@ -79,6 +99,12 @@ fn htod(
     s.enqueue(OpKind::Work, move || {
         let d = d;
         hazard::touch(d.0, true, &|| "a copy from the host (cuMemcpyHtoD*)".into());
+        if crate::replay::logging() {
+            crate::replay::log(crate::replay::Op::Upload {
+                dst: d.0,
+                bytes: staged.clone(),
+            });
+        }
         // SAFETY: destination checked at submission.
         unsafe { std::ptr::copy_nonoverlapping(staged.as_ptr(), d.0 as *mut u8, staged.len()) };
         Ok(())
@@ -95,6 +121,7 @@ fn dtoh(
     if len > 0 && dst.is_null() {
         return Err(INVALID_VALUE);
     }
+    let _gate = crate::replay::gate();
     crate::counters::count_copy_back(len);
     let pinned = memory::is_pinned_host(dst as usize, len);
     let copy = copy_op(dst as usize, src, len);
@@ -102,11 +129,14 @@ fn dtoh(
     let seq = s.enqueue(OpKind::Work, move || {
         let h = h;
         copy()?;
-        if crate::provenance::is_open() && len > 0 {
+        if (crate::provenance::is_open() || crate::replay::logging()) && len > 0 {
             // SAFETY: the application keeps `len` bytes at the destination alive for the copy,
             // which has just written them.
-            crate::provenance::note_copy_back(unsafe {
-                std::slice::from_raw_parts(h.0 as *const u8, len)
+            let read = unsafe { std::slice::from_raw_parts(h.0 as *const u8, len) };
+            crate::provenance::note_copy_back(read);
+            crate::replay::log(crate::replay::Op::Download {
+                src,
+                real: read.to_vec(),
             });
         }
         Ok(())
@@ -170,7 +200,10 @@ pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return code(sticky);
     }
-    if hazard::release(dptr as usize, Kind::Device).is_none() {
+    let held = memory::containing(dptr as usize, 0)
+        .is_some_and(|a| a.base == dptr as usize && a.kind == Kind::Device)
+        && crate::replay::defer_free(dptr as usize);
+    if !held && hazard::release(dptr as usize, Kind::Device).is_none() {
         return INVALID_VALUE;
     }
     code(sticky)
@@ -190,7 +223,9 @@ pub unsafe extern "C" fn cuMemFreeAsync(dptr: CUdeviceptr, s: stream::CUstream) 
     code(
         s.enqueue(OpKind::Marker, move || {
             let p = p;
-            hazard::release(p.0, Kind::Device);
+            if !crate::replay::defer_free(p.0) {
+                hazard::release(p.0, Kind::Device);
+            }
             Ok(())
         })
         .map(drop),
@@ -324,9 +359,10 @@ pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
 pub unsafe extern "C" fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
     code((|| {
         let (d, s) = (check_device(dst, n)?, check_device(src, n)?);
+        let _gate = crate::replay::gate();
         context::current()?
             .null_stream()
-            .enqueue(OpKind::Work, copy_op(d, s, n))
+            .enqueue(OpKind::Work, device_copy(d, s, n))
             .map(drop)
     })())
 }
@@ -341,8 +377,9 @@ pub unsafe extern "C" fn cuMemcpyDtoDAsync_v2(
 ) -> CUresult {
     code((|| {
         let (d, s) = (check_device(dst, n)?, check_device(src, n)?);
+        let _gate = crate::replay::gate();
         stream::resolve(h)?
-            .enqueue(OpKind::Work, copy_op(d, s, n))
+            .enqueue(OpKind::Work, device_copy(d, s, n))
             .map(drop)
     })())
 }
@@ -405,6 +442,7 @@ fn memset(
 ) -> Result<(), CUresult> {
     let len = count.checked_mul(width).ok_or(INVALID_VALUE)?;
     let d = Addr(check_device(dst, len)?);
+    let _gate = crate::replay::gate();
     if !d.0.is_multiple_of(width) {
         return Err(INVALID_VALUE);
     }
@@ -422,14 +460,21 @@ fn memset(
         if len > 0 {
             hazard::touch(d.0, true, &|| "a memset (cuMemset*)".into());
         }
-        // SAFETY: the range was checked at submission.
-        unsafe {
-            match width {
-                1 => std::ptr::write_bytes(d.0 as *mut u8, value as u8, count),
-                2 => std::slice::from_raw_parts_mut(d.0 as *mut u16, count).fill(value as u16),
-                _ => std::slice::from_raw_parts_mut(d.0 as *mut u32, count).fill(value),
+        let fill = move || {
+            let d = d;
+            // SAFETY: the range was checked at submission (and a window holds it until it
+            // closes, for a replay).
+            unsafe {
+                match width {
+                    1 => std::ptr::write_bytes(d.0 as *mut u8, value as u8, count),
+                    2 => std::slice::from_raw_parts_mut(d.0 as *mut u16, count).fill(value as u16),
+                    _ => std::slice::from_raw_parts_mut(d.0 as *mut u32, count).fill(value),
+                }
             }
-        }
+            true
+        };
+        crate::replay::log_run(fill);
+        fill();
         Ok(())
     })
     .map(drop)

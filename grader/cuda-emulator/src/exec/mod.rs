@@ -76,7 +76,7 @@ pub struct LaunchDesc {
     loaded_bytes: u64,
     same_value_writes: u64,
     plain: u32,
-    plain_pad: u32,
+    quiet: u32,
     heap_alloc: unsafe extern "C" fn(u64, u64) -> *mut c_void,
     heap_free: unsafe extern "C" fn(u64) -> u64,
 }
@@ -314,6 +314,8 @@ pub struct Job {
     /// wrote (true), for the stream hazard check.
     touch_id: u64,
     touched: Touched,
+    /// A replay's launch ([`Job::again`]): its kernel's `printf` prints nothing.
+    quiet: bool,
 }
 
 /// The device spans a checked launch touched, by their start.
@@ -380,7 +382,25 @@ impl Job {
             done: Condvar::new(),
             touch_id: NEXT_TOUCH_ID.fetch_add(1, Ordering::Relaxed),
             touched: Mutex::default(),
+            quiet: false,
         }
+    }
+
+    /// The same launch again, unstarted (its own copy of the arguments) and quiet: what a
+    /// replay runs ([`crate::replay`]).
+    pub fn again(&self) -> Job {
+        let mut params = self.args.clone();
+        // SAFETY: `args` point to one value of each parameter's type, in `_storage`.
+        let job = unsafe {
+            Job::new(
+                self.func.clone(),
+                self.grid,
+                self.block,
+                u32::try_from(self.dyn_smem).unwrap_or(u32::MAX),
+                params.as_mut_ptr(),
+            )
+        };
+        Job { quiet: true, ..job }
     }
 
     /// Whether no block is left to start.
@@ -456,7 +476,7 @@ impl Job {
             loaded_bytes: 0,
             same_value_writes: 0,
             plain: u32::from(self.func.plain),
-            plain_pad: 0,
+            quiet: u32::from(self.quiet),
             heap_alloc: crate::heap::alloc,
             heap_free: crate::heap::free,
         };
@@ -530,19 +550,30 @@ impl Job {
     }
 }
 
+/// Runs every block of a launch on the pool and the calling thread, and waits for them.
+fn execute(job: &Arc<Job>) -> (Option<Fault>, Findings) {
+    // A checked module records every access in one shadow: its blocks run on this thread alone.
+    if job.func.module.checked.is_none() {
+        pool::submit(job);
+    }
+    job.enter();
+    job.work();
+    job.wait()
+}
+
+/// Runs a launch again for a replay ([`crate::replay`]): nothing is counted or reported;
+/// false when it faulted.
+pub fn rerun(job: Arc<Job>) -> bool {
+    job.total == 0 || execute(&job).0.is_none()
+}
+
 /// Runs a launch to completion on the pool and the calling thread; a fault is recorded
 /// ([`crate::findings`]) and becomes the error code the context will stick to.
 pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     if job.total == 0 {
         return Ok(());
     }
-    // A checked module records every access in one shadow: its blocks run on this thread alone.
     let checked = job.func.module.checked.clone();
-    if checked.is_none() {
-        pool::submit(&job);
-    }
-    job.enter();
-    job.work();
     let (
         fault,
         Findings {
@@ -553,7 +584,7 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
             loaded_bytes,
             same_value_writes,
         },
-    ) = job.wait();
+    ) = execute(&job);
     if let Some(note) = barrier {
         findings::report(Kind::Barrier, note);
     }

@@ -218,7 +218,8 @@ struct Launch {
     // The kernel's own code (its body and the functions it calls) never synchronises: its
     // threads run one after another in a loop, whatever the rest of its module needs.
     uint32_t plain;
-    uint32_t plain_pad;
+    // A replay of the launch (`src/replay.rs`): it runs as it ran, but prints nothing.
+    uint32_t quiet;
     // Device code's heap (`malloc`, `new`): a block of `size` bytes aligned to `align`, in
     // device memory the emulator allocates, or null when the heap is full; and the release of
     // one, which returns its size, or 0 when `addr` is not a block the heap handed out and
@@ -350,6 +351,7 @@ __GL_RT static int __gl_printf(const char* fmt, ...) {
         }
         if (!*p) break;
     }
+    if (__gl::launch->quiet) return 0;
     va_list ap;
     va_start(ap, fmt);
     int r = vprintf(fmt, ap);

@@ -12,9 +12,9 @@ use grader_engine::check::speedup::check_tiers;
 use grader_engine::rubric::KeyError;
 use grader_hot::baselines;
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
-use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
-use grader_worker::protocol::{DeviceWork, GpuTimerSample, LabOutcome, Outcome, WorkOrder};
+use grader_worker::gpu::{counters, replay};
+use grader_worker::protocol::{DeviceWork, GpuTimerSample, LabOutcome, Outcome, Replay, WorkOrder};
 use grader_worker::serve::guarded;
 use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use grader_worker::task::{SkipPolicy, Tier};
@@ -232,6 +232,10 @@ pub enum Sent {
         error: Option<String>,
         /// What the GPU function did on the device, where the backend can tell.
         device_work: Option<DeviceWork>,
+        /// On the emulator: each returned case's device work run again with A's values
+        /// replaced, in case order.
+        #[serde(default)]
+        replays: Vec<Replay>,
     },
     /// `gpu-batched-timer`: the synchronization check's measurements.
     Timer {
@@ -275,6 +279,7 @@ pub fn cpu_products(
         outputs,
         error: None,
         device_work: None,
+        replays: Vec::new(),
     })
 }
 
@@ -291,12 +296,16 @@ pub fn gpu_products(
     };
     let before = counters::read();
     let (mut outputs, mut error, mut not_from_device) = (Vec::new(), None, None);
+    let mut replays = Vec::with_capacity(cases.len());
     for (index, &shape) in cases.iter().enumerate() {
         let (a, b) = operands(order.seed, &order.item, index, shape);
         counters::provenance_window(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
-        if let (Ok(Ok(c)), None) = (&called, &not_from_device) {
-            not_from_device = super::gpu::from_host(index, c.iter());
+        if let Ok(Ok(c)) = &called {
+            if not_from_device.is_none() {
+                not_from_device = super::gpu::from_host(index, c.iter());
+            }
+            replays.extend(replay::run(&replay::mapped_values(&a, &b), c));
         }
         counters::provenance_window(false);
         match called {
@@ -315,6 +324,7 @@ pub fn gpu_products(
             not_from_device,
             ..work
         }),
+        replays,
     })
 }
 

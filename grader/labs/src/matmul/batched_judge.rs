@@ -7,7 +7,7 @@
 use super::batched::{self, BatchedSpeed, Batches, Sent, Stack};
 use super::hint_line;
 use super::t;
-use super::verdict::{device_unused, multiply_adds, must_count, WrongCase};
+use super::verdict::{device_unused, multiply_adds, must_count, not_from_a_and_b, WrongCase};
 use grader_engine::check::gpu::emulator_reported;
 use grader_engine::check::gpu::{error_result, timer_result};
 use grader_engine::check::matmul::{self, Mismatch};
@@ -186,6 +186,7 @@ pub fn products(
         outputs,
         error,
         device_work,
+        replays,
     } = sent
     else {
         return Err(bad(item, "its results do not fit the item's kind"));
@@ -219,6 +220,26 @@ pub fn products(
             must_count(ctx, item),
             multiply_adds(&spec.cases, outputs.len()),
             || t!("batch-no-gpu-work-details", function = item.function),
+        ) {
+            return Ok(failed);
+        }
+        let operands = |index: usize| {
+            let shape = spec.cases[index];
+            let (a, b) = batched::operands(ctx.seed, item.id(), index, shape);
+            let pairs = a
+                .outer_iter()
+                .zip(b.outer_iter())
+                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+                .collect();
+            (pairs, spec.describe(index).unwrap_or_default())
+        };
+        if let Some(failed) = not_from_a_and_b(
+            item,
+            must_count(ctx, item),
+            &replays,
+            operands,
+            outputs.len(),
+            spec.tolerance,
         ) {
             return Ok(failed);
         }

@@ -4,7 +4,7 @@
 use super::t;
 use cudarc::driver::{CudaSlice, CudaStream};
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
-use grader_worker::gpu::counters;
+use grader_worker::gpu::{counters, replay};
 use grader_worker::inputs;
 use grader_worker::protocol::{
     DeviceWork, GpuTimerSample, GpuTimerSamples, Matrix, NotFromDevice, Outcome, TimerLook,
@@ -179,13 +179,17 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
     let mut outputs = Vec::with_capacity(cases.len());
     let (mut panic, mut error, mut not_from_device) = (None, None, None);
     let mut case_launches = Vec::with_capacity(cases.len() + 1);
+    let mut replays = Vec::with_capacity(cases.len());
     for (index, &shape) in cases.iter().enumerate() {
         let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
         case_launches.extend(counters::read().map(|w| w.launches));
         counters::provenance_window(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
-        if let (Ok(Ok(c)), None) = (&called, &not_from_device) {
-            not_from_device = from_host(index, c.iter());
+        if let Ok(Ok(c)) = &called {
+            if not_from_device.is_none() {
+                not_from_device = from_host(index, c.iter());
+            }
+            replays.extend(replay::run(&replay::mapped_values(&a, &b), c));
         }
         counters::provenance_window(false);
         match called {
@@ -212,6 +216,7 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
         case_launches,
         // The supervisor's to fill, from the emulator's record.
         launch_geometry: Vec::new(),
+        replays,
     }
 }
 

@@ -4,7 +4,7 @@
 use super::coverage;
 use super::kinds::{CpuTimer, Products};
 use super::t;
-use super::verdict::{device_unused, multiply_adds, must_count, WrongCase};
+use super::verdict::{device_unused, multiply_adds, must_count, not_from_a_and_b, WrongCase};
 use grader_engine::check::speedup::{self, Speed};
 use grader_engine::check::{
     gpu, matmul, outcome_of, panic_result, sample_speedup, timed, timer, unexpected, unpack,
@@ -30,29 +30,31 @@ pub fn products(
     spec: &Products,
 ) -> Result<ItemResult, SupervisorError> {
     let order = ctx.order(item);
-    let (outputs, panic, error, device_work, notes, launches) = match outcome_of(ctx, item, &order)?
-    {
-        Err(failed) => return Ok(failed),
-        Ok((
-            Outcome::Products {
+    let (outputs, panic, error, device_work, notes, launches, replays) =
+        match outcome_of(ctx, item, &order)? {
+            Err(failed) => return Ok(failed),
+            Ok((
+                Outcome::Products {
+                    outputs,
+                    panic,
+                    error,
+                    device_work,
+                    case_launches,
+                    launch_geometry,
+                    replays,
+                },
+                notes,
+            )) => (
                 outputs,
                 panic,
                 error,
                 device_work,
-                case_launches,
-                launch_geometry,
-            },
-            notes,
-        )) => (
-            outputs,
-            panic,
-            error,
-            device_work,
-            notes,
-            (case_launches, launch_geometry),
-        ),
-        Ok((other, _)) => return Err(unexpected(item, &other)),
-    };
+                notes,
+                (case_launches, launch_geometry),
+                replays,
+            ),
+            Ok((other, _)) => return Err(unexpected(item, &other)),
+        };
     let stopped = panic.is_some() || error.is_some();
     if outputs.len() > spec.cases.len() || (!stopped && outputs.len() != spec.cases.len()) {
         return Err(SupervisorError::BadReport {
@@ -93,6 +95,20 @@ pub fn products(
             must_count(ctx, item),
             multiply_adds(&spec.cases, outputs.len()),
             || t!("no-gpu-work-details", function = item.function),
+        ) {
+            return Ok(failed);
+        }
+        let operands = |index: usize| {
+            let (a, b) = inputs::operands(ctx.seed, item.id(), index, spec.cases[index]);
+            (vec![(a, b)], describe_case(index, total, spec.cases[index]))
+        };
+        if let Some(failed) = not_from_a_and_b(
+            item,
+            must_count(ctx, item),
+            &replays,
+            operands,
+            outputs.len(),
+            spec.tolerance,
         ) {
             return Ok(failed);
         }

@@ -107,7 +107,15 @@ impl KindSpec for Kind {
             | Kind::DeviceSelect
             | Kind::Benchmark(_) => (0, 0),
         };
-        grader_engine::report_size::bound_for_values(values, matrices)
+        // A GPU product also sends each case's replay ([`grader_worker::protocol::Replay`]):
+        // a 4-bit count and up to four values per element.
+        let replayed = match self {
+            Kind::GpuMatmul(_) | Kind::GpuBatchedMatmul(_) => {
+                values.saturating_mul(grader_worker::protocol::Replay::MOST as u64 + 1)
+            }
+            _ => 0,
+        };
+        grader_engine::report_size::bound_for_values(values.saturating_add(replayed), matrices)
     }
 
     fn grade(&self, ctx: &GradeContext, item: &Item) -> Result<ItemResult, SupervisorError> {

@@ -199,6 +199,7 @@ impl LabWorker for Submission {
                                 device_work: None,
                                 case_launches: Vec::new(),
                                 launch_geometry: Vec::new(),
+                                replays: Vec::new(),
                             })
                         }
                     }
@@ -210,6 +211,7 @@ impl LabWorker for Submission {
                     device_work: None,
                     case_launches: Vec::new(),
                     launch_geometry: Vec::new(),
+                    replays: Vec::new(),
                 })
             }
             Kind::CpuTimer(spec) => {

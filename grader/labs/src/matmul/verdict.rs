@@ -1,14 +1,17 @@
 //! What the single and the batched product judges say alike: the checks that still fail an
-//! item whose every product is right (the GPU did no work, or the results did not come from
-//! the device), and the details of the first wrong case.
+//! item whose every product is right (the GPU did no work, the results did not come from the
+//! device, or the device did not compute them from A and B), and the details of the first
+//! wrong case.
 
 use super::hint_line;
 use super::t;
 use grader_engine::check::gpu::{counts_missing, emulator_reported, not_from_device};
-use grader_engine::check::GradeContext;
+use grader_engine::check::{matmul, GradeContext};
 use grader_engine::report::ItemResult;
 use grader_engine::rubric::Item;
-use grader_worker::protocol::DeviceWork;
+use grader_worker::gpu::replay;
+use grader_worker::protocol::{DeviceWork, Replay};
+use ndarray::Array2;
 
 /// The failed result of a GPU item whose products are all right but were not made on the
 /// device: no kernel launch and no cuBLAS call (`no_work_details` says what to do), results
@@ -67,6 +70,83 @@ pub(super) fn device_unused(
             ),
         )
     })
+}
+
+/// The failed result of a GPU item whose products are all right, when the emulator's replay
+/// of a case's device work with A's values replaced ([`grader_worker::gpu::replay`]) did not
+/// give φ(A)·B: the product was computed elsewhere and only passed through the device, or a
+/// replayed kernel faulted. `None` when every returned case followed A, or where no replay is
+/// made (a real GPU, the CPU). Fail closed: on the emulator, a case returned without its
+/// replay fails the item.
+///
+/// The supervisor draws nothing from the worker but the key and the replayed values: which
+/// values are replaced, φ itself and φ(A)·B are computed here from its own copy of the inputs.
+pub(super) fn not_from_a_and_b(
+    item: &Item,
+    counted: Counted,
+    replays: &[Replay],
+    operands: impl Fn(usize) -> (Vec<(Array2<f32>, Array2<f32>)>, String),
+    returned: usize,
+    tolerance: f64,
+) -> Option<ItemResult> {
+    if counted != Counted::Arithmetic {
+        return None;
+    }
+    if replays.len() != returned {
+        return Some(counts_missing(item));
+    }
+    for (index, replayed) in replays.iter().enumerate() {
+        let (products, case) = operands(index);
+        let failed = |why: String| {
+            Some(ItemResult::failed(
+                item,
+                t!("not-from-a-and-b-reason"),
+                t!(
+                    "not-from-a-and-b-details",
+                    function = item.function,
+                    case = case,
+                    why = why
+                ),
+            ))
+        };
+        if *replayed == Replay::Failed(2) {
+            return failed(t!("replay-faulted"));
+        }
+        let elements: usize = products.iter().map(|(a, b)| a.nrows() * b.ncols()).sum();
+        let Some((key, candidates)) = replayed.candidates(elements) else {
+            return Some(counts_missing(item));
+        };
+        let mapped = replay::mapped_values(
+            products.iter().flat_map(|(a, _)| a.iter()),
+            products.iter().flat_map(|(_, b)| b.iter()),
+        );
+        let mut candidates = candidates.as_slice();
+        for (a, b) in &products {
+            let (m, n) = (a.nrows(), b.ncols());
+            let (these, rest) = candidates.split_at(m * n);
+            candidates = rest;
+            let moved = replay::replaced(a, &mapped, key);
+            let expected = matmul::reference(&moved, b).value;
+            // Where one returned value was copied back from several places, the candidate
+            // that fits: each is what the device made of the same place in the replay.
+            let got = Array2::from_shape_fn((m, n), |(i, j)| {
+                let want = expected[[i, j]];
+                these[i * n + j]
+                    .iter()
+                    .map(|&bits| f32::from_bits(bits))
+                    .min_by(|x, y| {
+                        (f64::from(*x) - want)
+                            .abs()
+                            .total_cmp(&(f64::from(*y) - want).abs())
+                    })
+                    .unwrap_or(f32::NAN)
+            });
+            if let Err(mismatch) = matmul::compare(&moved, b, &got, tolerance) {
+                return failed(t!("replay-differs", summary = mismatch.summary));
+            }
+        }
+    }
+    None
 }
 
 /// How many multiply-adds of a product one value read on the device may stand for at most.
@@ -171,23 +251,33 @@ mod tests {
     use grader_engine::lab::Labs;
     use grader_worker::protocol::{Arithmetic, DeviceWork};
 
+    /// The matmul lab's own rubric.
+    fn lab_rubric() -> grader_engine::rubric::Assignment {
+        static LABS: [&grader_engine::lab::LabInfo; 1] = [&crate::matmul::LAB];
+        grader_engine::rubric::parse(
+            Labs(&LABS),
+            crate::matmul::LAB.rubric,
+            std::path::Path::new("assignment.toml"),
+        )
+        .expect("the lab's rubric parses")
+    }
+
+    /// Its `gpu_correct` item.
+    fn gpu_correct(rubric: &grader_engine::rubric::Assignment) -> &grader_engine::rubric::Item {
+        rubric
+            .items
+            .iter()
+            .find(|i| i.id() == "gpu_correct")
+            .expect("gpu_correct")
+    }
+
     /// A report without the counts the supervisor set up fails the item, on the emulator and on
     /// a traced real GPU; it passes only where nothing counts (a real GPU without the tracer).
     /// A traced real GPU does not count arithmetic, so none is asked of it.
     #[test]
     fn counts_that_went_missing_fail_the_item_wherever_they_were_set_up() {
-        static LABS: [&grader_engine::lab::LabInfo; 1] = [&crate::matmul::LAB];
-        let rubric = grader_engine::rubric::parse(
-            Labs(&LABS),
-            crate::matmul::LAB.rubric,
-            std::path::Path::new("assignment.toml"),
-        )
-        .expect("the lab's rubric parses");
-        let item = rubric
-            .items
-            .iter()
-            .find(|i| i.id() == "gpu_correct")
-            .expect("gpu_correct");
+        let rubric = lab_rubric();
+        let item = gpu_correct(&rubric);
         let verdict = |work: Option<DeviceWork>, counted| {
             device_unused(item, work, counted, 1000, String::new).map(|r| r.details)
         };
@@ -210,6 +300,56 @@ mod tests {
             ..calls
         };
         assert_eq!(verdict(Some(done), Counted::Arithmetic), None);
+    }
+
+    /// The replay's verdict on its own: φ(A)·B passes, wherever each value was copied back
+    /// from; a result that stayed the host's product fails and says so; a replay missing, cut
+    /// short or unable to run fails closed; and nothing is asked where no replay is made.
+    #[test]
+    fn a_replay_passes_only_when_the_device_followed_a() {
+        use super::not_from_a_and_b;
+        use grader_worker::gpu::replay;
+        use grader_worker::protocol::Replay;
+        let rubric = lab_rubric();
+        let item = gpu_correct(&rubric);
+        let (a, b) = grader_worker::inputs::operands(5, "gpu_correct", 0, [7, 13, 5]);
+        let key = 0x1234_5678_9abc_def0;
+        let moved = replay::replaced(&a, &replay::mapped_values(&a, &b), key);
+        let as_candidates = |c: &ndarray::Array2<f32>| -> Vec<Vec<u32>> {
+            c.iter().map(|v| vec![v.to_bits()]).collect()
+        };
+        let done = |candidates: &[Vec<u32>]| Replay::done(key, candidates);
+        let verdict = |replays: &[Replay], counted| {
+            not_from_a_and_b(
+                item,
+                counted,
+                replays,
+                |_| (vec![(a.clone(), b.clone())], "case 1".into()),
+                1,
+                4.0,
+            )
+            .map(|r| r.details)
+        };
+        let honest = done(&as_candidates(&moved.dot(&b)));
+        assert_eq!(verdict(&[honest], Counted::Arithmetic), None);
+        // A value copied back from two places: the candidate that fits is taken.
+        let mut doubled = as_candidates(&moved.dot(&b));
+        doubled[3].insert(0, 7.0f32.to_bits());
+        let doubled = done(&doubled);
+        assert_eq!(verdict(&[doubled], Counted::Arithmetic), None);
+        let host = done(&as_candidates(&a.dot(&b)));
+        let failed = verdict(std::slice::from_ref(&host), Counted::Arithmetic).expect("fails");
+        assert!(failed.contains("did not follow them"), "{failed}");
+        let faulted = verdict(&[Replay::Failed(2)], Counted::Arithmetic).expect("fails");
+        assert!(faulted.contains("a kernel crashed"), "{faulted}");
+        let short = done(&vec![vec![0]; 3]);
+        for missing in [&[][..], &[short], &[Replay::Failed(1)]] {
+            let failed = verdict(missing, Counted::Arithmetic).expect("fails closed");
+            assert!(failed.contains("could not count"), "{failed}");
+        }
+        for counted in [Counted::Nothing, Counted::Calls] {
+            assert_eq!(verdict(std::slice::from_ref(&host), counted), None);
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ fn frozen_posing() -> bool {
 /// The library that answers the count functions: what cudarc loaded as `libcuda.so`, unless
 /// that is the emulator posing as a real GPU without the tracer in front (which a real GPU
 /// would not have).
-fn counting_library() -> Option<libloading::Library> {
+pub(super) fn counting_library() -> Option<libloading::Library> {
     // SAFETY: opening the library cudarc already loaded only bumps its reference count.
     let lib = unsafe { libloading::Library::new("libcuda.so").ok()? };
     let posing = frozen_posing();

@@ -4,6 +4,7 @@
 
 pub mod busy;
 pub mod counters;
+pub mod replay;
 pub mod student;
 
 /// The variable the emulator posing as a real GPU sets in a worker (tests of the real-GPU
