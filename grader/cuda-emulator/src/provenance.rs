@@ -56,14 +56,12 @@ pub fn is_open() -> bool {
     LOG.lock().map(|l| l.is_some()).unwrap_or(false)
 }
 
-/// Opens a window (`open` true: forgetting what an earlier one saw) or closes it; the
-/// replay's log of the window's device work ([`crate::replay`]) opens and closes with it.
+/// Opens a window (`open` true: forgetting what an earlier one saw) or closes it.
 #[no_mangle]
 pub extern "C" fn gpu_labs_emulator_provenance_window(open: bool) {
     if let Ok(mut log) = LOG.lock() {
         *log = open.then(Log::default);
     }
-    crate::replay::window(open);
 }
 
 /// For the `len` words at `values` (a result's f32 bits): how many were never copied back

@@ -1,12 +1,13 @@
 //! Where a result came from, decided by what the device did with other inputs. While the
-//! grader holds a provenance window open around one call of a student's GPU function
-//! ([`crate::provenance`]), the emulator logs the device work as it runs: every upload with
-//! its bytes, every launch with its arguments, every cuBLAS call, copy, memset and download.
-//! Frees wait for the window to close, so no address in the log is reused.
+//! grader holds a replay log open around one call of a student's GPU product
+//! ([`gpu_labs_emulator_replay_log`]), the emulator logs the device work as it runs: every
+//! upload with its bytes, every launch with its arguments, every cuBLAS call, copy, memset and
+//! download. Frees wait for the log to close, so no address in it is reused (which is why only
+//! a product's call is logged, never a training loop).
 //!
 //! When the call has returned, the grader names one input's values (A of a product) and asks
 //! for a replay ([`gpu_labs_emulator_replay`]): the emulator draws a secret key, puts device
-//! memory back as it was when the window opened, and runs the log again, every uploaded word
+//! memory back as it was when the log opened, and runs the log again, every uploaded word
 //! that is one of those values replaced by [`phi`] of it. The downloads of the replay, read
 //! against the downloads of the real run, give for each returned value what the device made
 //! of the other inputs. The supervisor, given the key, checks that the replay's C is φ(A)·B.
@@ -45,12 +46,12 @@ pub enum Op {
     Run(Box<dyn Fn() -> bool + Send>),
 }
 
-/// The open window's log.
+/// The open log.
 struct Log {
     ops: Vec<Op>,
-    /// The contents of each device allocation and module global when the window opened.
+    /// The contents of each device allocation and module global when the log opened.
     before: HashMap<usize, Vec<u8>>,
-    /// Device allocations freed in the window, freed for real when it closes.
+    /// Device allocations freed while it was open, freed for real when it closes.
     deferred: Vec<usize>,
 }
 
@@ -68,7 +69,7 @@ pub fn gate() -> RwLockReadGuard<'static, ()> {
     GATE.read().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Whether a window's work is being logged.
+/// Whether device work is being logged.
 pub fn logging() -> bool {
     LOGGING.load(Ordering::Acquire)
 }
@@ -94,8 +95,8 @@ pub fn log_run(f: impl Fn() -> bool + Send + 'static) {
     }
 }
 
-/// Holds a device free back until the window closes; false when no window is logging (the
-/// caller frees now).
+/// Holds a device free back until the log closes; false when none is open (the caller frees
+/// now).
 pub fn defer_free(base: usize) -> bool {
     let mut deferred = false;
     with_log(|log| {
@@ -133,9 +134,10 @@ fn settle() {
     }
 }
 
-/// Opens a log (the window opens), noting device memory as it is now; or closes it, freeing
-/// what the window held back.
-pub fn window(open: bool) {
+/// Opens a log, noting device memory as it is now (forgetting an earlier log), or closes it;
+/// either way, frees an earlier log held back are done now.
+#[no_mangle]
+pub extern "C" fn gpu_labs_emulator_replay_log(open: bool) {
     let before = if open {
         settle();
         device_memory()
@@ -196,7 +198,7 @@ fn fresh_key() -> Option<u64> {
 
 /// What a replay found.
 pub enum Replayed {
-    /// No window is logging.
+    /// No log is open.
     NoWindow,
     /// A replayed operation faulted.
     Faulted,
@@ -206,9 +208,9 @@ pub enum Replayed {
     Done(Vec<(Vec<u8>, Vec<u8>)>, u64),
 }
 
-/// Runs the open window's log again with every uploaded word in `mapped` put through [`phi`]
+/// Runs the open log again with every uploaded word in `mapped` put through [`phi`]
 /// under a fresh key; device memory is as the real run left it afterwards. The log stays
-/// open (closed by the window).
+/// open.
 pub fn replay(mapped: &HashSet<u32>) -> Replayed {
     let _exclusive = GATE.write().unwrap_or_else(|e| e.into_inner());
     settle();
@@ -291,11 +293,11 @@ pub fn candidates(downloads: &[(Vec<u8>, Vec<u8>)], values: &[u32]) -> Vec<Vec<u
         .collect()
 }
 
-/// Replays the open window's device work with every uploaded word among the `mapped_len`
+/// Replays the open log's device work with every uploaded word among the `mapped_len`
 /// words at `mapped` put through [`phi`] under a fresh key, and writes, for each of the `len`
 /// returned words at `values`, up to [`CANDIDATES`] words the replay read where the real run
 /// read that word (`candidates[i * CANDIDATES ..]`, `counts[i]` of them), and the key.
-/// Returns 0 when replayed, 1 with no window open, 2 when a replayed operation faulted, 3
+/// Returns 0 when replayed, 1 with no log open, 2 when a replayed operation faulted, 3
 /// when no key could be drawn.
 ///
 /// # Safety

@@ -281,7 +281,7 @@ unsafe fn gemm_batched<T: Real>(
         if crate::replay::logging() {
             crate::replay::log_run(move || {
                 for g in &gemms {
-                    // SAFETY: as above; the window holds the buffers until it closes.
+                    // SAFETY: as above; the replay log holds the buffers until it closes.
                     unsafe { g.run() };
                 }
                 true
@@ -530,7 +530,7 @@ unsafe fn gemv<T: Real>(
         let (alpha, beta) =
             scalars.unwrap_or_else(|| unsafe { (*(alpha as *const T), *(beta as *const T)) });
         // SAFETY: ranges checked at submission; the application keeps the buffers alive (and
-        // a window holds them until it closes, for a replay).
+        // a replay log holds them until it closes).
         let product = move || unsafe {
             let (a, x, y) = (a as *const T, x as *const T, y as *mut T);
             let at = |p: usize, inc: i32, len: usize| {

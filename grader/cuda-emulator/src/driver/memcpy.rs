@@ -36,7 +36,7 @@ fn device_copy(dst: usize, src: usize, len: usize) -> impl FnOnce() -> Result<()
         let (d, s) = (d, s);
         crate::replay::log_run(move || {
             let (d, s) = (d, s);
-            // SAFETY: the window holds every allocation it used until it closes.
+            // SAFETY: the replay log holds every allocation it used until it closes.
             unsafe { std::ptr::copy(s.0 as *const u8, d.0 as *mut u8, len) };
             true
         });
@@ -462,8 +462,8 @@ fn memset(
         }
         let fill = move || {
             let d = d;
-            // SAFETY: the range was checked at submission (and a window holds it until it
-            // closes, for a replay).
+            // SAFETY: the range was checked at submission (and a replay log holds it until
+            // it closes).
             unsafe {
                 match width {
                     1 => std::ptr::write_bytes(d.0 as *mut u8, value as u8, count),

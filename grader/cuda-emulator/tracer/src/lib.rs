@@ -35,13 +35,6 @@ pub mod stubs;
 pub mod copies;
 pub mod work;
 
-/// The emulator's replay of a window's device work opens with the shared provenance window;
-/// a real GPU's work is not replayed (it cannot be put back as it was), so here nothing opens.
-pub mod replay {
-    /// Opens or closes nothing.
-    pub fn window(_open: bool) {}
-}
-
 /// Tells of a call the tracer refused ([`stubs`]): on its stderr (a real GPU's run has no
 /// emulator record).
 pub(crate) fn refused(text: String) {

@@ -300,6 +300,7 @@ pub fn gpu_products(
     for (index, &shape) in cases.iter().enumerate() {
         let (a, b) = operands(order.seed, &order.item, index, shape);
         counters::provenance_window(true);
+        replay::log(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
         if let Ok(Ok(c)) = &called {
             if not_from_device.is_none() {
@@ -307,6 +308,7 @@ pub fn gpu_products(
             }
             replays.extend(replay::run(&replay::mapped_values(&a, &b), c));
         }
+        replay::log(false);
         counters::provenance_window(false);
         match called {
             Ok(Ok(c)) => outputs.push(Stack::from_array(&c)),

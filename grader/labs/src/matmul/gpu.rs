@@ -184,6 +184,7 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
         let (a, b) = inputs::operands(order.seed, &order.item, index, shape);
         case_launches.extend(counters::read().map(|w| w.launches));
         counters::provenance_window(true);
+        replay::log(true);
         let called = guarded(Some(index), || f(&stream, &a, &b));
         if let Ok(Ok(c)) = &called {
             if not_from_device.is_none() {
@@ -191,6 +192,7 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
             }
             replays.extend(replay::run(&replay::mapped_values(&a, &b), c));
         }
+        replay::log(false);
         counters::provenance_window(false);
         match called {
             Ok(Ok(c)) => outputs.push(Matrix::from_array(&c)),

@@ -1,9 +1,10 @@
-//! "The device did the work", decided by the work itself. After a student's GPU product
-//! returns, the worker asks the emulator to run the call's device work again with every
-//! uploaded value of A replaced through a map φ drawn from a key the emulator draws then
-//! (`grader/cuda-emulator/src/replay.rs`). The host code is not run again and never sees φ,
-//! so only a product the device computed from A and B comes back as φ(A)·B; the supervisor
-//! checks that with [`replaced`], the same map on its own copy of the inputs.
+//! "The device did the work", decided by the work itself. The worker has the emulator log a
+//! student's GPU product's device work ([`log`]); after the call returns, it asks the emulator
+//! to run that work again with every uploaded value of A replaced through a map φ drawn from
+//! a key the emulator draws then (`grader/cuda-emulator/src/replay.rs`). The host code is not
+//! run again and never sees φ, so only a product the device computed from A and B comes back
+//! as φ(A)·B; the supervisor checks that with [`replaced`], the same map on its own copy of
+//! the inputs.
 //!
 //! Which values are replaced is decided from the inputs alone ([`mapped_values`]): A's values
 //! that are not also B's (a word of B is never touched) and not zero (a buffer cleared before
@@ -62,7 +63,23 @@ pub fn replaced(a: &Array2<f32>, mapped: &HashSet<u32>, key: u64) -> Array2<f32>
     })
 }
 
-/// Asks the emulator to replay the open window's device work with the words in `mapped`
+/// Opens the emulator's log of device work for a replay (forgetting an earlier one), or
+/// closes it; nothing on a real GPU. Opened around one product's call only: frees wait while
+/// it is open.
+pub fn log(open: bool) {
+    type Log = unsafe extern "C" fn(bool);
+    // SAFETY: as in [`run`]; the symbol has this signature (grader/cuda-emulator/src/replay.rs).
+    unsafe {
+        let Some(lib) = super::counters::counting_library() else {
+            return;
+        };
+        if let Ok(log) = lib.get::<Log>(b"gpu_labs_emulator_replay_log\0") {
+            log(open);
+        }
+    }
+}
+
+/// Asks the emulator to replay the open log's device work with the words in `mapped`
 /// replaced, for a call that returned the values `c` (in logical order); `None` where there is
 /// no emulator to ask (a real GPU).
 pub fn run<'v>(mapped: &HashSet<u32>, c: impl IntoIterator<Item = &'v f32>) -> Option<Replay> {
