@@ -3,10 +3,12 @@
 // internals are poisoned). Supported: this_thread_block() (sync, thread_rank, size,
 // num_threads, group_index, thread_index, dim_threads), tiled_partition<N>(block) for N = 1,
 // 2, 4, 8, 16, 32 (sync, thread_rank, size, num_threads, meta_group_rank, meta_group_size,
-// shfl, shfl_up, shfl_down, shfl_xor, any, all, ballot), cooperative_groups::sync(g) and
-// cooperative_groups::reduce(tile, v, op) with plus, less, greater, bit_and, bit_or, bit_xor.
+// shfl, shfl_up, shfl_down, shfl_xor, any, all, ballot), cooperative_groups::sync(g),
+// cooperative_groups::reduce(tile, v, op) with plus, less, greater, bit_and, bit_or, bit_xor,
+// and memcpy_async(group, dst, src, count) with wait(group) and wait_prior<N>(group).
 // Anything else fails to compile with a message saying so.
 #pragma once
+#include <gpu_labs_async.h>
 namespace cooperative_groups {
 namespace __gl_cg {
 static inline unsigned block_rank() {
@@ -123,13 +125,26 @@ static inline thread_block binary_partition(const G&, bool) {
     __GL_CG_UNSUPPORTED("binary_partition()");
     return thread_block();
 }
-template <class T = void, class... A>
-static inline void memcpy_async(A&&...) {
-    __GL_CG_UNSUPPORTED("memcpy_async()");
+// The group copies `count` bytes from `src` to `dst` (every thread of it calls this); done by
+// `wait(group)`, which also synchronises the group (gpu_labs_async.h).
+template <class G>
+static inline void memcpy_async(const G& g, void* dst, const void* src, unsigned long count) {
+    __gl_async::start(dst, src, count, g.thread_rank(), g.size());
 }
-template <class T = void, class... A>
-static inline void wait(A&&...) {
-    __GL_CG_UNSUPPORTED("wait()");
+template <class G>
+static inline void memcpy_async(const G& g, void* dst, unsigned long dst_size, const void* src,
+                                unsigned long src_size) {
+    __gl_async::start(dst, src, dst_size < src_size ? dst_size : src_size, g.thread_rank(), g.size());
+}
+template <class G>
+static inline void wait(const G& g) {
+    __gl_async::drain();
+    g.sync();
+}
+// Waits for all but the last N batches: the emulator waits for all of them, which CUDA allows.
+template <unsigned N, class G>
+static inline void wait_prior(const G& g) {
+    wait(g);
 }
 #undef __GL_CG_UNSUPPORTED
 }  // namespace cooperative_groups

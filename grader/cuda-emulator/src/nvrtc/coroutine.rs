@@ -19,7 +19,8 @@ use super::source::{body_after, code_view, find_word, tokens};
 
 /// Words that make a source run as fibers whatever else it does: warp-wide operations wait
 /// for the other lanes of their warp in the middle of a region; `__syncthreads_count` and
-/// friends are barriers inside the prelude's own functions.
+/// friends, and the waits of asynchronous copies, are barriers inside functions of the
+/// prelude or its headers.
 const FIBER_ONLY: &[&str] = &[
     "__syncwarp",
     "__shfl",
@@ -29,6 +30,11 @@ const FIBER_ONLY: &[&str] = &[
     "__activemask",
     "__syncthreads_",
     "cooperative_groups",
+    // Asynchronous copies: their waits are barriers inside the headers' functions.
+    "memcpy_async",
+    "pipeline",
+    "cuda::barrier",
+    "arrive",
     "co_await",
     "co_return",
     "co_yield",
@@ -223,7 +229,11 @@ mod tests {
         let block = "extern \"C\" {\n__global__ void k(int* x) { __syncthreads(); }\n}\n";
         let counted = "__global__ void k(int* x) { x[0] = __syncthreads_count(1); }";
         let no_barrier = "__global__ void k(int* x) { x[0] = 1; }";
+        let copied = "__global__ void k(float* x) { __shared__ float t[4]; \
+                      __pipeline_memcpy_async(t, x, 4); __pipeline_wait_prior(0); \
+                      __syncthreads(); x[0] = t[0]; }";
         for src in [
+            copied,
             device_fn,
             warp,
             lambda,

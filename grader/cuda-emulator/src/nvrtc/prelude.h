@@ -247,7 +247,20 @@ struct GlobalDesc {
 enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
 enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6 };
 
+// An asynchronous copy a thread started (`cuda::memcpy_async`, `cooperative_groups::
+// memcpy_async`, `__pipeline_memcpy_async`): its share of `bytes` (4-byte words `rank`,
+// `rank + size`, ...), done when the thread waits for its copies (`gpu_labs_async.h`).
+struct AsyncCopy {
+    char* dst;
+    const char* src;
+    uint64_t bytes;
+    uint32_t rank, size;
+};
+static const unsigned ASYNC_MAX = 8;
 struct Fiber {
+    // Copies started and not yet waited for, oldest first.
+    AsyncCopy async_copies[ASYNC_MAX];
+    unsigned async_n;
     void* sp;
     char* stack;
     int state;
@@ -357,6 +370,32 @@ __GL_RT static int __gl_printf(const char* fmt, ...) {
     int r = vprintf(fmt, ap);
     va_end(ap);
     return r;
+}
+
+// Asynchronous copies: the calling GPU thread's list (see `AsyncCopy`), kept out of the
+// kernel's reach (host memory) and handed over through its own locals. A thread of a kernel
+// that never synchronises has no list: its copies are done at once (push returns false).
+__GL_RT static inline bool __gl_async_push(void* dst, const void* src, uint64_t bytes, unsigned rank,
+                                           unsigned size) {
+    __gl::Fiber* f = __gl::current;
+    if (!f || f->async_n >= __gl::ASYNC_MAX) return false;
+    f->async_copies[f->async_n++] = __gl::AsyncCopy{(char*)dst, (const char*)src, bytes, rank, size};
+    return true;
+}
+// Takes the calling thread's oldest copy; false when none is left.
+__GL_RT static inline bool __gl_async_pop(char** dst, const char** src, uint64_t* bytes, unsigned* rank,
+                                          unsigned* size) {
+    __gl::Fiber* f = __gl::current;
+    if (!f || f->async_n == 0) return false;
+    __gl::AsyncCopy c = f->async_copies[0];
+    for (unsigned i = 1; i < f->async_n; i++) f->async_copies[i - 1] = f->async_copies[i];
+    f->async_n--;
+    *dst = c.dst;
+    *src = c.src;
+    *bytes = c.bytes;
+    *rank = c.rank;
+    *size = c.size;
+    return true;
 }
 
 // ---------------------------------------------------------------- fibers
@@ -530,6 +569,7 @@ __GL_RT static void run_block_fibers() {
                 fibers[i].warp_line = 0;
                 fibers[i].warp_phase = 0;
                 fibers[i].present = 0;
+                fibers[i].async_n = 0;
                 fiber_reset(&fibers[i], i);
             }
     unsigned warps = (n + 31) / 32;
@@ -1263,6 +1303,7 @@ __GL_RT static void run_block_coro() {
                 f->tid = uint3{x, y, z};
                 f->barrier_line = 0;
                 f->barrier_count = 0;
+                f->async_n = 0;
                 current = f;
                 threadIdx = f->tid;
                 spawned = nullptr;
@@ -1308,6 +1349,7 @@ __GL_RT static void run_block_loop() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     void (*f)(void**) = tramp;
     void** a = args;
+    current = nullptr;  // no fiber: an asynchronous copy is done at once
     for (unsigned z = 0; z < nz; z++)
         for (unsigned y = 0; y < ny; y++)
             for (unsigned x = 0; x < nx; x++) {

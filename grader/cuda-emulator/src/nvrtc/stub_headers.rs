@@ -14,8 +14,8 @@ pub const EXPORTS_FILE: &str = "gpu-labs-exports.map";
 /// CUDA headers tutorials include, provided empty (the prelude already defines what they
 /// would): `cuda_runtime.h`, `cuda.h`, ...; `math_constants.h` with its common constants;
 /// `cooperative_groups.h` with its basics; `cuda_fp16.h`, `cuda_bf16.h` and `cuda_fp8.h`
-/// with the reduced-precision types; `cuda/std/limits`; `cuda/barrier` and `cuda/pipeline` as
-/// a clear error.
+/// with the reduced-precision types; `cuda/std/limits`; `cuda/barrier`, `cuda/pipeline` and
+/// `cuda_pipeline.h`, asynchronous copies into shared memory (`gpu_labs_async.h`).
 pub const STUB_HEADERS: &[(&str, &str)] = &[
     // Not a header: the list of what a module exports (see [`EXPORTS_FILE`]).
     (
@@ -37,16 +37,10 @@ pub const STUB_HEADERS: &[(&str, &str)] = &[
         "cooperative_groups/memcpy_async.h",
         "#pragma once\n#include <cooperative_groups.h>\n",
     ),
-    (
-        "cuda/barrier",
-        "#error \"gpu-labs emulator: cuda::barrier is not supported on the CPU emulator; use \
-         __syncthreads() or cooperative_groups::this_thread_block().sync()\"\n",
-    ),
-    (
-        "cuda/pipeline",
-        "#error \"gpu-labs emulator: cuda::pipeline and memcpy_async are not supported on the \
-         CPU emulator; copy into shared memory with plain loads and __syncthreads()\"\n",
-    ),
+    ("gpu_labs_async.h", include_str!("gpu_labs_async.h")),
+    ("cuda/barrier", include_str!("cuda_barrier.h")),
+    ("cuda/pipeline", include_str!("cuda_pipeline.h")),
+    ("cuda_pipeline.h", include_str!("cuda_pipeline.h")),
     ("cuda_fp16.h", include_str!("cuda_fp16.h")),
     ("cuda_bf16.h", "#pragma once\n#include <cuda_fp16.h>\n"),
     ("cuda_fp8.h", "#pragma once\n#include <cuda_fp16.h>\n"),
