@@ -93,17 +93,6 @@ fn right(src: &str) -> bool {
     })
 }
 
-/// The report lines of a checked run of test `name`.
-fn reports(name: &str) -> Vec<String> {
-    common::checked_child(name, &[])
-        .lines()
-        .filter(|l| {
-            l.contains("data race") || l.contains("uninitialized") || l.contains("never written")
-        })
-        .map(str::to_string)
-        .collect()
-}
-
 /// The correct kernels, each plain and checked.
 fn correct() -> [String; 4] {
     [
@@ -125,7 +114,7 @@ fn copies_waited_for_give_the_tile_plain_and_checked_with_no_report() {
     }
     let out = common::run_child(name);
     assert!(out.status.success(), "plain run failed");
-    assert_eq!(reports(name), Vec::<String>::new());
+    assert_eq!(common::checked_reports(name), Vec::<String>::new());
 }
 
 #[test]
@@ -139,6 +128,6 @@ fn a_read_of_the_tile_before_its_wait_is_reported() {
         right(&early);
         return;
     }
-    let found = reports(name);
+    let found = common::checked_reports(name);
     assert!(!found.is_empty(), "a read before the wait is reported");
 }

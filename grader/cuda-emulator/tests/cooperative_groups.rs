@@ -68,17 +68,6 @@ fn run(src: &str, check: bool) {
     }
 }
 
-/// The report lines of a checked run (races, reads of unwritten shared memory, synccheck).
-fn reports(name: &str) -> Vec<String> {
-    common::checked_child(name, &[])
-        .lines()
-        .filter(|l| {
-            l.contains("data race") || l.contains("uninitialized") || l.contains("synccheck")
-        })
-        .map(str::to_string)
-        .collect()
-}
-
 #[test]
 fn block_and_tiles_sum_and_vote() {
     let name = "block_and_tiles_sum_and_vote";
@@ -87,7 +76,7 @@ fn block_and_tiles_sum_and_vote() {
         return;
     }
     assert!(common::run_child(name).status.success(), "plain run failed");
-    let found = reports(name);
+    let found = common::checked_reports(name);
     assert!(found.is_empty(), "{found:?}");
 }
 
@@ -100,7 +89,7 @@ fn block_sum_without_block_sync_is_reported() {
     }
     // Warp 0 reads the other warps' partial sums before they wrote them: a race, and (the
     // emulator ran warp 0 first) reads of shared memory its block had not written yet.
-    let found = reports(name);
+    let found = common::checked_reports(name);
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(
         found[1].contains("uninitialized shared memory"),

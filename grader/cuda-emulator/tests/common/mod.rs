@@ -203,6 +203,18 @@ pub fn checked_child(name: &str, vars: &[(&str, &str)]) -> String {
     stderr
 }
 
+/// The report lines of a checked run of test `name` (races, reads of unwritten shared memory,
+/// synccheck).
+pub fn checked_reports(name: &str) -> Vec<String> {
+    checked_child(name, &[])
+        .lines()
+        .filter(|l| {
+            l.contains("data race") || l.contains("uninitialized") || l.contains("synccheck")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 /// Runs test `name` of this binary in a child under the emulator, with extra variables.
 pub fn run_child_with(name: &str, vars: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(std::env::current_exe().expect("current exe"));
