@@ -121,10 +121,15 @@ fn read(base: usize, size: usize) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(base as *const u8, size) }.to_vec()
 }
 
-/// Writes `bytes` at `base`.
+/// Writes `bytes` at `base`, where they differ from what is there: a module's `const` global
+/// may sit in read-only memory, and it never changes.
 fn write(base: usize, bytes: &[u8]) {
     // SAFETY: a live device allocation or module global of at least `bytes.len()` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), base as *mut u8, bytes.len()) };
+    let now = unsafe { std::slice::from_raw_parts(base as *const u8, bytes.len()) };
+    if now != bytes {
+        // SAFETY: as above; it differs, so it is writable memory something wrote.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), base as *mut u8, bytes.len()) };
+    }
 }
 
 /// Waits for every queued operation of the calling thread's context.
@@ -230,6 +235,7 @@ pub fn replay(mapped: &HashSet<u32>) -> Replayed {
     for &(base, size) in &memory {
         match log.before.get(&base) {
             Some(bytes) if bytes.len() == size => write(base, bytes),
+            // Made while the log was open: as a fresh allocation is.
             _ => write(base, &vec![0; size]),
         }
     }
