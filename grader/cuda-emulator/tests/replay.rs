@@ -23,6 +23,7 @@ extern "C" __global__ void matmul(const float* a, const float* b, float* c, int 
 extern "C" __global__ void flip(float* c, int len) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < len) c[i] = -c[i];
+    if (i == 0) printf("replay probe: flip ran\n");
 }
 "#;
 
@@ -159,6 +160,14 @@ fn a_product_the_device_computed_follows_a_and_one_passed_through_does_not() {
     let name = "a_product_the_device_computed_follows_a_and_one_passed_through_does_not";
     if !common::is_child(name) {
         common::checked_child(name, &[]);
+        // The replay prints nothing: the kernel's line once, from the real run.
+        let out = common::run_child_with(name, &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout.matches("replay probe: flip ran").count(),
+            1,
+            "{stdout}"
+        );
         return;
     }
     let (a, b) = operands();
