@@ -129,5 +129,13 @@ fn a_read_of_the_tile_before_its_wait_is_reported() {
         return;
     }
     let found = common::checked_reports(name);
-    assert!(!found.is_empty(), "a read before the wait is reported");
+    let race = found
+        .iter()
+        .find(|l| l.contains("data race"))
+        .expect("the read races with the copy");
+    assert!(
+        race.contains("wrote it (an asynchronous copy (memcpy_async)"),
+        "{race}"
+    );
+    assert!(race.contains("only after waiting for it"), "{race}");
 }

@@ -50,8 +50,15 @@ pub(crate) fn coords(linear: u32, dims: [u32; 3]) -> String {
     format!("({},{},{})", linear % x, (linear / x) % y, linear / (x * y))
 }
 
+/// The header whose loop does the asynchronous copies (`src/nvrtc/gpu_labs_async.h`).
+const ASYNC_HEADER: &str = "gpu_labs_async.h";
+
+/// Where an access in [`ASYNC_HEADER`] comes from, in place of that header's line.
+const ASYNC_COPY: &str = "an asynchronous copy (memcpy_async), done when its thread waits for it";
+
 /// Source lines of code offsets in `so`, from its line table (`addr2line`, part of binutils,
-/// which the C++ compiler needs anyway); `None` for each where it cannot tell.
+/// which the C++ compiler needs anyway); `None` for each where it cannot tell, and
+/// [`ASYNC_COPY`] for the asynchronous copies' own loop.
 pub(crate) fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
     let out = crate::config::get()
         .command("addr2line")
@@ -66,8 +73,11 @@ pub(crate) fn lines(so: &Path, pcs: &[u32]) -> Vec<Option<String>> {
     let mut found: Vec<Option<String>> = text
         .lines()
         .map(|l| {
-            let (_, line) = l.rsplit_once(':')?;
+            let (file, line) = l.rsplit_once(':')?;
             let line = line.split_whitespace().next()?;
+            if file.ends_with(ASYNC_HEADER) {
+                return Some(ASYNC_COPY.to_string());
+            }
             (line != "0" && line != "?" && !l.contains("gpu-labs-prelude"))
                 .then(|| format!("line {line}"))
         })
@@ -146,7 +156,15 @@ pub fn report(
     };
     let same_block = r.block[0] == r.block[1];
     let same_warp = same_block && r.thread[0] / 32 == r.thread[1] / 32;
-    let (kind, hint) = if same_warp && (r.volatile[0] || r.volatile[1]) {
+    let copied = src[..2].iter().flatten().any(|l| l == ASYNC_COPY);
+    let (kind, hint) = if copied {
+        (
+            "is a data race",
+            "read what an asynchronous copy brings only after waiting for it: \
+             cooperative_groups::wait(group), pipe.consumer_wait() then __syncthreads() for \
+             another thread's part, or bar.arrive_and_wait()",
+        )
+    } else if same_warp && (r.volatile[0] || r.volatile[1]) {
         (
             "relies on implicit warp lockstep",
             "threads of a warp do not run in lockstep (since Volta): a `volatile` shared \
