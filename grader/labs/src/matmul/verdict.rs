@@ -350,6 +350,32 @@ mod tests {
         for counted in [Counted::Nothing, Counted::Calls] {
             assert_eq!(verdict(std::slice::from_ref(&host), counted), None);
         }
+        // A batch: the values mapped are the whole batch's, each matrix checked in turn.
+        let (a2, b2) = grader_worker::inputs::operands(6, "gpu_correct", 1, [4, 13, 6]);
+        let mapped = replay::mapped_values(a.iter().chain(&a2), b.iter().chain(&b2));
+        let batch = |first: &ndarray::Array2<f32>, second: &ndarray::Array2<f32>| {
+            let mut found = as_candidates(first);
+            found.extend(as_candidates(second));
+            done(&found)
+        };
+        let batched = |replayed: Replay| {
+            not_from_a_and_b(
+                item,
+                Counted::Arithmetic,
+                &[replayed],
+                |_| {
+                    let pairs = vec![(a.clone(), b.clone()), (a2.clone(), b2.clone())];
+                    (pairs, "case 1".into())
+                },
+                1,
+                4.0,
+            )
+        };
+        let follows = |x: &ndarray::Array2<f32>, y: &ndarray::Array2<f32>| {
+            replay::replaced(x, &mapped, key).dot(y)
+        };
+        assert!(batched(batch(&follows(&a, &b), &follows(&a2, &b2))).is_none());
+        assert!(batched(batch(&follows(&a, &b), &a2.dot(&b2))).is_some());
     }
 
     #[test]
