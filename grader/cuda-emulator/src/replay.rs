@@ -184,7 +184,7 @@ pub fn phi(key: u64, bits: u32) -> u32 {
     (unit * 2.0 - 1.0).to_bits()
 }
 
-/// Test vectors of [`phi`], the same in the emulator's copy of the map: (key, bits, φ).
+/// Test vectors of [`phi`], the same in the worker's copy of the map: (key, bits, φ).
 #[cfg(test)]
 pub(crate) const PHI_VECTORS: [(u64, u32, u32); 4] = [
     (0x0, 0x0000_0000, 0x3f44_4150),
