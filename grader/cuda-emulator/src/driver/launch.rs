@@ -105,8 +105,8 @@ unsafe fn launch(
     let job = Arc::new(Job::new(func, grid, block, shared, params));
     s.enqueue(OpKind::Work, move || {
         if crate::replay::logging() {
-            let again = job.again();
-            crate::replay::log_run(move || exec::rerun(Arc::new(again.again())));
+            let logged = Arc::clone(&job);
+            crate::replay::log_run(move || exec::rerun(Arc::new(logged.again())));
         }
         let started = std::time::Instant::now();
         let result = exec::run(job);
