@@ -26,18 +26,6 @@ emulated!(device_and_copies, {
     assert_eq!(stream.clone_dtoh(&copy).unwrap(), host);
 });
 
-const NAIVE: &str = r#"
-extern "C" __global__ void matmul(const float* a, const float* b, float* c, int m, int n, int k) {
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < m && col < n) {
-        float sum = 0.0f;
-        for (int i = 0; i < k; i++) sum += a[row * k + i] * b[i * n + col];
-        c[row * n + col] = sum;
-    }
-}
-"#;
-
 fn cpu_matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     let mut c = vec![0.0f32; m * n];
     for i in 0..m {
@@ -107,7 +95,9 @@ fn assert_close(got: &[f32], want: &[f32]) {
 
 emulated!(naive_matmul, {
     let (ctx, stream) = setup();
-    let module = ctx.load_module(compile_ptx(NAIVE).unwrap()).unwrap();
+    let module = ctx
+        .load_module(compile_ptx(common::NAIVE_MATMUL).unwrap())
+        .unwrap();
     let f = module.load_function("matmul").unwrap();
     launch_and_check_matmul(&stream, &f, (37, 45, 29), 16);
 });
@@ -691,7 +681,7 @@ emulated!(
 
 emulated!(threads_share_a_context_or_use_their_own, {
     let (ctx, _) = setup();
-    let ptx = compile_ptx(NAIVE).unwrap();
+    let ptx = compile_ptx(common::NAIVE_MATMUL).unwrap();
     let module = ctx.load_module(ptx.clone()).unwrap();
     std::thread::scope(|s| {
         for t in 0..3usize {

@@ -23,6 +23,19 @@ extern "C" __global__ void k(const float* in, float* out, int n) {
 }
 "#;
 
+/// The naive product C = A·B (row-major, m×k by k×n), one thread per element of C.
+pub const NAIVE_MATMUL: &str = r#"
+extern "C" __global__ void matmul(const float* a, const float* b, float* c, int m, int n, int k) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < m && col < n) {
+        float sum = 0.0f;
+        for (int i = 0; i < k; i++) sum += a[row * k + i] * b[i * n + col];
+        c[row * n + col] = sum;
+    }
+}
+"#;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
