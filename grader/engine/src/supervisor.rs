@@ -785,6 +785,16 @@ fn start_compiler(
         if let Some(path) = given.library_path {
             env.push(("LD_LIBRARY_PATH".into(), path));
         }
+        // The CUDA headers the compiler reads, given beside the objects where it could not
+        // reach them; the worker may read that folder, never write it.
+        let stubs = env.iter().rev().find(|(k, _)| k == crate::emulate::STUBS);
+        if let Some(dir) = stubs.map(|(_, v)| std::path::PathBuf::from(v)) {
+            if let Some(given) = crate::sandbox::root::give_folder(objects, &dir, "include")
+                .map_err(SupervisorError::Scratch)?
+            {
+                env.push((crate::emulate::STUBS.into(), given.into_os_string()));
+            }
+        }
     }
     let library = library_path(&env)
         .and_then(|path| crate::kernel_compiler::emulator_library(&path))

@@ -131,9 +131,71 @@ pub fn give(
     })
 }
 
+/// Gives a worker in `scratch` the folder `dir` (every file in it and its subfolders, links
+/// followed) as `scratch/name`, when the worker could not reach it; `None` when it can. The
+/// kernel compiler's CUDA headers, which the grader lays out beside the emulator library in a
+/// cache a worker's identity may not enter (root's own `~/.cache`).
+pub fn give_folder(scratch: &Path, dir: &Path, name: &str) -> std::io::Result<Option<PathBuf>> {
+    if !dir.is_dir() || (reachable(dir) && all_reachable_below(dir)) {
+        return Ok(None);
+    }
+    let given = scratch.join(name);
+    copy_tree(dir, &given)?;
+    Ok(Some(given))
+}
+
+/// Whether everything below `dir`, at any depth, is reachable.
+fn all_reachable_below(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().all(|entry| {
+            std::fs::canonicalize(entry.path()).is_ok_and(|target| {
+                reachable(&target) && (!target.is_dir() || all_reachable_below(&target))
+            })
+        })
+    })
+}
+
+/// Links every file under `from` into the same place under `to`, making the folders.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)?.flatten() {
+        let target = std::fs::canonicalize(entry.path())?;
+        let dest = to.join(entry.file_name());
+        if target.is_dir() {
+            copy_tree(&target, &dest)?;
+        } else if target.is_file() {
+            link(&target, &dest)?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_the_worker_cannot_enter_is_given_with_its_subfolders() {
+        let closed = folder(0o700);
+        let headers = made(&closed.path().join("include"), None, 0o755);
+        made(&headers.join(".complete"), Some(""), 0o644);
+        let sub = made(&headers.join("cuda"), None, 0o755);
+        made(&sub.join("barrier"), Some("// barrier"), 0o644);
+        let scratch = folder(0o755);
+        let given = give_folder(scratch.path(), &headers, "include")
+            .expect("given")
+            .expect("the folder is out of reach");
+        assert!(given.join(".complete").is_file());
+        assert_eq!(
+            std::fs::read_to_string(given.join("cuda/barrier")).expect("read"),
+            "// barrier"
+        );
+        // What the worker can reach stays where it is.
+        assert_eq!(
+            give_folder(scratch.path(), &given, "again").expect("ok"),
+            None
+        );
+    }
 
     /// A temporary folder with `mode`.
     fn folder(mode: u32) -> tempfile::TempDir {
