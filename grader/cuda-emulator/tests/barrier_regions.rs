@@ -1,15 +1,16 @@
-//! Barrier regions as loops (`nvrtc/coroutine.rs`): a kernel whose barriers are all in its
-//! own body runs its threads as coroutines, every other one as fibers; both give the same
-//! values, and a barrier only some threads reach is reported on either path.
+//! Barrier regions as loops (`nvrtc/coroutine.rs`): a kernel whose barriers are in its own
+//! body or in device functions it calls runs its threads as coroutines, with
+//! `GPU_LABS_EMULATOR_FIBERS=1` as fibers; both give the same values, and a barrier only some
+//! threads reach is reported on either path.
 
 mod common;
 
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx, Ptx};
 
-/// Whether the module compiled from `ptx` runs barrier kernels as coroutines (its translation
-/// unit, kept beside the shared object, says so).
-fn runs_as_coroutines(ptx: &Ptx) -> bool {
+/// Whether the module compiled from `ptx` runs its kernel `name` as coroutines (its
+/// translation unit, kept beside the shared object, says so).
+fn runs_as_coroutine(ptx: &Ptx, name: &str) -> bool {
     let text = ptx.to_src();
     let so = text
         .lines()
@@ -18,7 +19,7 @@ fn runs_as_coroutines(ptx: &Ptx) -> bool {
     let unit = std::path::Path::new(so).with_file_name("kernels.cpp");
     std::fs::read_to_string(&unit)
         .expect("the translation unit beside the module")
-        .starts_with("#define __GL_USE_CORO 1\n")
+        .contains(&format!("__GL_TASK {name}("))
 }
 
 /// A block-wide sum that keeps values across barriers in loops and branches, returns early
@@ -93,7 +94,10 @@ fn check_block_sums(ptx: Ptx) {
 
 emulated!(barrier_kernels_in_their_own_body_run_as_coroutines, {
     let ptx = compile_ptx(REDUCE).unwrap();
-    assert!(runs_as_coroutines(&ptx), "the kernel took the fibers' path");
+    assert!(
+        runs_as_coroutine(&ptx, "block_sums"),
+        "the kernel took the fibers' path"
+    );
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let fill = ctx
@@ -111,12 +115,12 @@ emulated!(barrier_kernels_in_their_own_body_run_as_coroutines, {
 });
 
 emulated!(
-    a_barrier_in_a_device_function_runs_as_fibers_with_the_same_values,
+    a_barrier_in_a_device_function_runs_as_a_coroutine_with_the_same_values,
     {
         let ptx = compile_ptx(reduce_in_helper()).unwrap();
         assert!(
-            !runs_as_coroutines(&ptx),
-            "only a kernel's own body may co_await"
+            runs_as_coroutine(&ptx, "block_sums"),
+            "the device function that waits was not made a coroutine"
         );
         check_block_sums(ptx);
     }
@@ -132,7 +136,10 @@ fn launch_as_coroutines(
     (blocks, threads): (u32, u32),
 ) -> Result<(), cudarc::driver::DriverError> {
     let ptx = compile_ptx(src).unwrap();
-    assert!(runs_as_coroutines(&ptx), "{name} took the fibers' path");
+    assert!(
+        runs_as_coroutine(&ptx, name),
+        "{name} took the fibers' path"
+    );
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let f = ctx.load_module(ptx).unwrap().load_function(name).unwrap();
@@ -186,7 +193,7 @@ fn the_fibers_variable_turns_the_coroutines_off() {
     if common::is_child(NAME) {
         let ptx = compile_ptx(REDUCE).unwrap();
         assert!(
-            !runs_as_coroutines(&ptx),
+            !runs_as_coroutine(&ptx, "block_sums"),
             "GPU_LABS_EMULATOR_FIBERS=1 was not followed"
         );
         check_block_sums(ptx);

@@ -28,7 +28,8 @@ pub struct KernelDesc {
     pub aligns: *const u32,
     /// Static shared memory of the kernel (the declarations whose size the scan could compute).
     pub static_smem: u64,
-    /// Whether the kernel's own code never synchronises (its threads may run in a loop).
+    /// How the kernel's blocks run: 1 when its own code never synchronises (its threads run
+    /// in a loop), 2 as coroutines, 0 as fibers (the prelude's `Launch::plain`).
     pub plain: u32,
     /// Padding.
     pub plain_pad: u32,
@@ -80,9 +81,9 @@ pub struct Function {
     pub params: Vec<(usize, usize)>,
     /// Trampoline address.
     pub tramp: usize,
-    /// Its own code never synchronises: its threads run in a loop (see the scan's
-    /// `plain_kernels`).
-    pub plain: bool,
+    /// How its blocks run, from its descriptor: 1 when its own code never synchronises
+    /// (its threads in a loop: the scan's `plain_kernels`), 2 as coroutines, 0 as fibers.
+    pub plain: u32,
     /// Static shared memory per block.
     pub static_shared: u32,
     /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
@@ -257,7 +258,7 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 12 {
+        if *(abi as *const u32) != 13 {
             return Err(INVALID_IMAGE);
         }
         let checked = sym(lib, "__gl_racecheck").map(|_| so.to_path_buf());
@@ -420,7 +421,7 @@ pub unsafe extern "C" fn cuModuleGetFunction(
         nargs,
         params,
         tramp: d.tramp as usize,
-        plain: d.plain != 0,
+        plain: d.plain,
         static_shared: u32::try_from(d.static_smem).unwrap_or(u32::MAX),
         max_dynamic_shared: AtomicU32::new(
             (super::device::SHARED_PER_BLOCK as u32)

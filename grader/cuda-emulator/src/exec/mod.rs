@@ -475,7 +475,7 @@ impl Job {
             barrier_note: [0; 384],
             loaded_bytes: 0,
             same_value_writes: 0,
-            plain: u32::from(self.func.plain),
+            plain: self.func.plain,
             quiet: u32::from(self.quiet),
             heap_alloc: crate::heap::alloc,
             heap_free: crate::heap::free,

@@ -41,6 +41,10 @@
 #error "checked builds run threads as fibers"
 #endif
 #include <coroutine>
+// A module with coroutine kernels may have fiber kernels beside them, and the coroutines'
+// block runner shares the fibers' barrier and warp checks.
+#undef __GL_USE_FIBERS
+#define __GL_USE_FIBERS 1
 #endif
 
 #define __GL_VIS __attribute__((visibility("default")))
@@ -215,8 +219,9 @@ struct Launch {
     // Checked runs: racing writes that left their bytes as they were (every lane of a warp
     // storing the warp's sum into one shared word): no order of them changes a result.
     uint64_t same_value_writes;
-    // The kernel's own code (its body and the functions it calls) never synchronises: its
-    // threads run one after another in a loop, whatever the rest of its module needs.
+    // How the kernel's blocks run, whatever the rest of its module needs: 1 when its own
+    // code (its body and the functions it calls) never synchronises (its threads one after
+    // another in a loop), 2 when it was made a coroutine (`run_block_coro`), 0 as fibers.
     uint32_t plain;
     // A replay of the launch (`src/replay.rs`): it runs as it ran, but prints nothing.
     uint32_t quiet;
@@ -258,9 +263,6 @@ struct AsyncCopy {
 };
 static const unsigned ASYNC_MAX = 8;
 struct Fiber {
-    // Copies started and not yet waited for, oldest first.
-    AsyncCopy async_copies[ASYNC_MAX];
-    unsigned async_n;
     void* sp;
     char* stack;
     int state;
@@ -273,6 +275,20 @@ struct Fiber {
     // warp waiting at the same call (set by the scheduler: what __activemask() returns).
     int warp_line;
     unsigned warp_op, warp_mask, warp_phase, present;
+    // Coroutine threads (`__GL_USE_CORO`): the innermost coroutine of the thread (what the
+    // block runner resumes: the kernel, or a device function it awaits), and a warp
+    // operation's operands (the value given, the lane read, whether it reads) and where its
+    // result goes (in the awaiting operation itself), which the block runner computes once
+    // every lane has come.
+    void* leaf;
+    unsigned long long wval;
+    unsigned long long* wout;
+    int wsrc;
+    unsigned wtake, lane;
+    // Copies started and not yet waited for, oldest first (last: the fields above are the
+    // ones every wait touches).
+    unsigned async_n;
+    AsyncCopy async_copies[ASYNC_MAX];
 };
 // Must match `exec::synccheck::OPS`.
 enum WarpOp {
@@ -287,7 +303,8 @@ static thread_local uint64_t dyn_smem_cap = {};
 static thread_local void (*tramp)(void**) = {};
 static thread_local void** args = {};
 static thread_local Fiber* fibers = {};
-static thread_local unsigned fiber_cap = {};
+static thread_local unsigned fiber_cap = {};   // how many of them have a stack
+static thread_local unsigned thread_cap = {};  // how many there are
 static thread_local Fiber* current = {};
 static thread_local void* sched_sp = {};
 static thread_local unsigned long long warp_slots[32][32] = {};
@@ -315,6 +332,15 @@ __GL_RT static inline unsigned linear_tid() {
 }
 
 __GL_RT [[noreturn]] static inline void stop(int kind) { siglongjmp(jump, kind); }
+// At least `n` thread records (stacks are the fibers' business: `ensure_fibers`).
+__GL_RT static bool ensure_threads(unsigned n) {
+    if (n <= thread_cap) return true;
+    Fiber* fs = (Fiber*)realloc(fibers, sizeof(Fiber) * n);
+    if (!fs) return false;
+    fibers = fs;
+    thread_cap = n;
+    return true;
+}
 }  // namespace __gl
 
 #if __GL_RACECHECK || __GL_CONFINE
@@ -442,9 +468,7 @@ __GL_RT static inline void fiber_reset(Fiber* f, unsigned i) {
 namespace __gl {
 __GL_RT static bool ensure_fibers(unsigned n) {
     if (n <= fiber_cap) return true;
-    Fiber* fs = (Fiber*)realloc(fibers, sizeof(Fiber) * n);
-    if (!fs) return false;
-    fibers = fs;
+    if (!ensure_threads(n)) return false;
     for (unsigned i = fiber_cap; i < n; i++) {
         char* stack = (char*)launch->alloc_stack(STACK);
         if (!stack) return false;
@@ -1231,9 +1255,12 @@ namespace __gl {
 static thread_local char* arena;
 static thread_local size_t arena_cap, arena_top;
 static thread_local unsigned arena_threads;
-// What a barrier kernel returns: its thread, suspended before its first line.
+// What a barrier kernel returns: its thread, suspended before its first line. Its promise,
+// like a waiting device function's, holds the thread's record, so that the waits reach it
+// without a thread-local's lookup.
 struct Task {
     struct promise_type {
+        Fiber* fiber;
         __GL_RT static void* operator new(size_t n) {
             size_t size = (n + 63) & ~(size_t)63;
             if (arena_top == 0 && arena_cap < size * arena_threads) {
@@ -1251,43 +1278,254 @@ struct Task {
             return p;
         }
         __GL_RT static void operator delete(void*) {}
-        __GL_RT Task get_return_object() { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        __GL_RT Task get_return_object() {
+            fiber = current;
+            return Task{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
         std::suspend_always initial_suspend() noexcept { return {}; }
-        std::suspend_always final_suspend() noexcept { return {}; }
+        struct Final {
+            __GL_RT bool await_ready() const noexcept { return false; }
+            __GL_RT void await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
+                h.promise().fiber->state = DONE;
+            }
+            __GL_RT void await_resume() const noexcept {}
+        };
+        Final final_suspend() noexcept { return {}; }
         void return_void() {}
         void unhandled_exception() {}
     };
     std::coroutine_handle<promise_type> h;
 };
-// `__syncthreads()` in a barrier kernel: the thread stops here until the block runner has run
+
+// The frames of device functions that wait (`Sub`): a free list per size (in cache lines,
+// up to 64 of them) on each worker thread, since a thread's calls come and go in the order
+// of its warp's rounds, not one stack's.
+struct FreeFrame {
+    FreeFrame* next;
+};
+static const unsigned FRAME_CLASSES = 64;
+static thread_local FreeFrame* free_frames[FRAME_CLASSES + 1];
+__GL_RT static void* frame_alloc(size_t n) {
+    size_t c = (n + 63) / 64;
+    if (c <= FRAME_CLASSES && free_frames[c]) {
+        FreeFrame* f = free_frames[c];
+        free_frames[c] = f->next;
+        return f;
+    }
+    void* p = aligned_alloc(64, c * 64);
+    if (!p) {
+        snprintf(launch->message, sizeof(launch->message), "out of memory for a device function's frame");
+        stop(FAULT_TRAP);
+    }
+    return p;
+}
+__GL_RT static void frame_free(void* p, size_t n) {
+    size_t c = (n + 63) / 64;
+    if (c > FRAME_CLASSES) return __libc_free(p);
+    FreeFrame* f = (FreeFrame*)p;
+    f->next = free_frames[c];
+    free_frames[c] = f;
+}
+template <class T>
+struct SubValue {
+    T value{};
+    template <class U>
+    void return_value(U&& v) { value = static_cast<U&&>(v); }
+    T take() { return static_cast<T&&>(value); }
+};
+template <>
+struct SubValue<void> {
+    void return_void() {}
+    void take() {}
+};
+// What a device function that waits returns (its `T` made `Sub<T>` by the rewrite, each call
+// of it a `co_await`). It starts at once, inside its caller, up to its first wait or its
+// end; the caller's `co_await` then waits for it until it ends, when it hands its value and
+// the thread back to the caller. Whichever coroutine of the thread stops at a wait makes
+// itself the thread's `leaf`, what the block runner resumes.
+template <class T>
+struct Sub {
+    struct promise_type : SubValue<T> {
+        std::coroutine_handle<> parent;
+        Fiber* fiber;
+        __GL_RT static void* operator new(size_t n) { return frame_alloc(n); }
+        __GL_RT static void operator delete(void* p, size_t n) { frame_free(p, n); }
+        __GL_RT Sub get_return_object() {
+            fiber = current;
+            return Sub{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
+        std::suspend_never initial_suspend() noexcept { return {}; }
+        struct Final {
+            __GL_RT bool await_ready() const noexcept { return false; }
+            __GL_RT std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
+                // Ended before its caller waited for it: the caller goes on by itself.
+                if (!h.promise().parent) return std::noop_coroutine();
+                return h.promise().parent;
+            }
+            __GL_RT void await_resume() const noexcept {}
+        };
+        Final final_suspend() noexcept { return {}; }
+        void unhandled_exception() {}
+    };
+    std::coroutine_handle<promise_type> h;
+    __GL_RT bool await_ready() const noexcept { return h.done(); }
+    __GL_RT void await_suspend(std::coroutine_handle<> caller) const noexcept { h.promise().parent = caller; }
+    __GL_RT T await_resume() const {
+        struct Done {
+            std::coroutine_handle<promise_type> h;
+            __GL_RT ~Done() { h.destroy(); }
+        } done{h};
+        return h.promise().take();
+    }
+};
+// `__syncthreads()` in a coroutine: the thread stops here until the block runner has run
 // every other thread of the block up to a barrier too.
 struct Barrier {
     int line;
     __GL_RT bool await_ready() const noexcept { return false; }
-    __GL_RT void await_suspend(std::coroutine_handle<>) const noexcept {
-        current->barrier_line = line;
-        current->barrier_count++;
+    template <class P>
+    __GL_RT void await_suspend(std::coroutine_handle<P> h) const noexcept {
+        Fiber* f = h.promise().fiber;
+        f->leaf = h.address();
+        f->barrier_line = line;
+        f->barrier_count++;
+        f->state = BLOCK_WAIT;
     }
     __GL_RT void await_resume() const noexcept {}
 };
+// A warp-wide operation in a coroutine: the thread leaves its operands in its record (the
+// value it gives, the lane it reads and whether it reads, as the fibers' `__shfl_*` compute
+// them) and stops until the block runner has run every lane of its warp up to a warp
+// operation too; the runner then computes each lane's result (`warp_results`) before any
+// lane goes on, so one stop is enough (fibers stop twice: arriving, then reading the others'
+// slots).
+// The result is kept in the operation, not the thread's record: the compiler may call the
+// `await_resume` of several operations of one expression only after all of them have
+// waited (`__any_sync(m, a) + __all_sync(m, b)`), and each must still read its own.
+struct WarpAwait {
+    unsigned long long val;
+    unsigned op, mask;
+    int arg, width, line;
+    unsigned long long res;
+    __GL_RT bool await_ready() const noexcept { return false; }
+    template <class P>
+    __GL_RT void await_suspend(std::coroutine_handle<P> h) noexcept {
+        Fiber* g = h.promise().fiber;
+        g->leaf = h.address();
+        int lane = (int)g->lane, src = lane;
+        unsigned take = 0;
+        int seg = lane & (width - 1);
+        switch (op) {
+            case OP_SHFL: src = (lane & ~(width - 1)) + (arg & (width - 1)); take = 1; break;
+            case OP_SHFL_DOWN: src = lane + arg; take = seg + arg < width; break;
+            case OP_SHFL_UP: src = lane - arg; take = seg - arg >= 0; break;
+            case OP_SHFL_XOR:
+                src = lane ^ arg;
+                take = (src & ~(width - 1)) == (lane & ~(width - 1));
+                break;
+            default: break;
+        }
+        g->wval = val;
+        g->wout = &res;
+        g->wsrc = src;
+        g->wtake = take;
+        g->warp_op = op;
+        g->warp_mask = mask;
+        g->warp_line = line;
+        g->state = WARP_WAIT;
+    }
+};
+template <class T>
+struct ShflAwait : WarpAwait {
+    __GL_RT T await_resume() const noexcept {
+        T r;
+        __builtin_memcpy(&r, &res, sizeof(T));
+        return r;
+    }
+};
+// Votes and the rest: the result is a lane mask (`warp_results`).
+struct VoteAwait : WarpAwait {
+    __GL_RT unsigned await_resume() const noexcept {
+        unsigned r = (unsigned)res;
+        if (op == OP_ANY) return r != 0;
+        if (op == OP_ALL) return r == 0;
+        return r;
+    }
+};
+// After a round of warp lanes lo..hi: who came to which operation (`warp_groups`, as for
+// fibers), then each waiting lane's result: a shuffle's value from its source lane (its own
+// when it reads none), a vote's lanes (those present and named in the mask), `__activemask`'s
+// lanes present.
+__GL_RT static void warp_results(unsigned lo, unsigned hi) {
+    warp_groups(lo, hi);
+    for (unsigned t = lo; t < hi; t++) {
+        Fiber* f = &fibers[t];
+        if (f->state != WARP_WAIT) continue;
+        switch (f->warp_op) {
+            case OP_SHFL:
+            case OP_SHFL_UP:
+            case OP_SHFL_DOWN:
+            case OP_SHFL_XOR: {
+                unsigned src = lo + ((unsigned)f->wsrc & 31);
+                *f->wout = f->wtake && src < hi ? fibers[src].wval : f->wval;
+                break;
+            }
+            case OP_BALLOT:
+            case OP_ANY:
+            case OP_ALL: {
+                unsigned r = 0;
+                for (unsigned l = lo; l < hi; l++)
+                    if (((f->present >> (l - lo)) & 1) && fibers[l].wval) r |= 1u << (l - lo);
+                *f->wout = r & f->warp_mask;
+                break;
+            }
+            case OP_ACTIVEMASK: *f->wout = f->present; break;
+            default: break;
+        }
+    }
+}
+// `warp_results` when the lanes of `waiting` (a mask over lo..hi) all wait at one operation.
+__GL_RT static void one_group(unsigned lo, unsigned hi, unsigned waiting) {
+    const Fiber* f0 = &fibers[lo + (unsigned)__builtin_ctz(waiting)];
+    unsigned op = f0->warp_op;
+    if (op == OP_SHFL || op == OP_SHFL_UP || op == OP_SHFL_DOWN || op == OP_SHFL_XOR) {
+        for (unsigned t = lo; t < hi; t++) {
+            Fiber* f = &fibers[t];
+            if (!((waiting >> (t - lo)) & 1)) continue;
+            unsigned src = lo + ((unsigned)f->wsrc & 31);
+            f->present = waiting;
+            *f->wout = f->wtake && src < hi ? fibers[src].wval : f->wval;
+        }
+        return;
+    }
+    unsigned votes = 0;
+    for (unsigned t = lo; t < hi; t++)
+        if (((waiting >> (t - lo)) & 1) && fibers[t].wval) votes |= 1u << (t - lo);
+    for (unsigned t = lo; t < hi; t++) {
+        Fiber* f = &fibers[t];
+        if (!((waiting >> (t - lo)) & 1)) continue;
+        f->present = waiting;
+        *f->wout = op == OP_ACTIVEMASK ? waiting : votes & f->warp_mask;
+    }
+}
 static thread_local std::coroutine_handle<> spawned;
 static thread_local std::coroutine_handle<>* handles;
 static thread_local unsigned coro_cap;
 // The trampoline of a barrier kernel hands its new thread over here.
 __GL_RT static inline void spawn(Task t) { spawned = t.h; }
-// Runs a block: each thread is started (a kernel without barriers runs to its end there),
-// then every round resumes the threads still running, in order, up to their next barrier or
-// their end: the region between two barriers is this loop over the threads. The barrier
-// check is the fibers' (same states, same report).
+// Runs a block: each thread is started (a thread that never waits runs to its end there),
+// then, warp by warp, every round resumes the warp's threads still running, in order, up to
+// their next wait or their end; lanes waiting at a warp operation get their results and go
+// on, until the warp's lanes all wait at a barrier or are done; then the next warp. The
+// region between two waits is this loop over the threads. The barrier check is the fibers'
+// (same states, same report).
 __GL_RT static void run_block_coro() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     unsigned n = nx * ny * nz;
     if (n > coro_cap) {
-        Fiber* fs = (Fiber*)realloc(fibers, sizeof(Fiber) * n);
-        if (fs) fibers = fs;
         auto* hs = (std::coroutine_handle<>*)realloc((void*)handles, sizeof(std::coroutine_handle<>) * n);
         if (hs) handles = hs;
-        if (!fs || !hs) {
+        if (!hs || !ensure_threads(n)) {
             snprintf(launch->message, sizeof(launch->message), "out of memory for %u threads", n);
             stop(FAULT_TRAP);
         }
@@ -1303,22 +1541,51 @@ __GL_RT static void run_block_coro() {
                 f->tid = uint3{x, y, z};
                 f->barrier_line = 0;
                 f->barrier_count = 0;
+                f->warp_count = 0;
+                f->warp_line = 0;
+                f->warp_phase = 0;
+                f->present = 0;
                 f->async_n = 0;
+                f->lane = i & 31;
                 current = f;
                 threadIdx = f->tid;
                 spawned = nullptr;
                 tramp(args);
                 handles[i] = spawned;
+                f->leaf = spawned.address();
                 f->state = spawned ? RUNNING : DONE;
             }
+    unsigned warps = (n + 31) / 32;
+    // The thread-locals the loop writes, found once (each lookup is a call in a module).
+    Fiber* const fs = fibers;
+    Fiber** const cur = &current;
+    uint3* const tid = &threadIdx;
     for (;;) {
-        for (unsigned t = 0; t < n; t++) {
-            Fiber* f = &fibers[t];
-            if (f->state != RUNNING) continue;
-            current = f;
-            threadIdx = f->tid;
-            handles[t].resume();
-            f->state = handles[t].done() ? DONE : BLOCK_WAIT;
+        for (unsigned w = 0; w < warps; w++) {
+            unsigned lo = w * 32, hi = lo + 32 < n ? lo + 32 : n;
+            for (;;) {
+                // The lanes that stop at a warp operation, and whether they all stop at the
+                // same one (the usual case: one group, no search).
+                unsigned waiting = 0;
+                bool one = true;
+                const Fiber* first = nullptr;
+                for (unsigned t = lo; t < hi; t++) {
+                    Fiber* f = &fs[t];
+                    if (f->state != RUNNING) continue;
+                    *cur = f;
+                    *tid = f->tid;
+                    std::coroutine_handle<>::from_address(f->leaf).resume();
+                    if (f->state != WARP_WAIT) continue;
+                    waiting |= 1u << (t - lo);
+                    if (!first) first = f;
+                    else one = one && f->warp_line == first->warp_line && f->warp_op == first->warp_op;
+                }
+                if (!waiting) break;
+                if (one) one_group(lo, hi, waiting);
+                else warp_results(lo, hi);
+                for (unsigned t = lo; t < hi; t++)
+                    if (fs[t].state == WARP_WAIT) fs[t].state = RUNNING;
+            }
         }
         check_barrier(n);
         bool all_done = true;
@@ -1333,9 +1600,54 @@ __GL_RT static void run_block_coro() {
         if (handles[t]) handles[t].destroy();
 }
 }  // namespace __gl
-#undef __syncthreads
-#define __syncthreads() co_await ::__gl::Barrier{__LINE__}
+// What the rewrite (`nvrtc/coroutine.rs`) writes in a kernel or device function that waits.
+#define __gl_co_syncthreads() co_await ::__gl::Barrier{__LINE__}
 #define __GL_TASK ::__gl::Task
+#define __GL_SUB ::__gl::Sub
+// The warp operations as the rewrite writes them in a coroutine (`co_await __gl_co_…`).
+template <class T>
+static inline ::__gl::ShflAwait<T> __gl_co_warp(T v, unsigned op, unsigned m, int arg, int width, int line) {
+    static_assert(sizeof(T) <= 8, "warp shuffles of types larger than 8 bytes are not supported");
+    unsigned long long bits = 0;
+    __builtin_memcpy(&bits, &v, sizeof(T));
+    return {{bits, op, m, arg, width, line, 0}};
+}
+template <class T>
+static inline ::__gl::ShflAwait<T> __gl_co_shfl_sync(unsigned m, T v, int src, int width = 32,
+                                                     int line = __builtin_LINE()) {
+    return __gl_co_warp(v, __gl::OP_SHFL, m, src, width, line);
+}
+template <class T>
+static inline ::__gl::ShflAwait<T> __gl_co_shfl_down_sync(unsigned m, T v, unsigned delta, int width = 32,
+                                                          int line = __builtin_LINE()) {
+    return __gl_co_warp(v, __gl::OP_SHFL_DOWN, m, (int)delta, width, line);
+}
+template <class T>
+static inline ::__gl::ShflAwait<T> __gl_co_shfl_up_sync(unsigned m, T v, unsigned delta, int width = 32,
+                                                        int line = __builtin_LINE()) {
+    return __gl_co_warp(v, __gl::OP_SHFL_UP, m, (int)delta, width, line);
+}
+template <class T>
+static inline ::__gl::ShflAwait<T> __gl_co_shfl_xor_sync(unsigned m, T v, int mask, int width = 32,
+                                                         int line = __builtin_LINE()) {
+    return __gl_co_warp(v, __gl::OP_SHFL_XOR, m, mask, width, line);
+}
+static inline ::__gl::VoteAwait __gl_co_ballot_sync(unsigned m, int pred, int line = __builtin_LINE()) {
+    return {{pred != 0 ? 1ull : 0ull, __gl::OP_BALLOT, m, 0, 32, line, 0}};
+}
+static inline ::__gl::VoteAwait __gl_co_any_sync(unsigned m, int pred, int line = __builtin_LINE()) {
+    return {{pred != 0 ? 1ull : 0ull, __gl::OP_ANY, m, 0, 32, line, 0}};
+}
+// `__all_sync` votes with the negation: all is true when no lane present says false.
+static inline ::__gl::VoteAwait __gl_co_all_sync(unsigned m, int pred, int line = __builtin_LINE()) {
+    return {{pred == 0 ? 1ull : 0ull, __gl::OP_ALL, m, 0, 32, line, 0}};
+}
+static inline ::__gl::VoteAwait __gl_co_activemask(int line = __builtin_LINE()) {
+    return {{0ull, __gl::OP_ACTIVEMASK, 0u, 0, 32, line, 0}};
+}
+static inline ::__gl::VoteAwait __gl_co_syncwarp(unsigned m = 0xffffffffu, int line = __builtin_LINE()) {
+    return {{0ull, __gl::OP_SYNCWARP, m, 0, 32, line, 0}};
+}
 #else
 namespace __gl {
 template <class T>
@@ -1410,13 +1722,17 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
         __GL_RC(rc::settle(); rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
-        if (L->plain) {
+        if (L->plain == 1) {
             run_block_loop();
             continue;
         }
 #if __GL_USE_CORO
-        run_block_coro();
-#elif __GL_USE_FIBERS
+        if (L->plain == 2) {
+            run_block_coro();
+            continue;
+        }
+#endif
+#if __GL_USE_FIBERS
         run_block_fibers();
 #else
         run_block_loop();
@@ -1431,7 +1747,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 12;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 13;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -1460,12 +1776,19 @@ struct Sig {
 };
 template <class R, class... A>
 Sig<R, A...> sig_of(R (*)(A...));
+// How a kernel's blocks run (`Launch::plain`) when its own code may synchronise: a kernel
+// made a coroutine returns `Task` (2: `run_block_coro`), any other one runs as fibers (0).
+template <class R, class... A>
+constexpr uint32_t runner_of(R (*)(A...)) {
+    return std::is_void<R>::value ? 0u : 2u;
+}
 }  // namespace __gl
 #define __GL_KERNEL(NAME)                                                                  \
     extern "C" __GL_VIS const ::__gl::KernelDesc __gl_kernel_##NAME = {                    \
         #NAME, &decltype(::__gl::sig_of(&NAME))::template tramp<&NAME>,                    \
         decltype(::__gl::sig_of(&NAME))::n, decltype(::__gl::sig_of(&NAME))::sizes,        \
-        decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME, __gl_plain_##NAME, 0};
+        decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME,                       \
+        __gl_plain_##NAME ? 1u : ::__gl::runner_of(&NAME), 0};
 // A name expression's kernel (nvrtcAddNameExpression), a template instance maybe: its
 // descriptor, and a word holding its address, from which NVRTC reads its lowered name.
 #define __GL_KERNEL_EXPR(ID, ...)                                                          \

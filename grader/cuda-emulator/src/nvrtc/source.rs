@@ -433,6 +433,21 @@ fn plain_kernels(code: &[u8], kernels: &[(String, usize, usize)]) -> Vec<String>
 /// Every function definition of `code` with a body: its name (the identifier before its
 /// parameters) and the body's range. Keywords that take parentheses are not names.
 fn function_bodies(code: &[u8]) -> Vec<(String, usize, usize)> {
+    function_defs(code)
+        .into_iter()
+        .map(|d| (d.name, d.body.0, d.body.1))
+        .collect()
+}
+
+/// A function definition of a source: its name, where the name is, and its body `{...}`.
+pub(crate) struct FunctionDef {
+    pub name: String,
+    pub name_at: usize,
+    pub body: (usize, usize),
+}
+
+/// Every function definition of `code` with a body, in order (see [`function_bodies`]).
+pub(crate) fn function_defs(code: &[u8]) -> Vec<FunctionDef> {
     const NOT_FUNCTIONS: &[&str] = &[
         "if",
         "for",
@@ -450,22 +465,26 @@ fn function_bodies(code: &[u8]) -> Vec<(String, usize, usize)> {
         "defined",
     ];
     let mut out = Vec::new();
-    let mut prev: Option<String> = None;
+    let mut prev: Option<(usize, String)> = None;
     for (at, tok) in tokens(code, 0) {
         if tok == "(" {
-            if let Some(name) = prev.take().filter(|p| {
+            if let Some((name_at, name)) = prev.take().filter(|(_, p)| {
                 p.bytes()
                     .next()
                     .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
                     && !NOT_FUNCTIONS.contains(&p.as_str())
             }) {
-                if let Some((a, b)) = body_after_qualifiers(code, at) {
-                    out.push((name, a, b));
+                if let Some(body) = body_after_qualifiers(code, at) {
+                    out.push(FunctionDef {
+                        name,
+                        name_at,
+                        body,
+                    });
                 }
             }
             continue;
         }
-        prev = Some(tok);
+        prev = Some((at, tok));
     }
     out
 }
