@@ -7,7 +7,7 @@
 mod common;
 
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::compile_ptx;
+use cudarc::nvrtc::{compile_ptx, compile_ptx_with_opts, CompileOptions, Ptx};
 
 /// Outputs of each GPU thread.
 const OUTS: usize = 10;
@@ -94,15 +94,23 @@ fn expected() -> Vec<i32> {
     out
 }
 
+/// The translation unit the module of `ptx` was built from (kept beside its shared object;
+/// checked builds keep none of this form), if any.
+fn unit_of(ptx: &Ptx) -> Option<String> {
+    let text = ptx.to_src();
+    let so = text.lines().find_map(|l| l.strip_prefix("// so: "))?;
+    std::fs::read_to_string(std::path::Path::new(so).with_file_name("kernels.cpp")).ok()
+}
+
 /// Launches `warp_ops` and checks every output against [`expected`], naming the first that
 /// differs; returns whether the kernel ran as a coroutine.
 fn check_warp_ops() -> bool {
-    let ptx = compile_ptx(WARP_OPS).unwrap();
-    let text = ptx.to_src();
-    let so = text
-        .lines()
-        .find_map(|l| l.strip_prefix("// so: "))
-        .map(std::path::PathBuf::from);
+    check_warp_ops_of(compile_ptx(WARP_OPS).unwrap())
+}
+
+/// [`check_warp_ops`] for a module already compiled.
+fn check_warp_ops_of(ptx: Ptx) -> bool {
+    let unit = unit_of(&ptx);
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let f = ctx
@@ -130,9 +138,7 @@ fn check_warp_ops() -> bool {
             got[i]
         );
     }
-    // Checked builds keep no translation unit of this form: they always run fibers.
-    so.and_then(|so| std::fs::read_to_string(so.with_file_name("kernels.cpp")).ok())
-        .is_some_and(|unit| unit.contains("__GL_TASK warp_ops("))
+    unit.is_some_and(|unit| unit.contains("__GL_TASK warp_ops("))
 }
 
 emulated!(
@@ -166,3 +172,40 @@ fn a_checked_run_gives_the_same_values_and_no_report() {
     }
     assert_eq!(common::checked_reports(NAME), Vec::<String>::new());
 }
+
+emulated!(
+    device_functions_in_a_header_of_the_program_take_the_coroutine_path_too,
+    {
+        // The warp operations' device functions in a header on the include path, and a
+        // kernel beside `warp_ops` that only fibers can run (a counting barrier): each
+        // kernel takes its own path, and the header's lines are still the header's.
+        let dir = std::env::temp_dir().join(format!("gpu-labs-warp-header-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kernel_at = WARP_OPS
+            .find("extern \"C\" __global__ void warp_ops")
+            .unwrap();
+        std::fs::write(
+            dir.join("warp_ops.cuh"),
+            format!("#pragma once\n{}", &WARP_OPS[..kernel_at]),
+        )
+        .unwrap();
+        let src = format!(
+            "#include \"warp_ops.cuh\"\n{}\n\
+             extern \"C\" __global__ void count(int* x) {{ x[0] = __syncthreads_count(x[1]); }}\n",
+            &WARP_OPS[kernel_at..]
+        );
+        let opts = CompileOptions {
+            include_paths: vec![dir.to_string_lossy().into_owned()],
+            ..Default::default()
+        };
+        let ptx = compile_ptx_with_opts(src, opts).unwrap();
+        let unit = unit_of(&ptx).expect("a translation unit");
+        assert!(unit.contains("#line 1 \"warp_ops.cuh\""), "{unit}");
+        assert!(
+            !unit.contains("__GL_TASK count("),
+            "count must stay on fibers"
+        );
+        assert!(check_warp_ops_of(ptx), "warp_ops took the fibers' path");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+);

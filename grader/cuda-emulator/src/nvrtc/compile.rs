@@ -495,16 +495,23 @@ fn compile_plain(
 ) -> Result<Compiled, String> {
     // As scan_program reads the options.
     let include_paths = host_flags(options).iter().any(|f| f.starts_with("-I"));
+    // A source with headers of its own is rewritten with them written into it, so that the
+    // rewrite sees the device functions its kernels call there (a `warpReduceSum` in a
+    // shared header).
+    let whole = || {
+        if expand::needed(src, !headers.is_empty(), include_paths) {
+            let flags = host_flags(options);
+            expand::inline_headers(src, headers, &flags, &name.replace(['"', '\\'], "_"))
+        } else {
+            Some(src.to_string())
+        }
+    };
     // Name expressions' lowered names are read from symbols, which the rewrite can change.
     // Confined builds run barrier kernels as fibers, as checked ones do: the coroutines' block
     // runner calls the standard library's coroutine handles, whose code the instrumentation
     // would confine as the kernel's.
-    if crate::config::get().coroutines
-        && !crate::config::get().confine
-        && exprs.is_empty()
-        && !expand::needed(src, !headers.is_empty(), include_paths)
-    {
-        if let Some(rewritten) = super::coroutine::rewrite(src) {
+    if crate::config::get().coroutines && !crate::config::get().confine && exprs.is_empty() {
+        if let Some(rewritten) = whole().and_then(|text| super::coroutine::rewrite(&text)) {
             let built = compile_variant(
                 src,
                 &rewritten,

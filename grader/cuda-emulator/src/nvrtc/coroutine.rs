@@ -240,18 +240,19 @@ fn plain_call(code: &[u8], at: usize, name: &str) -> bool {
 /// and where its `__forceinline__`s are (a coroutine cannot be inlined: the rewrite drops
 /// them).
 fn return_type(code: &[u8], name_at: usize) -> Option<((usize, usize), Vec<usize>)> {
-    let mut start = code[..name_at]
+    let from = code[..name_at]
         .iter()
         .rposition(|&c| c == b';' || c == b'}' || c == b'{')
         .map_or(0, |p| p + 1);
     // A preprocessor line in between (a `#define` above the function) is not part of it.
-    let mut line = start;
-    for (i, &c) in code[start..name_at].iter().enumerate() {
+    let mut start = from;
+    let mut line = from;
+    for (i, &c) in code[from..name_at].iter().enumerate() {
         if c == b'\n' {
-            if code[line..start + i].trim_ascii_start().starts_with(b"#") {
-                start = start + i + 1;
+            if code[line..from + i].trim_ascii_start().starts_with(b"#") {
+                start = from + i + 1;
             }
-            line = start + i + 1;
+            line = from + i + 1;
         }
     }
     let toks: Vec<(usize, String)> = tokens(&code[..name_at], start).collect();
@@ -534,6 +535,18 @@ mod tests {
             assert!(out.contains(want), "{want}\n{out}");
         }
         assert_eq!(out.lines().count(), REDUCE.lines().count());
+    }
+
+    #[test]
+    fn preprocessor_lines_above_a_function_are_not_its_return_type() {
+        let src = "#line 1 \"r.cuh\"\n#pragma once\n#define FULL 0xffffffffu\n\
+                   __device__ unsigned int lanes(unsigned int v) { return __ballot_sync(FULL, v); }\n\
+                   __global__ void k(unsigned* x) { x[0] = lanes(x[1]); }\n";
+        let out = rewrite(src).expect("eligible");
+        assert!(
+            out.contains("__device__ __GL_SUB<unsigned int> lanes(unsigned int v)"),
+            "{out}"
+        );
     }
 
     #[test]

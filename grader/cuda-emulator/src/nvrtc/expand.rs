@@ -45,6 +45,107 @@ pub fn needed(src: &str, has_headers: bool, has_include_paths: bool) -> bool {
     includes && (has_headers || has_include_paths || src.contains("#include \""))
 }
 
+/// `src` with its own headers written into it (`#include "x.cuh"` or `<x.cuh>` of a header
+/// given to the program, or a quoted one found on an include path from `flags`), each
+/// between `#line` markers so that diagnostics still name the header and the line, for the
+/// coroutine rewrite to see every device function a kernel calls (`name` is the program's
+/// name, as the translation unit's `#line` gives it). `None` when it cannot be done
+/// entirely: a macro that defines kernels (the rewrite would not see them), or a quoted
+/// header that cannot be read. Headers included with `<…>` and not the program's own (the
+/// C++ library, the emulator's CUDA headers) stay included.
+pub fn inline_headers(
+    src: &str,
+    headers: &[(String, String)],
+    flags: &[String],
+    name: &str,
+) -> Option<String> {
+    let dirs: Vec<&str> = flags.iter().filter_map(|f| f.strip_prefix("-I")).collect();
+    let mut once = Vec::new();
+    inline_into(src, headers, &dirs, name, &mut once, 0)
+}
+
+/// [`inline_headers`] for one file's text, `depth` includes deep; `once` holds the headers
+/// with `#pragma once` already written.
+fn inline_into(
+    text: &str,
+    headers: &[(String, String)],
+    dirs: &[&str],
+    name: &str,
+    once: &mut Vec<String>,
+    depth: usize,
+) -> Option<String> {
+    if depth > 16 {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let d = line.trim_start();
+        let directive = d.strip_prefix('#').map(str::trim_start);
+        if directive.is_some_and(|d| {
+            d.starts_with("define")
+                && ["__global__", "__device__", "__constant__"]
+                    .iter()
+                    .any(|w| d.contains(w))
+        }) {
+            return None;
+        }
+        let Some(target) = directive
+            .and_then(|d| d.strip_prefix("include"))
+            .map(str::trim)
+        else {
+            out.push_str(line);
+            continue;
+        };
+        let quoted = target.starts_with('"');
+        let inner = target
+            .get(1..)
+            .and_then(|t| t.split(['"', '>']).next())
+            .unwrap_or("");
+        // One of the emulator's own CUDA headers: the compiler's search order decides which
+        // file that name means, so the rewrite does not guess.
+        if super::stub_headers::STUB_HEADERS
+            .iter()
+            .any(|(n, _)| *n == inner)
+            || inner.starts_with("cuda")
+            || inner.starts_with("cooperative_groups")
+        {
+            if quoted {
+                return None;
+            }
+            out.push_str(line);
+            continue;
+        }
+        let given = headers
+            .iter()
+            .find(|(n, _)| n == inner)
+            .map(|(_, h)| h.clone());
+        let found = || {
+            dirs.iter()
+                .find_map(|d| std::fs::read_to_string(Path::new(d).join(inner)).ok())
+        };
+        let body = match given {
+            Some(h) => h,
+            None if quoted => found()?,
+            None => {
+                out.push_str(line);
+                continue;
+            }
+        };
+        if once.iter().any(|o| o == inner) {
+            out.push('\n');
+            continue;
+        }
+        if body.lines().any(|l| l.trim() == "#pragma once") {
+            once.push(inner.to_string());
+        }
+        let safe = inner.replace(['"', '\\'], "_");
+        out.push_str(&format!("#line 1 \"{safe}\"\n"));
+        out.push_str(&inline_into(&body, headers, dirs, &safe, once, depth + 1)?);
+        out.push_str(&format!("\n#line {} \"{name}\"\n", i + 2));
+    }
+    Some(out)
+}
+
 /// The scan of `src` merged with the scan of its `preprocessed` text (`None` when the
 /// preprocessor failed: the compilation then reports the error): the kernels and globals the
 /// preprocessed text defines, whether either synchronises threads, and the raw source's
@@ -88,6 +189,40 @@ pub fn arguments(flags: &[String], includes: &[&Path], file: &Path) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_programs_own_headers_are_written_in_between_line_markers() {
+        let headers = vec![
+            (
+                "a.cuh".to_string(),
+                "#pragma once\n#include \"b.cuh\"\nint a;\n".to_string(),
+            ),
+            ("b.cuh".to_string(), "int b;\n".to_string()),
+        ];
+        let src = "#include <cstdint>\n#include \"a.cuh\"\n#include \"a.cuh\"\nint main_line;\n";
+        let out = inline_headers(src, &headers, &[], "prog.cu").expect("inlined");
+        assert_eq!(
+            out,
+            "#include <cstdint>\n\
+             #line 1 \"a.cuh\"\n#pragma once\n\
+             #line 1 \"b.cuh\"\nint b;\n\n#line 3 \"a.cuh\"\nint a;\n\n#line 3 \"prog.cu\"\n\
+             \n\
+             int main_line;\n"
+        );
+        // A quoted header nobody gave, one named as a CUDA header, or a macro that writes
+        // kernels: not done.
+        let shadow = vec![("cuda_fp16.h".to_string(), "int h;\n".to_string())];
+        assert_eq!(
+            inline_headers("#include \"cuda_fp16.h\"\n", &shadow, &[], "p"),
+            None
+        );
+        assert_eq!(
+            inline_headers("#include \"missing.cuh\"\n", &headers, &[], "p"),
+            None
+        );
+        let macro_kernels = "#define K(N) __global__ void N() {}\nK(k)\n";
+        assert_eq!(inline_headers(macro_kernels, &headers, &[], "p"), None);
+    }
 
     #[test]
     fn predefined_macros_agree_with_the_prelude() {
