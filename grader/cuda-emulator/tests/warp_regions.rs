@@ -10,7 +10,7 @@ use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx, compile_ptx_with_opts, CompileOptions, Ptx};
 
 /// Outputs of each GPU thread.
-const OUTS: usize = 10;
+const OUTS: usize = 11;
 
 /// Blocks and threads of the launch (three warps a block).
 const BLOCKS: usize = 3;
@@ -45,7 +45,7 @@ __device__ int block_total(int v) {
 }
 extern "C" __global__ void warp_ops(int* out) {
     int t = threadIdx.x + blockIdx.x * blockDim.x, lane = threadIdx.x % 32;
-    int* o = out + t * 10;
+    int* o = out + t * 11;
     int v = t * 3 + 1;
     o[0] = reduce(v);
     o[1] = scan8(v);
@@ -58,6 +58,7 @@ extern "C" __global__ void warp_ops(int* out) {
     else o[6] = __shfl_up_sync(0xffff0000u, v, 1, 16);
     o[8] = block_total(v);
     o[9] = (int)reduce((double)v * 0.5);
+    o[10] = reduce(v) + scan8(v) * reduce(lane);
     if (lane >= 24) {
         o[7] = -1;
         return;
@@ -90,6 +91,7 @@ fn expected() -> Vec<i32> {
         o[9] = ((warp0..warp0 + 32)
             .map(|u| f64::from(v(u)) * 0.5)
             .sum::<f64>()) as i32;
+        o[10] = o[0] + o[1] * (0..32).sum::<i32>();
     }
     out
 }

@@ -1339,10 +1339,11 @@ struct SubValue<void> {
     void take() {}
 };
 // What a device function that waits returns (its `T` made `Sub<T>` by the rewrite, each call
-// of it a `co_await`). It starts at once, inside its caller, up to its first wait or its
-// end; the caller's `co_await` then waits for it until it ends, when it hands its value and
-// the thread back to the caller. Whichever coroutine of the thread stops at a wait makes
-// itself the thread's `leaf`, what the block runner resumes.
+// of it a `co_await`). It starts when its caller awaits it (not when it is called: the
+// compiler may evaluate the calls of one expression, `f(a) + f(b)`, before awaiting any),
+// runs in the caller's place until it ends, and then hands its value and the thread back to
+// the caller. Whichever coroutine of the thread stops at a wait makes itself the thread's
+// `leaf`, what the block runner resumes.
 template <class T>
 struct Sub {
     struct promise_type : SubValue<T> {
@@ -1350,16 +1351,11 @@ struct Sub {
         Fiber* fiber;
         __GL_RT static void* operator new(size_t n) { return frame_alloc(n); }
         __GL_RT static void operator delete(void* p, size_t n) { frame_free(p, n); }
-        __GL_RT Sub get_return_object() {
-            fiber = current;
-            return Sub{std::coroutine_handle<promise_type>::from_promise(*this)};
-        }
-        std::suspend_never initial_suspend() noexcept { return {}; }
+        __GL_RT Sub get_return_object() { return Sub{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        std::suspend_always initial_suspend() noexcept { return {}; }
         struct Final {
             __GL_RT bool await_ready() const noexcept { return false; }
             __GL_RT std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
-                // Ended before its caller waited for it: the caller goes on by itself.
-                if (!h.promise().parent) return std::noop_coroutine();
                 return h.promise().parent;
             }
             __GL_RT void await_resume() const noexcept {}
@@ -1368,8 +1364,13 @@ struct Sub {
         void unhandled_exception() {}
     };
     std::coroutine_handle<promise_type> h;
-    __GL_RT bool await_ready() const noexcept { return h.done(); }
-    __GL_RT void await_suspend(std::coroutine_handle<> caller) const noexcept { h.promise().parent = caller; }
+    __GL_RT bool await_ready() const noexcept { return false; }
+    template <class P>
+    __GL_RT std::coroutine_handle<> await_suspend(std::coroutine_handle<P> caller) const noexcept {
+        h.promise().parent = caller;
+        h.promise().fiber = caller.promise().fiber;
+        return h;
+    }
     __GL_RT T await_resume() const {
         struct Done {
             std::coroutine_handle<promise_type> h;
