@@ -1777,11 +1777,13 @@ struct Sig {
 };
 template <class R, class... A>
 Sig<R, A...> sig_of(R (*)(A...));
-// How a kernel's blocks run (`Launch::plain`) when its own code may synchronise: a kernel
-// made a coroutine returns `Task` (2: `run_block_coro`), any other one runs as fibers (0).
+// How a kernel's blocks run (`Launch::plain`): a kernel made a coroutine returns `Task` (2:
+// `run_block_coro`, whatever the scan says, since only the runner starts its threads);
+// any other one in a loop when the scan found that its code never synchronises (1), else as
+// fibers (0).
 template <class R, class... A>
-constexpr uint32_t runner_of(R (*)(A...)) {
-    return std::is_void<R>::value ? 0u : 2u;
+constexpr uint32_t runner_of(R (*)(A...), unsigned plain) {
+    return std::is_void<R>::value ? (plain ? 1u : 0u) : 2u;
 }
 }  // namespace __gl
 #define __GL_KERNEL(NAME)                                                                  \
@@ -1789,7 +1791,7 @@ constexpr uint32_t runner_of(R (*)(A...)) {
         #NAME, &decltype(::__gl::sig_of(&NAME))::template tramp<&NAME>,                    \
         decltype(::__gl::sig_of(&NAME))::n, decltype(::__gl::sig_of(&NAME))::sizes,        \
         decltype(::__gl::sig_of(&NAME))::aligns, __gl_smem_##NAME,                       \
-        __gl_plain_##NAME ? 1u : ::__gl::runner_of(&NAME), 0};
+        ::__gl::runner_of(&NAME, __gl_plain_##NAME), 0};
 // A name expression's kernel (nvrtcAddNameExpression), a template instance maybe: its
 // descriptor, and a word holding its address, from which NVRTC reads its lowered name.
 #define __GL_KERNEL_EXPR(ID, ...)                                                          \
