@@ -8,20 +8,6 @@ mod common;
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx, Ptx};
 
-/// Whether the module compiled from `ptx` runs its kernel `name` as coroutines (its
-/// translation unit, kept beside the shared object, says so).
-fn runs_as_coroutine(ptx: &Ptx, name: &str) -> bool {
-    let text = ptx.to_src();
-    let so = text
-        .lines()
-        .find_map(|l| l.strip_prefix("// so: "))
-        .expect("an emulator module");
-    let unit = std::path::Path::new(so).with_file_name("kernels.cpp");
-    std::fs::read_to_string(&unit)
-        .expect("the translation unit beside the module")
-        .contains(&format!("__GL_TASK {name}("))
-}
-
 /// A block-wide sum that keeps values across barriers in loops and branches, returns early
 /// after its last barrier, and uses dynamic shared memory; with a kernel without barriers
 /// beside it.
@@ -95,7 +81,7 @@ fn check_block_sums(ptx: Ptx) {
 emulated!(barrier_kernels_in_their_own_body_run_as_coroutines, {
     let ptx = compile_ptx(REDUCE).unwrap();
     assert!(
-        runs_as_coroutine(&ptx, "block_sums"),
+        common::runs_as_coroutine(&ptx.to_src(), "block_sums"),
         "the kernel took the fibers' path"
     );
     let ctx = CudaContext::new(0).unwrap();
@@ -119,7 +105,7 @@ emulated!(
     {
         let ptx = compile_ptx(reduce_in_helper()).unwrap();
         assert!(
-            runs_as_coroutine(&ptx, "block_sums"),
+            common::runs_as_coroutine(&ptx.to_src(), "block_sums"),
             "the device function that waits was not made a coroutine"
         );
         check_block_sums(ptx);
@@ -137,7 +123,7 @@ fn launch_as_coroutines(
 ) -> Result<(), cudarc::driver::DriverError> {
     let ptx = compile_ptx(src).unwrap();
     assert!(
-        runs_as_coroutine(&ptx, name),
+        common::runs_as_coroutine(&ptx.to_src(), name),
         "{name} took the fibers' path"
     );
     let ctx = CudaContext::new(0).unwrap();
@@ -193,15 +179,13 @@ fn the_fibers_variable_turns_the_coroutines_off() {
     if common::is_child(NAME) {
         let ptx = compile_ptx(REDUCE).unwrap();
         assert!(
-            !runs_as_coroutine(&ptx, "block_sums"),
+            !common::runs_as_coroutine(&ptx.to_src(), "block_sums"),
             "GPU_LABS_EMULATOR_FIBERS=1 was not followed"
         );
         check_block_sums(ptx);
         return;
     }
-    let out = common::run_child_with(NAME, &[("GPU_LABS_EMULATOR_FIBERS", "1")]);
-    assert!(out.status.success(), "child failed: {:?}", out.status);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+    common::child_passes_with(NAME, &[("GPU_LABS_EMULATOR_FIBERS", "1")]);
 }
 
 /// A barrier kernel whose thread 5 of block 1 writes one element past the end of its 4 KiB

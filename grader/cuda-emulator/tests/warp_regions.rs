@@ -96,14 +96,6 @@ fn expected() -> Vec<i32> {
     out
 }
 
-/// The translation unit the module of `ptx` was built from (kept beside its shared object;
-/// checked builds keep none of this form), if any.
-fn unit_of(ptx: &Ptx) -> Option<String> {
-    let text = ptx.to_src();
-    let so = text.lines().find_map(|l| l.strip_prefix("// so: "))?;
-    std::fs::read_to_string(std::path::Path::new(so).with_file_name("kernels.cpp")).ok()
-}
-
 /// Launches `warp_ops` and checks every output against [`expected`], naming the first that
 /// differs; returns whether the kernel ran as a coroutine.
 fn check_warp_ops() -> bool {
@@ -112,7 +104,7 @@ fn check_warp_ops() -> bool {
 
 /// [`check_warp_ops`] for a module already compiled.
 fn check_warp_ops_of(ptx: Ptx) -> bool {
-    let unit = unit_of(&ptx);
+    let coroutine = common::runs_as_coroutine(&ptx.to_src(), "warp_ops");
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let f = ctx
@@ -130,17 +122,8 @@ fn check_warp_ops_of(ptx: Ptx) -> bool {
     };
     unsafe { l.launch(cfg) }.unwrap();
     let got = stream.clone_dtoh(&out).unwrap();
-    let want = expected();
-    if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
-        panic!(
-            "thread {} output {}: expected {}, got {}",
-            i / OUTS,
-            i % OUTS,
-            want[i],
-            got[i]
-        );
-    }
-    unit.is_some_and(|unit| unit.contains("__GL_TASK warp_ops("))
+    common::assert_outputs(&got, &expected(), OUTS);
+    coroutine
 }
 
 emulated!(
@@ -160,9 +143,7 @@ fn fibers_give_the_same_values() {
         );
         return;
     }
-    let out = common::run_child_with(NAME, &[("GPU_LABS_EMULATOR_FIBERS", "1")]);
-    assert!(out.status.success(), "child failed: {:?}", out.status);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+    common::child_passes_with(NAME, &[("GPU_LABS_EMULATOR_FIBERS", "1")]);
 }
 
 #[test]
@@ -201,7 +182,7 @@ emulated!(
             ..Default::default()
         };
         let ptx = compile_ptx_with_opts(src, opts).unwrap();
-        let unit = unit_of(&ptx).expect("a translation unit");
+        let unit = common::translation_unit(&ptx.to_src()).expect("a translation unit");
         assert!(unit.contains("#line 1 \"warp_ops.cuh\""), "{unit}");
         assert!(
             !unit.contains("__GL_TASK count("),

@@ -275,3 +275,39 @@ macro_rules! emulated {
         }
     };
 }
+
+/// The translation unit that the module of a program compiled by the emulator's NVRTC was
+/// built from (`ptx_text`, the program's PTX text, names the shared object; the unit is kept
+/// beside it), if any.
+pub fn translation_unit(ptx_text: &str) -> Option<String> {
+    let so = ptx_text.lines().find_map(|l| l.strip_prefix("// so: "))?;
+    std::fs::read_to_string(std::path::Path::new(so).with_file_name("kernels.cpp")).ok()
+}
+
+/// Whether the program of `ptx_text` runs its kernel `name` as coroutines (its translation
+/// unit says so: `nvrtc/coroutine.rs` made it return `__GL_TASK`).
+pub fn runs_as_coroutine(ptx_text: &str, name: &str) -> bool {
+    translation_unit(ptx_text).is_some_and(|unit| unit.contains(&format!("__GL_TASK {name}(")))
+}
+
+/// Panics naming the first element where `got` differs from `want`, as thread and output
+/// when each GPU thread writes `outs` of them.
+pub fn assert_outputs<T: PartialEq + std::fmt::Display>(got: &[T], want: &[T], outs: usize) {
+    assert_eq!(got.len(), want.len(), "how many outputs");
+    if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+        panic!(
+            "thread {} output {}: expected {}, got {}",
+            i / outs,
+            i % outs,
+            want[i],
+            got[i]
+        );
+    }
+}
+
+/// Runs test `name` in a child with `vars` and checks that it ran and passed.
+pub fn child_passes_with(name: &str, vars: &[(&str, &str)]) {
+    let out = run_child_with(name, vars);
+    assert!(out.status.success(), "child failed: {:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+}
