@@ -45,31 +45,38 @@ pub fn needed(src: &str, has_headers: bool, has_include_paths: bool) -> bool {
     includes && (has_headers || has_include_paths || src.contains("#include \""))
 }
 
-/// `src` with its own headers written into it (`#include "x.cuh"` or `<x.cuh>` of a header
-/// given to the program, or a quoted one found on an include path from `flags`), each
-/// between `#line` markers so that diagnostics still name the header and the line, for the
-/// coroutine rewrite to see every device function a kernel calls (`name` is the program's
-/// name, as the translation unit's `#line` gives it). `None` when it cannot be done
-/// entirely: a macro that defines kernels (the rewrite would not see them), or a quoted
-/// header that cannot be read. Headers included with `<…>` and not the program's own (the
-/// C++ library, the emulator's CUDA headers) stay included.
+/// `src` with its own headers written into it, each between `#line` markers so that
+/// diagnostics still name the header and the line, for the coroutine rewrite to see every
+/// device function a kernel calls (`name` is the program's name, as the translation unit's
+/// `#line` gives it). A program's own header is one given to the program by name, or one
+/// found on an include path from `flags` (or, for a quoted include in a header read from a
+/// folder, beside that header): the places the compiler would look before its own.
+/// `None` when it cannot be done entirely: a macro that defines kernels (the rewrite would
+/// not see them), a quoted header found nowhere, a name found in two places (the compiler's
+/// order would decide), or a name of the emulator's CUDA headers. An `<…>` header found in
+/// none of those places (the C++ library's) stays included.
 pub fn inline_headers(
     src: &str,
     headers: &[(String, String)],
     flags: &[String],
     name: &str,
 ) -> Option<String> {
-    let dirs: Vec<&str> = flags.iter().filter_map(|f| f.strip_prefix("-I")).collect();
+    let dirs: Vec<&Path> = flags
+        .iter()
+        .filter_map(|f| f.strip_prefix("-I"))
+        .map(Path::new)
+        .collect();
     let mut once = Vec::new();
-    inline_into(src, headers, &dirs, name, &mut once, 0)
+    inline_into(src, headers, &dirs, None, name, &mut once, 0)
 }
 
-/// [`inline_headers`] for one file's text, `depth` includes deep; `once` holds the headers
-/// with `#pragma once` already written.
+/// [`inline_headers`] for one file's text, `depth` includes deep; `here` is the folder the
+/// file was read from, `once` the headers with `#pragma once` already written.
 fn inline_into(
     text: &str,
     headers: &[(String, String)],
-    dirs: &[&str],
+    dirs: &[&Path],
+    here: Option<&Path>,
     name: &str,
     once: &mut Vec<String>,
     depth: usize,
@@ -115,21 +122,28 @@ fn inline_into(
             out.push_str(line);
             continue;
         }
-        let given = headers
+        // Every place the name is found: given by name, beside this file (quoted), on an
+        // include path; with the folder each was read from.
+        let mut found: Vec<(String, Option<std::path::PathBuf>)> = headers
             .iter()
-            .find(|(n, _)| n == inner)
-            .map(|(_, h)| h.clone());
-        let found = || {
-            dirs.iter()
-                .find_map(|d| std::fs::read_to_string(Path::new(d).join(inner)).ok())
-        };
-        let body = match given {
-            Some(h) => h,
-            None if quoted => found()?,
-            None => {
+            .filter(|(n, _)| n == inner)
+            .map(|(_, h)| (h.clone(), None))
+            .collect();
+        let beside = here.filter(|_| quoted).into_iter();
+        for dir in beside.chain(dirs.iter().copied()) {
+            let path = dir.join(inner);
+            if let Ok(t) = std::fs::read_to_string(&path) {
+                found.push((t, path.parent().map(Path::to_path_buf)));
+            }
+        }
+        let (body, folder) = match found.len() {
+            0 if quoted => return None,
+            0 => {
                 out.push_str(line);
                 continue;
             }
+            1 => found.pop()?,
+            _ => return None,
         };
         if once.iter().any(|o| o == inner) {
             out.push('\n');
@@ -140,7 +154,16 @@ fn inline_into(
         }
         let safe = inner.replace(['"', '\\'], "_");
         out.push_str(&format!("#line 1 \"{safe}\"\n"));
-        out.push_str(&inline_into(&body, headers, dirs, &safe, once, depth + 1)?);
+        let written = inline_into(
+            &body,
+            headers,
+            dirs,
+            folder.as_deref(),
+            &safe,
+            once,
+            depth + 1,
+        )?;
+        out.push_str(&written);
         out.push_str(&format!("\n#line {} \"{name}\"\n", i + 2));
     }
     Some(out)
@@ -220,6 +243,19 @@ mod tests {
             inline_headers("#include \"missing.cuh\"\n", &headers, &[], "p"),
             None
         );
+        // The same name given and on an include path: the compiler's order would decide.
+        let dir = std::env::temp_dir().join(format!("gpu-labs-inline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("b.cuh"), "int other_b;\n").unwrap();
+        let flags = vec![format!("-I{}", dir.display())];
+        assert_eq!(
+            inline_headers("#include \"b.cuh\"\n", &headers, &flags, "p"),
+            None
+        );
+        // An `<…>` header of the program's own, on an include path: written in too.
+        let angle = inline_headers("#include <b.cuh>\n", &[], &flags, "p").expect("inlined");
+        assert!(angle.contains("int other_b;"), "{angle}");
+        let _ = std::fs::remove_dir_all(&dir);
         let macro_kernels = "#define K(N) __global__ void N() {}\nK(k)\n";
         assert_eq!(inline_headers(macro_kernels, &headers, &[], "p"), None);
     }
