@@ -9,12 +9,13 @@
 //! needs across a wait in its frame, in loops and branches too, so no source splitting is
 //! needed; a switch costs a call, where a fiber switch saves and restores a stack.
 //!
-//! Only what is certain takes this path; every other kernel runs as fibers, as before:
-//! cooperative groups and asynchronous copies (their waits are barriers inside the headers'
-//! functions), `__syncthreads_count` and friends, lambdas in a function that waits (their
-//! `return` is not the function's), a waiting function that is also reached from a fiber
-//! kernel, declared apart from its body, or named other than in a plain call, and waits that
-//! only the preprocessor can see (a macro). Checked runs always run fibers (their epochs and
+//! Only what is certain takes this path; every other kernel runs as fibers, as before: one
+//! that reaches `__syncthreads_count` and friends, a lambda in a function that waits (its
+//! `return` is not the function's), or a waiting function that is also reached from a fiber
+//! kernel, declared apart from its body, or named other than in a plain call. A source with
+//! cooperative groups or asynchronous copies (their waits are barriers inside the headers'
+//! functions), or with a wait that only the preprocessor can see (a macro), runs all its
+//! kernels as fibers. Checked runs always run fibers (their epochs and
 //! warp reports are the fiber scheduler's). A rewrite the compiler still refuses falls back
 //! to fibers for the whole source ([`super::compile`]).
 
@@ -39,20 +40,26 @@ const WARP_OPS: &[&str] = &[
     "__activemask",
 ];
 
-/// Words that make a function, and every kernel that reaches it, run as fibers: barriers
-/// inside functions of the prelude or its headers (`__syncthreads_count` and friends, the
-/// waits of asynchronous copies).
-const FIBER_ONLY: &[&str] = &[
-    "__syncthreads_",
+/// Words that make a function, and every kernel that reaches it, run as fibers: the block
+/// barriers that count or vote (`__syncthreads_count` and friends), which wait inside a
+/// function of the prelude.
+const FIBER_ONLY: &[&str] = &["__syncthreads_"];
+
+/// Words that keep a whole source on fibers: cooperative groups (whose `sync()` waits inside
+/// the header), asynchronous copies (their waits are barriers inside the headers' functions,
+/// reached through objects that a function may take as a parameter, where its body never
+/// names the header's words), and coroutines of the source's own.
+const SOURCE_FIBER_ONLY: &[&str] = &[
+    "cooperative_groups",
     "memcpy_async",
     "pipeline",
     "cuda::barrier",
+    "cuda/barrier",
     "arrive",
+    "co_await",
+    "co_return",
+    "co_yield",
 ];
-
-/// Words that keep a whole source on fibers: cooperative groups (whose `sync()` waits inside
-/// the header) and coroutines of the source's own.
-const SOURCE_FIBER_ONLY: &[&str] = &["cooperative_groups", "co_await", "co_return", "co_yield"];
 
 /// Declaration specifiers that may come before a waiting device function's return type.
 const SPECIFIERS: &[&str] = &[
@@ -582,7 +589,13 @@ mod tests {
         let copied = "__global__ void k(float* x) { __shared__ float t[4]; \
                       __pipeline_memcpy_async(t, x, 4); __pipeline_wait_prior(0); \
                       __syncthreads(); x[0] = t[0]; }";
+        // The pipeline's wait is reached through a parameter: the function's body never
+        // names the header's words, the source does.
+        let through_parameter = "#include <cuda/pipeline>\n\
+            __device__ void drain(cuda::pipeline<cuda::thread_scope_thread>& p) { p.consumer_wait(); }\n\
+            __global__ void k(float* x) { __syncthreads(); }\n";
         for src in [
+            through_parameter,
             copied,
             declared_apart,
             by_address,
