@@ -1485,7 +1485,8 @@ __GL_RT static void warp_results(unsigned lo, unsigned hi) {
         }
     }
 }
-// `warp_results` when the lanes of `waiting` (a mask over lo..hi) all wait at one operation.
+// `warp_results` when the lanes of `waiting` (a mask over lo..hi) all wait at one operation;
+// it also lets them run again (a shuffle's lanes need no `present`: only votes read it).
 __GL_RT static void one_group(unsigned lo, unsigned hi, unsigned waiting) {
     const Fiber* f0 = &fibers[lo + (unsigned)__builtin_ctz(waiting)];
     unsigned op = f0->warp_op;
@@ -1494,8 +1495,8 @@ __GL_RT static void one_group(unsigned lo, unsigned hi, unsigned waiting) {
             Fiber* f = &fibers[t];
             if (!((waiting >> (t - lo)) & 1)) continue;
             unsigned src = lo + ((unsigned)f->wsrc & 31);
-            f->present = waiting;
             *f->wout = f->wtake && src < hi ? fibers[src].wval : f->wval;
+            f->state = RUNNING;
         }
         return;
     }
@@ -1507,6 +1508,7 @@ __GL_RT static void one_group(unsigned lo, unsigned hi, unsigned waiting) {
         if (!((waiting >> (t - lo)) & 1)) continue;
         f->present = waiting;
         *f->wout = op == OP_ACTIVEMASK ? waiting : votes & f->warp_mask;
+        f->state = RUNNING;
     }
 }
 static thread_local std::coroutine_handle<> spawned;
@@ -1582,8 +1584,11 @@ __GL_RT static void run_block_coro() {
                     else one = one && f->warp_line == first->warp_line && f->warp_op == first->warp_op;
                 }
                 if (!waiting) break;
-                if (one) one_group(lo, hi, waiting);
-                else warp_results(lo, hi);
+                if (one) {
+                    one_group(lo, hi, waiting);
+                    continue;
+                }
+                warp_results(lo, hi);
                 for (unsigned t = lo; t < hi; t++)
                     if (fs[t].state == WARP_WAIT) fs[t].state = RUNNING;
             }
