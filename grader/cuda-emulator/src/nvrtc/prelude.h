@@ -275,11 +275,12 @@ struct Fiber {
     // warp waiting at the same call (set by the scheduler: what __activemask() returns).
     int warp_line;
     unsigned warp_op, warp_mask, warp_phase, present;
-    // Coroutine threads (`__GL_USE_CORO`): the innermost coroutine of the thread (what the
-    // block runner resumes: the kernel, or a device function it awaits), and a warp
-    // operation's operands (the value given, the lane read, whether it reads) and where its
-    // result goes (in the awaiting operation itself), which the block runner computes once
-    // every lane has come.
+    // Coroutine threads (`__GL_USE_CORO`): the thread's kernel coroutine (destroyed when the
+    // block ends) and its innermost coroutine (what the block runner resumes: the kernel, or
+    // a device function it awaits), and a warp operation's operands (the value given, the
+    // lane read, whether it reads) and where its result goes (in the awaiting operation
+    // itself), which the block runner computes once every lane has come.
+    void* top;
     void* leaf;
     unsigned long long wval;
     unsigned long long* wout;
@@ -1456,7 +1457,7 @@ struct VoteAwait : WarpAwait {
 // After a round of warp lanes lo..hi: who came to which operation (`warp_groups`, as for
 // fibers), then each waiting lane's result: a shuffle's value from its source lane (its own
 // when it reads none), a vote's lanes (those present and named in the mask), `__activemask`'s
-// lanes present.
+// lanes present; then the waiting lanes run again.
 __GL_RT static void warp_results(unsigned lo, unsigned hi) {
     warp_groups(lo, hi);
     for (unsigned t = lo; t < hi; t++) {
@@ -1484,9 +1485,11 @@ __GL_RT static void warp_results(unsigned lo, unsigned hi) {
             default: break;
         }
     }
+    for (unsigned t = lo; t < hi; t++)
+        if (fibers[t].state == WARP_WAIT) fibers[t].state = RUNNING;
 }
-// `warp_results` when the lanes of `waiting` (a mask over lo..hi) all wait at one operation;
-// it also lets them run again (a shuffle's lanes need no `present`: only votes read it).
+// `warp_results` when the lanes of `waiting` (a mask over lo..hi) all wait at one operation
+// (a shuffle's lanes need no `present`: only votes read it).
 __GL_RT static void one_group(unsigned lo, unsigned hi, unsigned waiting) {
     const Fiber* f0 = &fibers[lo + (unsigned)__builtin_ctz(waiting)];
     unsigned op = f0->warp_op;
@@ -1512,27 +1515,20 @@ __GL_RT static void one_group(unsigned lo, unsigned hi, unsigned waiting) {
     }
 }
 static thread_local std::coroutine_handle<> spawned;
-static thread_local std::coroutine_handle<>* handles;
-static thread_local unsigned coro_cap;
 // The trampoline of a barrier kernel hands its new thread over here.
 __GL_RT static inline void spawn(Task t) { spawned = t.h; }
-// Runs a block: each thread is started (a thread that never waits runs to its end there),
-// then, warp by warp, every round resumes the warp's threads still running, in order, up to
-// their next wait or their end; lanes waiting at a warp operation get their results and go
-// on, until the warp's lanes all wait at a barrier or are done; then the next warp. The
-// region between two waits is this loop over the threads. The barrier check is the fibers'
-// (same states, same report).
+// Runs a block: each thread is created (suspended before its first line), then, warp by
+// warp, every round resumes the warp's threads still running, in order, up to their next
+// wait or their end; lanes waiting at a warp operation get their results and go on, until
+// the warp's lanes all wait at a barrier or are done; then the next warp. The region between
+// two waits is this loop over the threads. The barrier check is the fibers' (same states,
+// same report).
 __GL_RT static void run_block_coro() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     unsigned n = nx * ny * nz;
-    if (n > coro_cap) {
-        auto* hs = (std::coroutine_handle<>*)realloc((void*)handles, sizeof(std::coroutine_handle<>) * n);
-        if (hs) handles = hs;
-        if (!hs || !ensure_threads(n)) {
-            snprintf(launch->message, sizeof(launch->message), "out of memory for %u threads", n);
-            stop(FAULT_TRAP);
-        }
-        coro_cap = n;
+    if (!ensure_threads(n)) {
+        snprintf(launch->message, sizeof(launch->message), "out of memory for %u threads", n);
+        stop(FAULT_TRAP);
     }
     arena_top = 0;
     arena_threads = n;
@@ -1554,8 +1550,7 @@ __GL_RT static void run_block_coro() {
                 threadIdx = f->tid;
                 spawned = nullptr;
                 tramp(args);
-                handles[i] = spawned;
-                f->leaf = spawned.address();
+                f->top = f->leaf = spawned.address();
                 f->state = spawned ? RUNNING : DONE;
             }
     unsigned warps = (n + 31) / 32;
@@ -1584,13 +1579,8 @@ __GL_RT static void run_block_coro() {
                     else one = one && f->warp_line == first->warp_line && f->warp_op == first->warp_op;
                 }
                 if (!waiting) break;
-                if (one) {
-                    one_group(lo, hi, waiting);
-                    continue;
-                }
-                warp_results(lo, hi);
-                for (unsigned t = lo; t < hi; t++)
-                    if (fs[t].state == WARP_WAIT) fs[t].state = RUNNING;
+                if (one) one_group(lo, hi, waiting);
+                else warp_results(lo, hi);
             }
         }
         check_barrier(n);
@@ -1603,7 +1593,7 @@ __GL_RT static void run_block_coro() {
         if (all_done) break;
     }
     for (unsigned t = 0; t < n; t++)
-        if (handles[t]) handles[t].destroy();
+        if (fibers[t].top) std::coroutine_handle<>::from_address(fibers[t].top).destroy();
 }
 }  // namespace __gl
 // What the rewrite (`nvrtc/coroutine.rs`) writes in a kernel or device function that waits.
