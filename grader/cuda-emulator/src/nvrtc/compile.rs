@@ -494,13 +494,13 @@ fn compile_plain(
     exprs: &[String],
 ) -> Result<Compiled, String> {
     // As scan_program reads the options.
-    let include_paths = host_flags(options).iter().any(|f| f.starts_with("-I"));
+    let flags = host_flags(options);
+    let include_paths = flags.iter().any(|f| f.starts_with("-I"));
     // A source with headers of its own is rewritten with them written into it, so that the
     // rewrite sees the device functions its kernels call there (a `warpReduceSum` in a
     // shared header).
     let whole = || {
         if expand::needed(src, !headers.is_empty(), include_paths) {
-            let flags = host_flags(options);
             expand::inline_headers(src, headers, &flags, &name.replace(['"', '\\'], "_"))
         } else {
             Some(src.to_string())

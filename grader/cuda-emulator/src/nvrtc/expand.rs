@@ -18,25 +18,35 @@ pub const PREDEFINED: &[(&str, &str)] = &[
     ("warpSize", "32"),
 ];
 
+/// The directives of `src`, each after its `#`, one per logical line (a directive continued
+/// with `\` is one line).
+fn directives(src: &str) -> Vec<String> {
+    let joined = src.replace("\\\r\n", " ").replace("\\\n", " ");
+    joined
+        .lines()
+        .map(str::trim_start)
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|d| d.trim_start().to_string())
+        .collect()
+}
+
+/// Whether the directive `d` (after its `#`) is a macro that defines kernels or device
+/// variables: what it defines is known only where it is used.
+fn defines_device_code(d: &str) -> bool {
+    d.starts_with("define")
+        && ["__global__", "__device__", "__constant__"]
+            .iter()
+            .any(|w| d.contains(w))
+}
+
 /// Whether `src` needs the preprocessor to be scanned: it includes a header of its own (one
 /// given to `nvrtcCreateProgram` or found on an include path), or a macro defines a kernel.
 pub fn needed(src: &str, has_headers: bool, has_include_paths: bool) -> bool {
-    // Logical lines: a directive continued with `\` is one line.
-    let joined = src.replace("\\\r\n", " ").replace("\\\n", " ");
-    let directives = joined
-        .lines()
-        .map(str::trim_start)
-        .filter(|l| l.starts_with('#'))
-        .map(|l| l[1..].trim_start());
     let mut includes = false;
-    for d in directives {
+    for d in directives(src) {
         if d.starts_with("include") {
             includes = true;
-        } else if d.starts_with("define")
-            && ["__global__", "__device__", "__constant__"]
-                .iter()
-                .any(|w| d.contains(w))
-        {
+        } else if defines_device_code(&d) {
             // A macro that defines kernels or device variables: what it defines is known
             // where it is used.
             return true;
@@ -81,21 +91,13 @@ fn inline_into(
     once: &mut Vec<String>,
     depth: usize,
 ) -> Option<String> {
-    if depth > 16 {
+    if depth > 16 || directives(text).iter().any(|d| defines_device_code(d)) {
         return None;
     }
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let d = line.trim_start();
         let directive = d.strip_prefix('#').map(str::trim_start);
-        if directive.is_some_and(|d| {
-            d.starts_with("define")
-                && ["__global__", "__device__", "__constant__"]
-                    .iter()
-                    .any(|w| d.contains(w))
-        }) {
-            return None;
-        }
         let Some(target) = directive
             .and_then(|d| d.strip_prefix("include"))
             .map(str::trim)
@@ -258,6 +260,14 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let macro_kernels = "#define K(N) __global__ void N() {}\nK(k)\n";
         assert_eq!(inline_headers(macro_kernels, &headers, &[], "p"), None);
+        // The same, with the macro continued on the next line, and in a header.
+        let continued = "#define K(N) \\\n  __global__ void N() {}\nK(k)\n";
+        assert_eq!(inline_headers(continued, &headers, &[], "p"), None);
+        let in_header = vec![("k.cuh".to_string(), continued.to_string())];
+        assert_eq!(
+            inline_headers("#include \"k.cuh\"\n", &in_header, &[], "p"),
+            None
+        );
     }
 
     #[test]
