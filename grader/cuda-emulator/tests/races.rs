@@ -9,12 +9,23 @@ use cudarc::nvrtc::compile_ptx;
 /// Runs kernel `k(const float* in, float* out, int n)` of `src` on `grid`×`block` threads with
 /// `n` = 4096 and prints `out[0..4]`.
 fn launch(src: &str, grid: u32, block: u32) {
+    let out = launch_out(src, grid, block);
+    println!("out = {:?}", &out[..4]);
+}
+
+/// The input [`launch`] gives: `in[i] = i % 7`.
+fn input(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 7) as f32).collect()
+}
+
+/// [`launch`], returning `out`.
+fn launch_out(src: &str, grid: u32, block: u32) -> Vec<f32> {
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.default_stream();
     let module = ctx.load_module(compile_ptx(src).unwrap()).unwrap();
     let f = module.load_function("k").unwrap();
     let n = 4096usize;
-    let input: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let input = input(n);
     let in_d = stream.clone_htod(&input).unwrap();
     let mut out = stream.alloc_zeros::<f32>(n).unwrap();
     let ni = n as i32;
@@ -26,8 +37,7 @@ fn launch(src: &str, grid: u32, block: u32) {
         shared_mem_bytes: 0,
     };
     unsafe { l.launch(cfg) }.unwrap();
-    let out = stream.clone_dtoh(&out).unwrap();
-    println!("out = {:?}", &out[..4]);
+    stream.clone_dtoh(&out).unwrap()
 }
 
 /// Runs test `name` in a checked child and returns its stderr's race lines.
@@ -468,5 +478,147 @@ checked!(
     |races| {
         assert_eq!(races.len(), 1, "{races:?}");
         assert!(races[0].contains("data race"), "{}", races[0]);
+    }
+);
+
+/// Thread i doubles its element in place, then reads its right neighbour's, clamped at the
+/// end (where it is its own), and uses that value only there: the read races with the
+/// neighbour's write (within a block and across blocks), but its value is thrown away, so no
+/// order of the two changes what the kernel writes. `USE` is what goes into `out[m + i]`.
+const CLAMPED_NEIGHBOUR: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    int m = n / 2, i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    out[i] = in[i] * 2.0f;
+    float right = out[min(i + 1, m - 1)];
+    out[m + i] = USE;
+}
+"#;
+
+#[test]
+fn a_clamped_read_whose_value_is_thrown_away_is_a_note() {
+    let name = "a_clamped_read_whose_value_is_thrown_away_is_a_note";
+    let src = CLAMPED_NEIGHBOUR.replace("USE", "i + 1 < m ? in[i] : right");
+    if common::is_child(name) {
+        // Memory as the launch left it, not as the second run in the other order did.
+        let out = launch_out(&src, 8, 256);
+        let (input, m) = (input(4096), 2048);
+        for i in 0..m {
+            assert_eq!(out[i], 2.0 * input[i], "out[{i}]");
+            let kept = if i + 1 < m { input[i] } else { 2.0 * input[i] };
+            assert_eq!(out[m + i], kept, "out[{}]", m + i);
+        }
+        return;
+    }
+    let stderr = common::checked_child(name, &[]);
+    assert!(!stderr.contains("data race"), "{stderr}");
+    let note = stderr
+        .lines()
+        .find(|l| l.contains("the order does not change its results"))
+        .unwrap_or_else(|| panic!("no note in {stderr}"));
+    assert!(
+        note.contains("thread (1,0,0) of block (0,0,0) wrote 4 bytes (line 5)"),
+        "{note}"
+    );
+    assert!(
+        note.contains("thread (0,0,0) of block (0,0,0) read it (line 6)"),
+        "{note}"
+    );
+}
+
+// Its twin that keeps the neighbour's value: which one it reads depends on the order.
+checked!(
+    a_clamped_read_whose_value_is_kept_is_still_a_race,
+    &CLAMPED_NEIGHBOUR.replace("USE", "right"),
+    8,
+    256,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        let r = &races[0];
+        assert!(r.contains("data race"), "{r}");
+        assert!(
+            r.contains(
+                "Run again with its blocks and threads in the other order, it wrote something \
+                 else at offset 8192 of a device allocation"
+            ),
+            "{r}"
+        );
+        assert!(
+            r.contains(": 0 one way, 2 the other (read as floats)"),
+            "{r}"
+        );
+    }
+);
+
+/// A block sum made the usual way (a shuffle reduction per warp, the warps' sums in shared
+/// memory, warp 0 adding them and leaving the total in `partial[0]`), then every thread
+/// divides by the total. `SYNC` stands for the barrier before that last read: without it,
+/// warps may read `partial[0]` before or after warp 0 overwrote it with the total.
+const NORMALISED_BY_BLOCK_SUM: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float partial[32];
+    int t = threadIdx.x, lane = t % 32, warp = t / 32, i = blockIdx.x * blockDim.x + t;
+    float v = in[i] + 1.0f;
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        float s = lane < blockDim.x / 32 ? partial[lane] : 0.0f;
+        for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffff, s, o);
+        if (lane == 0) partial[0] = s;
+    }
+    SYNC
+    out[i] = (in[i] + 1.0f) / partial[0];
+}
+"#;
+
+checked!(
+    reading_warp_0s_total_without_a_barrier_is_a_race,
+    &NORMALISED_BY_BLOCK_SUM.replace("SYNC", ""),
+    2,
+    128,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        assert!(races[0].contains("data race"), "{}", races[0]);
+        assert!(races[0].contains("in the other order"), "{}", races[0]);
+    }
+);
+
+checked!(
+    reading_warp_0s_total_after_a_barrier_is_silent,
+    &NORMALISED_BY_BLOCK_SUM.replace("SYNC", "__syncthreads();"),
+    2,
+    128,
+    |races| {
+        assert!(races.is_empty(), "{races:?}");
+    }
+);
+
+/// Block 1 waits for a flag that block 0 sets (blocks do not wait for each other: a race),
+/// then copies what block 0 wrote. In the other order block 1 would wait forever: the second
+/// run stops once it has read far more than the first, and the race stays a race.
+const SPIN_ON_A_FLAG: &str = r#"
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    volatile float* flag = out + 1000;
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        out[0] = in[3];
+        *flag = 1.0f;
+    } else {
+        while (*flag == 0.0f) {}
+        out[1] = out[0];
+    }
+}
+"#;
+
+checked!(
+    a_wait_that_only_one_order_ends_stays_a_race,
+    SPIN_ON_A_FLAG,
+    2,
+    32,
+    |races| {
+        assert_eq!(races.len(), 1, "{races:?}");
+        assert!(races[0].contains("blocks do not wait"), "{}", races[0]);
+        assert!(!races[0].contains("other order"), "{}", races[0]);
     }
 );

@@ -148,6 +148,7 @@ pub const SOURCES: &[(&str, &str)] = embed!(
     "src/exec/initcheck.rs",
     "src/exec/pool.rs",
     "src/exec/race.rs",
+    "src/exec/reorder.rs",
     "src/exec/synccheck.rs",
     "src/nvrtc/mod.rs",
     "src/nvrtc/compile.rs",

@@ -258,7 +258,7 @@ impl Module {
         ) else {
             return Err(INVALID_IMAGE);
         };
-        if *(abi as *const u32) != 13 {
+        if *(abi as *const u32) != 14 {
             return Err(INVALID_IMAGE);
         }
         let checked = sym(lib, "__gl_racecheck").map(|_| so.to_path_buf());

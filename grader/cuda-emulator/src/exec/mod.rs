@@ -7,6 +7,7 @@ pub mod fault;
 pub mod initcheck;
 pub mod pool;
 pub mod race;
+pub mod reorder;
 pub mod synccheck;
 
 use std::ffi::{c_char, c_void};
@@ -79,6 +80,12 @@ pub struct LaunchDesc {
     quiet: u32,
     heap_alloc: unsafe extern "C" fn(u64, u64) -> *mut c_void,
     heap_free: unsafe extern "C" fn(u64) -> u64,
+    race_ww: u64,
+    reverse: u32,
+    undo_lost: u32,
+    undo_ctx: *mut c_void,
+    undo: unsafe extern "C" fn(*mut c_void, *const c_void, u64),
+    load_budget: u64,
 }
 
 impl LaunchDesc {
@@ -282,6 +289,8 @@ struct JobState {
     barrier: Option<String>,
     loaded_bytes: u64,
     same_value_writes: u64,
+    race_ww: u64,
+    undo_lost: bool,
 }
 
 /// What a launch found besides a fault, and (checked) the bytes its threads read and its
@@ -294,6 +303,11 @@ struct Findings {
     barrier: Option<String>,
     loaded_bytes: u64,
     same_value_writes: u64,
+    /// Racing writes of two threads that changed what the place held (no second order can
+    /// make them harmless).
+    race_ww: u64,
+    /// The launch cannot be put back as it was before it ran ([`reorder`]).
+    undo_lost: bool,
 }
 
 /// One kernel launch in flight.
@@ -316,6 +330,12 @@ pub struct Job {
     touched: Touched,
     /// A replay's launch ([`Job::again`]): its kernel's `printf` prints nothing.
     quiet: bool,
+    /// Checked runs: its blocks and their threads run last first ([`reorder`]).
+    reverse: bool,
+    /// Checked runs: the device memory it wrote, as it was before ([`reorder`]).
+    undo: reorder::UndoLog,
+    /// Checked runs: 0, or how many bytes its threads may read before it stops ([`reorder`]).
+    load_budget: u64,
 }
 
 /// The device spans a checked launch touched, by their start.
@@ -383,6 +403,9 @@ impl Job {
             touch_id: NEXT_TOUCH_ID.fetch_add(1, Ordering::Relaxed),
             touched: Mutex::default(),
             quiet: false,
+            reverse: false,
+            undo: Mutex::default(),
+            load_budget: 0,
         }
     }
 
@@ -401,6 +424,16 @@ impl Job {
             )
         };
         Job { quiet: true, ..job }
+    }
+
+    /// The same launch again, quiet, with its blocks and threads last first, reading at most
+    /// `load_budget` bytes ([`reorder`]).
+    fn reversed(&self, load_budget: u64) -> Job {
+        Job {
+            reverse: true,
+            load_budget,
+            ..self.again()
+        }
     }
 
     /// Whether no block is left to start.
@@ -479,6 +512,12 @@ impl Job {
             quiet: u32::from(self.quiet),
             heap_alloc: crate::heap::alloc,
             heap_free: crate::heap::free,
+            race_ww: 0,
+            reverse: u32::from(self.reverse),
+            undo_lost: 0,
+            undo_ctx: std::ptr::from_ref(&self.undo).cast_mut().cast(),
+            undo: reorder::undo_words,
+            load_budget: self.load_budget,
         };
         (desc.stack_lo, desc.stack_hi) = own_stack();
         let fault = fault::run_guarded(&self.func.module, &mut desc).map(|(access, kind)| {
@@ -525,6 +564,8 @@ impl Job {
         }
         st.loaded_bytes = st.loaded_bytes.saturating_add(desc.loaded_bytes);
         st.same_value_writes = st.same_value_writes.saturating_add(desc.same_value_writes);
+        st.race_ww = st.race_ww.saturating_add(desc.race_ww);
+        st.undo_lost |= desc.undo_lost != 0;
         st.active -= 1;
         let finished = st.active == 0 && self.exhausted();
         drop(st);
@@ -545,6 +586,8 @@ impl Job {
             barrier: st.barrier.take(),
             loaded_bytes: std::mem::take(&mut st.loaded_bytes),
             same_value_writes: std::mem::take(&mut st.same_value_writes),
+            race_ww: std::mem::take(&mut st.race_ww),
+            undo_lost: std::mem::take(&mut st.undo_lost),
         };
         (st.fault.clone(), findings)
     }
@@ -561,6 +604,10 @@ fn execute(job: &Arc<Job>) -> (Option<Fault>, Findings) {
     job.wait()
 }
 
+/// Held by a checked launch from its start to the end of its second run in the other order
+/// ([`reorder`]), so that no other checked launch of the process runs on memory put back.
+static CHECKED_LAUNCH: Mutex<()> = Mutex::new(());
+
 /// Runs a launch again for a replay ([`crate::replay`]): nothing is counted or reported;
 /// false when it faulted.
 pub fn rerun(job: Arc<Job>) -> bool {
@@ -574,6 +621,9 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         return Ok(());
     }
     let checked = job.func.module.checked.clone();
+    let _one_at_a_time = checked
+        .is_some()
+        .then(|| CHECKED_LAUNCH.lock().unwrap_or_else(|e| e.into_inner()));
     let (
         fault,
         Findings {
@@ -583,6 +633,8 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
             barrier,
             loaded_bytes,
             same_value_writes,
+            race_ww,
+            undo_lost,
         },
     ) = execute(&job);
     if let Some(note) = barrier {
@@ -606,8 +658,24 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
     }
     // A fault comes first (its indices out of bounds often make the race too).
     if let Some(r) = race.filter(|_| fault.is_none()) {
-        let (kind, text) =
-            race::report(&job.func.name, job.grid, job.block, checked.as_deref(), &r);
+        // Reads racing with writes, and nothing else: does the other order change a result?
+        let outcome = if race_ww == 0 && !undo_lost {
+            reorder::other_order(&job, loaded_bytes, |second| execute(second).0.is_none())
+        } else {
+            reorder::Outcome::Unknown
+        };
+        let (name, so) = (&job.func.name, checked.as_deref());
+        let (kind, text) = match outcome {
+            reorder::Outcome::Same => (
+                Kind::Note,
+                race::harmless_note(name, job.grid, job.block, so, &r),
+            ),
+            reorder::Outcome::Differs(d) => {
+                let (kind, text) = race::report(name, job.grid, job.block, so, &r);
+                (kind, format!("{text} {}.", reorder::changed(&d)))
+            }
+            reorder::Outcome::Unknown => race::report(name, job.grid, job.block, so, &r),
+        };
         findings::report(kind, text);
     }
     if let Some(u) = uninit.filter(|_| fault.is_none()) {

@@ -104,22 +104,28 @@ pub(crate) fn shared_memory(shared: u8, addr: usize, so: Option<&Path>) -> Strin
 fn memory(r: &Race, so: Option<&Path>) -> String {
     match r.shared {
         1 | 2 => shared_memory(r.shared, r.addr, so),
-        _ => match crate::memory::containing(r.addr, 1) {
-            Some(a) => {
-                let what = match a.kind {
-                    crate::memory::Kind::ModuleGlobal => "a __device__ variable",
-                    crate::memory::Kind::DeviceHeap => "a block a kernel's malloc or new returned",
-                    _ => "a device allocation",
-                };
-                format!(
-                    "at offset {} of {what} of {} bytes (at {:#x})",
-                    r.addr - a.base,
-                    a.size,
-                    a.base
-                )
-            }
-            None => format!("at address {:#x}", r.addr),
-        },
+        _ => global_place(r.addr),
+    }
+}
+
+/// Where address `addr` of global memory is: "at offset 8 of a device allocation of 64 bytes
+/// (at 0x...)".
+pub(crate) fn global_place(addr: usize) -> String {
+    match crate::memory::containing(addr, 1) {
+        Some(a) => {
+            let what = match a.kind {
+                crate::memory::Kind::ModuleGlobal => "a __device__ variable",
+                crate::memory::Kind::DeviceHeap => "a block a kernel's malloc or new returned",
+                _ => "a device allocation",
+            };
+            format!(
+                "at offset {} of {what} of {} bytes (at {:#x})",
+                addr - a.base,
+                a.size,
+                a.base
+            )
+        }
+        None => format!("at address {addr:#x}"),
     }
 }
 
@@ -133,13 +139,6 @@ pub fn report(
     so: Option<&Path>,
     r: &Race,
 ) -> (crate::findings::Kind, String) {
-    let at = |i: usize| {
-        format!(
-            "thread {} of block {}",
-            coords(r.thread[i], block),
-            coords(r.block[i], grid)
-        )
-    };
     let rmw_pc = r.rmw.unwrap_or(0);
     let src = so.map_or_else(
         || vec![None, None, None],
@@ -147,13 +146,6 @@ pub fn report(
     );
     // A read-modify-write in one statement (`x += ...`; the lines tell where known).
     let rmw = r.rmw.is_some() && (src[0].is_none() || src[0] == src[2]);
-    let what = |i: usize| {
-        let verb = if r.write[i] { "wrote" } else { "read" };
-        match &src[i] {
-            Some(line) => format!("{verb} it ({line})"),
-            None => verb.to_string(),
-        }
-    };
     let same_block = r.block[0] == r.block[1];
     let same_warp = same_block && r.thread[0] / 32 == r.thread[1] / 32;
     let copied = src[..2].iter().flatten().any(|l| l == ASYNC_COPY);
@@ -199,16 +191,47 @@ pub fn report(
              block, use atomicAdd, or split the work into two kernels",
         )
     };
-    let later_line = src[1].as_ref().map_or(String::new(), |l| format!(" ({l})"));
     let finding = if same_warp && (r.volatile[0] || r.volatile[1]) {
         crate::findings::Kind::Lockstep
     } else {
         crate::findings::Kind::Race
     };
     let text = format!(
-        "gpu-labs emulator: kernel `{kernel}` {kind}: {} {} {} bytes{later_line} {} and {} \
-         {} with nothing ordering the two ({} racing access{} in this launch); on a GPU the \
-         result depends on timing. Hint: {hint}.",
+        "gpu-labs emulator: kernel `{kernel}` {kind}: {}; on a GPU the result depends on \
+         timing. Hint: {hint}.",
+        pair(r, grid, block, &src, so)
+    );
+    (finding, text)
+}
+
+/// The two racing accesses of `r`, as the reports tell them: "thread (1,0,0) of block (0,0,0)
+/// read 4 bytes (line 8) in __shared__ `s` (byte offset 4) and thread (2,0,0) of block
+/// (0,0,0) wrote it (line 7) with nothing ordering the two (3 racing accesses in this launch)".
+fn pair(
+    r: &Race,
+    grid: [u32; 3],
+    block: [u32; 3],
+    src: &[Option<String>],
+    so: Option<&Path>,
+) -> String {
+    let at = |i: usize| {
+        format!(
+            "thread {} of block {}",
+            coords(r.thread[i], block),
+            coords(r.block[i], grid)
+        )
+    };
+    let what = |i: usize| {
+        let verb = if r.write[i] { "wrote" } else { "read" };
+        match &src[i] {
+            Some(line) => format!("{verb} it ({line})"),
+            None => verb.to_string(),
+        }
+    };
+    let later_line = src[1].as_ref().map_or(String::new(), |l| format!(" ({l})"));
+    format!(
+        "{} {} {} bytes{later_line} {} and {} {} with nothing ordering the two ({} racing \
+         access{} in this launch)",
         at(1),
         if r.write[1] { "wrote" } else { "read" },
         r.size,
@@ -217,8 +240,26 @@ pub fn report(
         what(0),
         r.count,
         if r.count == 1 { "" } else { "es" },
-    );
-    (finding, text)
+    )
+}
+
+/// The note for races that the launch run again in the other order showed harmless
+/// ([`super::reorder`]): told, never counted against the kernel.
+pub fn harmless_note(
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    so: Option<&Path>,
+    r: &Race,
+) -> String {
+    let src = so.map_or_else(|| vec![None, None], |so| lines(so, &[r.pc[0], r.pc[1]]));
+    format!(
+        "gpu-labs emulator: kernel `{kernel}`: {}; run again with its blocks and threads in \
+         the other order, it wrote exactly the same, so here the order does not change its \
+         results (a value read and then not used, as a clamped neighbour's): harmless, not \
+         counted against it",
+        pair(r, grid, block, &src, so)
+    )
 }
 
 #[cfg(test)]

@@ -231,6 +231,23 @@ struct Launch {
     // still holds (the launch then stops: FAULT_FREE, the address in `host_addr`).
     void* (*heap_alloc)(uint64_t size, uint64_t align);
     uint64_t (*heap_free)(uint64_t addr);
+    // Checked runs: racing writes of two threads to one place that changed what it held (as
+    // opposed to a read racing with a write): no second order can make those harmless.
+    uint64_t race_ww;
+    // Checked runs: run the blocks, and the threads of each block, last first (`exec::
+    // reorder`: the launch again with every racing pair the other way round).
+    uint32_t reverse;
+    // Checked runs: the launch cannot be put back as it was before it ran (the shadow was
+    // full, or device code's heap was used), so it is never run again in another order.
+    uint32_t undo_lost;
+    // Checked runs: the bytes of device memory as they were before the launch first wrote
+    // them, told in batches as undo(undo_ctx, words, count) (`exec::reorder::UndoWord`).
+    void* undo_ctx;
+    void (*undo)(void* ctx, const void* words, uint64_t count);
+    // Checked runs: 0, or how many bytes the launch may read (`loaded_bytes`) before it stops
+    // (FAULT_TRAP): a second run in the other order may wait forever for a flag that only
+    // the first order had set already.
+    uint64_t load_budget;
 };
 // Must match `driver::module::KernelDesc`.
 struct KernelDesc {
@@ -522,6 +539,7 @@ __GL_RT static void check_barrier(unsigned n) {
         // Whatever the block did from here on says nothing: the barrier is the report.
         barriers_diverged = true;
         launch->race_count = 0;
+        launch->undo_lost = 1;
         launch->uninit_count = 0;
         launch->same_value_writes = 0;
     }
@@ -598,13 +616,16 @@ __GL_RT static void run_block_fibers() {
                 fiber_reset(&fibers[i], i);
             }
     unsigned warps = (n + 31) / 32;
+    bool rev = launch->reverse != 0;  // warps and lanes last first (`Launch::reverse`)
     for (;;) {
         bool all_done = true;
-        for (unsigned w = 0; w < warps; w++) {
+        for (unsigned wi = 0; wi < warps; wi++) {
+            unsigned w = rev ? warps - 1 - wi : wi;
             unsigned lo = w * 32, hi = lo + 32 < n ? lo + 32 : n;
             for (;;) {
                 bool warp_waiting = false;
-                for (unsigned t = lo; t < hi; t++) {
+                for (unsigned ti = lo; ti < hi; ti++) {
+                    unsigned t = rev ? hi - 1 - (ti - lo) : ti;
                     Fiber* f = &fibers[t];
                     if (f->state != RUNNING) continue;
                     current = f;
@@ -772,7 +793,8 @@ struct Cell {
     uint32_t gen, wblock, rblock, wpc, rpc, rmwpc;
     uint32_t wepoch, wwarp, repoch, rwarp;
     uint16_t wthread, rthread;
-    uint8_t wmask, rmask, flags, pad;
+    uint8_t wmask, rmask, flags;
+    uint8_t logged;  // global memory: the bytes of the word already in the undo log
 };
 enum { W = 1, R = 2, WATOM = 4, RATOM = 8, WVOL = 16, RVOL = 32, RMW = 64 };
 static const unsigned REGION_BITS = 16;  // 64 KiB of memory per shadow chunk
@@ -826,9 +848,34 @@ __GL_RT static Cell* cells_for(uintptr_t a) {
     }
     return nullptr;
 }
+// The undo log: the bytes of global memory as they were before the launch first wrote them
+// (`Launch::undo`), kept a batch at a time, so that the emulator can put memory back and run
+// the launch again in the other order (`exec::reorder`).
+struct UndoWord {
+    uint64_t addr;  // a 4-byte word
+    uint32_t old;   // its bytes before the launch wrote them (those of `mask`)
+    uint32_t mask;  // which of its 4 bytes
+};
+static const unsigned UNDO_BATCH = 512;
+static UndoWord undo_buf[UNDO_BATCH];
+static unsigned undo_n;
+__GL_RT static void undo_flush() {
+    Launch* L = rc_now.launch;
+    if (undo_n && L->undo) L->undo(L->undo_ctx, undo_buf, undo_n);
+    undo_n = 0;
+}
+__GL_RT static inline void undo_note(uintptr_t w, uint8_t bytes) {
+    const unsigned char* p = (const unsigned char*)w;
+    uint32_t old = 0;
+    for (unsigned j = 0; j < 4; j++)
+        if ((bytes >> j) & 1) old |= (uint32_t)p[j] << (8 * j);
+    undo_buf[undo_n++] = UndoWord{(uint64_t)w, old, bytes};
+    if (undo_n == UNDO_BATCH) undo_flush();
+}
 // A heap block freed: its words start afresh, so that a block handed out again at the same
 // address does not race with what was done to the one before.
 __GL_RT static void forget(uintptr_t a, uint64_t n) {
+    rc_now.launch->undo_lost = 1;  // its words' undo entries are gone with their cells
     for (uintptr_t w = a & ~(uintptr_t)3; w < a + n; w += 4) {
         Cell* cs = cells_for(w);
         if (!cs) return;
@@ -884,6 +931,7 @@ __GL_RT static void settle() {
 __GL_RT static void found(const Cell* c, bool other_wrote, const Me& m, uintptr_t a, unsigned size,
                           bool write, bool vol, uint32_t pc, int shared) {
     Launch* L = rc_now.launch;
+    if (write && other_wrote) L->race_ww++;
     if (L->race_count++) return;
     if (other_wrote && !write && (c->flags & RMW)) pending = Pending{true, m.block, m.epoch, m.thread, a};
     // Static shared memory: relative to the module's thread-local block, so that the report
@@ -970,7 +1018,14 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
         if (!write) return;
         shared = 0;
     }
-    if (!write) now.launch->loaded_bytes += size;
+    if (!write) {
+        Launch* L = now.launch;
+        L->loaded_bytes += size;
+        if (L->load_budget && L->loaded_bytes > L->load_budget) {
+            snprintf(L->message, sizeof L->message, "run in the other order, it read far more than it had");
+            stop(FAULT_TRAP);
+        }
+    }
     if (!shared) confine(a, size, write);
     if (off || barriers_diverged) return;
     Me m;
@@ -992,6 +1047,7 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
         Cell* cs = cells_for(w);
         if (!cs) {
             off = true;
+            now.launch->undo_lost = 1;
             return;
         }
         Cell* c = &cs[(w >> 2) & ((1u << (REGION_BITS - 2)) - 1)];
@@ -999,6 +1055,13 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
             (shared && (((c->flags & W) && c->wblock != m.block) || ((c->flags & R) && c->rblock != m.block)))) {
             *c = Cell{};
             c->gen = gen;
+        }
+        if (write && !shared) {
+            uint8_t fresh = (uint8_t)(mask & ~c->logged);
+            if (fresh) {
+                undo_note(w, fresh);
+                c->logged |= fresh;
+            }
         }
         if (shared && (!write || atom) && !(c->flags & W)) unwritten = true;
         bool wconc = (c->flags & W) && (c->wmask & mask) && !atom && !(c->flags & WATOM) &&
@@ -1054,6 +1117,7 @@ __GL_RT static inline void begin_launch(uintptr_t frame) {
     rc_now.tls_wlo = tls.wlo;
     barriers_diverged = false;
     pending.on = false;
+    undo_n = 0;
     span_n = 0;
     span_next = 0;
     builtin_at[0] = (uintptr_t)&threadIdx;
@@ -1063,6 +1127,7 @@ __GL_RT static inline void begin_launch(uintptr_t frame) {
 }
 __GL_RT static inline void end_launch() {
     settle();
+    undo_flush();
     __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }
 }  // namespace rc
@@ -1658,6 +1723,14 @@ __GL_RT static void run_block_loop() {
     void (*f)(void**) = tramp;
     void** a = args;
     current = nullptr;  // no fiber: an asynchronous copy is done at once
+    if (launch->reverse) {  // last first (`Launch::reverse`)
+        for (unsigned i = nx * ny * nz; i-- > 0;) {
+            threadIdx = uint3{i % nx, (i / nx) % ny, i / (nx * ny)};
+            __GL_RC(rc_now.thread = i;)
+            f(a);
+        }
+        return;
+    }
     for (unsigned z = 0; z < nz; z++)
         for (unsigned y = 0; y < ny; y++)
             for (unsigned x = 0; x < nx; x++) {
@@ -1715,6 +1788,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         if (__atomic_load_n(L->abort, __ATOMIC_RELAXED)) break;
         uint64_t b = __atomic_fetch_add(L->next_block, 1, __ATOMIC_RELAXED);
         if (b >= total) break;
+        if (L->reverse) b = total - 1 - b;  // last first (`Launch::reverse`)
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
         __GL_RC(rc::settle(); rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
@@ -1743,7 +1817,7 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
 
 // Called by the emulator's SIGSEGV handler on the faulting worker thread.
 extern "C" __GL_RT __GL_VIS void __gl_fault_jump(int kind) { siglongjmp(__gl::jump, kind); }
-extern "C" __GL_VIS const uint32_t __gl_module_abi = 13;
+extern "C" __GL_VIS const uint32_t __gl_module_abi = 14;
 
 // ---------------------------------------------------------------- kernel descriptors
 namespace __gl {
@@ -1947,6 +2021,8 @@ namespace heap {
 __GL_RT static void* take(size_t n, size_t align) {
     Launch* L = launch;
     if (!L || !L->heap_alloc || n == 0) return nullptr;
+    // A second run would be handed other blocks (`Launch::undo_lost`).
+    __GL_RC(L->undo_lost = 1;)
     return L->heap_alloc((uint64_t)n, (uint64_t)align);
 }
 __GL_RT static void give_back(void* p) {
