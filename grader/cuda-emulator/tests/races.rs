@@ -622,3 +622,51 @@ checked!(
         assert!(!races[0].contains("other order"), "{}", races[0]);
     }
 );
+
+/// The "last block sums the partial results" reduction: each block writes its partial sum,
+/// `__threadfence()`, takes a ticket with `atomicInc`, and the block with the last ticket
+/// adds every partial. Blocks are not ordered within a launch, so its read of the partials
+/// races with their writes; but whichever block comes last, it reads them all written and
+/// adds them in one order: the other order writes the same, a note and no race.
+const LAST_BLOCK_SUMS: &str = r#"
+__device__ unsigned int tickets = 0;
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    __shared__ float s[64];
+    __shared__ bool last;
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 64 + t];
+    __syncthreads();
+    for (int h = 32; h > 0; h /= 2) {
+        if (t < h) s[t] += s[t + h];
+        __syncthreads();
+    }
+    if (t == 0) {
+        out[1 + blockIdx.x] = s[0];
+        __threadfence();
+        last = atomicInc(&tickets, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && t == 0) {
+        float total = 0.0f;
+        for (int b = 0; b < gridDim.x; b++) total += out[1 + b];
+        out[0] = total;
+    }
+}
+"#;
+
+#[test]
+fn the_last_block_summing_the_partials_is_a_note() {
+    let name = "the_last_block_summing_the_partials_is_a_note";
+    if common::is_child(name) {
+        let out = launch_out(LAST_BLOCK_SUMS, 8, 64);
+        let want: f32 = input(512).iter().sum();
+        assert_eq!(out[0], want);
+        return;
+    }
+    let stderr = common::checked_child(name, &[]);
+    assert!(!stderr.contains("data race"), "{stderr}");
+    assert!(
+        stderr.contains("the order does not change its results"),
+        "{stderr}"
+    );
+}
