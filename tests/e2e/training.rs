@@ -212,6 +212,93 @@ fn a_bias_gradient_added_with_plain_plus_equals_races_and_loses_the_gpu_epochs()
     }
 }
 
+/// The attack the replay closes: the whole epoch trained on the host, from what the host
+/// had before it (the data, the batches and the starting layers, kept by `to_device`,
+/// `DeviceDataLoader::new` and `GpuModel::to_device`, which the harness calls before its
+/// first mark), uploaded negated (no value uploaded is a parameter) and turned back by a
+/// kernel, next to every real step run with a learning rate of 0 (the cuBLAS calls and
+/// launches an epoch makes). Nothing in the counts or the provenance tells it apart.
+const HOST_EPOCH: [(&str, &str); 5] = [
+    (
+        "        let stream = data.x.stream();\n        let mut flat = Vec::with_capacity(batches.iter().map(Vec::len).sum());",
+        "        *KEPT_BATCHES.lock().unwrap() = batches.to_vec();\n        let stream = data.x.stream();\n        let mut flat = Vec::with_capacity(batches.iter().map(Vec::len).sum());",
+    ),
+    (
+        "    let (rows, cols) = x.dim();\n    if labels.len() != rows {",
+        "    *KEPT_DATA.lock().unwrap() = Some((x.clone(), labels.to_vec()));\n    let (rows, cols) = x.dim();\n    if labels.len() != rows {",
+    ),
+    (
+        "        let layer1 = GpuLinear::to_device(first, stream)?;",
+        "        *KEPT_LAYERS.lock().unwrap() = vec![(**first).clone(), (**second).clone()];\n        let layer1 = GpuLinear::to_device(first, stream)?;",
+    ),
+    (
+        "    let stream = model.stream.clone();\n    let mut loss_sum = stream.alloc_zeros::<f32>(1)?;\n    let count = launch_epoch(model, loader, lr, &mut loss_sum)?;\n    mean_loss(&stream, &loss_sum, count)",
+        r#"    let stream = model.stream.clone();
+    let mut loss_sum = stream.alloc_zeros::<f32>(1)?;
+    launch_epoch(model, loader, 0.0, &mut loss_sum)?;
+    let (x, labels) = KEPT_DATA.lock().unwrap().clone().ok_or("no data kept")?;
+    let batches = KEPT_BATCHES.lock().unwrap().clone();
+    let mut kept = std::mem::take(&mut *KEPT_LAYERS.lock().unwrap());
+    let mut rng = <crate::StdRng as crate::SeedableRng>::seed_from_u64(0);
+    let mut cpu: Box<dyn Model> = match model.head {
+        Head::Sigmoid => Box::new(crate::SimpleNN::new(model.layer1.inputs, &mut rng)),
+        Head::Softmax => Box::new(crate::Mlp::new(&mut rng)),
+    };
+    for (mine, k) in cpu.layers_mut().into_iter().zip(kept.iter_mut()) {
+        std::mem::swap(mine, k);
+    }
+    let loss = crate::train_epoch(&mut *cpu, &mut Sgd { lr }, &x, &labels, &batches);
+    let ptx = compile_ptx("extern \"C\" __global__ void negate(const float* a, float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = -a[i]; }")?;
+    let negate = stream.context().load_module(ptx)?.load_function("negate")?;
+    let trained = cpu.layers_mut();
+    for (gpu, host) in [&mut model.layer1, &mut model.layer2].into_iter().zip(trained) {
+        for (dst, values) in [(&mut gpu.weight, row_major(&host.weight)), (&mut gpu.bias, host.bias.to_vec())] {
+            let up = stream.clone_htod(&values.iter().map(|v| -v).collect::<Vec<f32>>())?;
+            let n = int(values.len())?;
+            let mut launch = stream.launch_builder(&negate);
+            launch.arg(&up).arg(dst).arg(&n);
+            let config = cover(values.len())?;
+            unsafe { launch.launch(config) }?;
+        }
+    }
+    stream.synchronize()?;
+    Ok(loss)"#,
+    ),
+    (
+        "use std::time::{Duration, Instant};",
+        "use std::time::{Duration, Instant};\n\nstatic KEPT_DATA: Mutex<Option<(Array2<f32>, Vec<usize>)>> = Mutex::new(None);\nstatic KEPT_BATCHES: Mutex<Vec<Vec<usize>>> = Mutex::new(Vec::new());\nstatic KEPT_LAYERS: Mutex<Vec<Linear>> = Mutex::new(Vec::new());",
+    ),
+];
+
+#[test]
+fn an_epoch_trained_on_the_host_and_passed_through_a_kernel_loses_the_gpu_epochs() {
+    if gpu_labs_e2e::skip_unless_full() {
+        return;
+    }
+    let dir = gpu_labs_e2e::faulty_copy_edits(&solution(), "src/gpu.rs", &HOST_EPOCH);
+    let (_rubric_dir, rubric) =
+        gpu_labs_e2e::rubric_with("training", &["gpu_epoch_mlp", "train_on_gpu"]);
+    let g = grade(
+        dir.path(),
+        &[
+            "--gpu",
+            "emulate",
+            "--assignment",
+            rubric.to_str().expect("a UTF-8 path"),
+        ],
+    );
+    assert_eq!(g.code, Some(0), "{}", g.stderr);
+    assert_eq!(g.lost(), ["gpu_epoch_mlp", "train_on_gpu"], "{}", g.stdout);
+    for id in ["gpu_epoch_mlp", "train_on_gpu"] {
+        assert_says(&g, id, "the parameters did not follow them");
+        assert_says(
+            &g,
+            id,
+            "Parameters trained on the CPU and only passed through the GPU",
+        );
+    }
+}
+
 #[test]
 fn on_a_real_gpu_the_tracer_sees_the_host_step_too() {
     if gpu_labs_e2e::skip_unless_full() {

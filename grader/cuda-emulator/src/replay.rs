@@ -213,10 +213,21 @@ pub enum Replayed {
     Done(Vec<(Vec<u8>, Vec<u8>)>, u64),
 }
 
+/// Puts every 4-byte word of `bytes` that is in `mapped` through [`phi`] under `key`.
+fn map_words(bytes: &mut [u8], mapped: &HashSet<u32>, key: u64) {
+    for word in bytes.chunks_exact_mut(4) {
+        let bits = u32::from_ne_bytes([word[0], word[1], word[2], word[3]]);
+        if mapped.contains(&bits) {
+            word.copy_from_slice(&phi(key, bits).to_ne_bytes());
+        }
+    }
+}
+
 /// Runs the open log again with every uploaded word in `mapped` put through [`phi`]
-/// under a fresh key; device memory is as the real run left it afterwards. The log stays
-/// open.
-pub fn replay(mapped: &HashSet<u32>) -> Replayed {
+/// under a fresh key, and with `memory_too`, every such word of device memory as it was when
+/// the log opened (inputs uploaded before: a training epoch's data set); device memory is as
+/// the real run left it afterwards. The log stays open.
+pub fn replay(mapped: &HashSet<u32>, memory_too: bool) -> Replayed {
     let _exclusive = GATE.write().unwrap_or_else(|e| e.into_inner());
     settle();
     let Some(key) = fresh_key() else {
@@ -234,6 +245,11 @@ pub fn replay(mapped: &HashSet<u32>) -> Replayed {
         .collect();
     for &(base, size) in &memory {
         match log.before.get(&base) {
+            Some(bytes) if bytes.len() == size && memory_too => {
+                let mut bytes = bytes.clone();
+                map_words(&mut bytes, mapped, key);
+                write(base, &bytes);
+            }
             Some(bytes) if bytes.len() == size => write(base, bytes),
             // Made while the log was open: as a fresh allocation is.
             _ => write(base, &vec![0; size]),
@@ -245,12 +261,7 @@ pub fn replay(mapped: &HashSet<u32>) -> Replayed {
         match op {
             Op::Upload { dst, bytes } => {
                 let mut bytes = bytes.clone();
-                for word in bytes.chunks_exact_mut(4) {
-                    let bits = u32::from_ne_bytes([word[0], word[1], word[2], word[3]]);
-                    if mapped.contains(&bits) {
-                        word.copy_from_slice(&phi(key, bits).to_ne_bytes());
-                    }
-                }
+                map_words(&mut bytes, mapped, key);
                 write(*dst, &bytes);
             }
             Op::Download { src, real } => downloads.push((real.clone(), read(*src, real.len()))),
@@ -320,6 +331,47 @@ pub unsafe extern "C" fn gpu_labs_emulator_replay(
     counts: *mut u8,
     key: *mut u64,
 ) -> i32 {
+    replay_entry(
+        mapped, mapped_len, values, len, candidates, counts, key, false,
+    )
+}
+
+/// [`gpu_labs_emulator_replay`], with the words of `mapped` also replaced in device memory as
+/// it was when the log opened: for inputs uploaded before it (a training epoch's data set,
+/// which the student's loader uploads before the epoch).
+///
+/// # Safety
+/// As [`gpu_labs_emulator_replay`].
+#[no_mangle]
+pub unsafe extern "C" fn gpu_labs_emulator_replay_memory_too(
+    mapped: *const u32,
+    mapped_len: usize,
+    values: *const u32,
+    len: usize,
+    candidates: *mut u32,
+    counts: *mut u8,
+    key: *mut u64,
+) -> i32 {
+    replay_entry(
+        mapped, mapped_len, values, len, candidates, counts, key, true,
+    )
+}
+
+/// Both entry points' body.
+///
+/// # Safety
+/// As [`gpu_labs_emulator_replay`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn replay_entry(
+    mapped: *const u32,
+    mapped_len: usize,
+    values: *const u32,
+    len: usize,
+    candidates: *mut u32,
+    counts: *mut u8,
+    key: *mut u64,
+    memory_too: bool,
+) -> i32 {
     if (mapped.is_null() && mapped_len > 0)
         || (values.is_null() && len > 0)
         || candidates.is_null()
@@ -341,7 +393,7 @@ pub unsafe extern "C" fn gpu_labs_emulator_replay(
     } else {
         std::slice::from_raw_parts(values, len)
     };
-    let (downloads, drawn) = match replay(&mapped) {
+    let (downloads, drawn) = match replay(&mapped, memory_too) {
         Replayed::NoWindow => return 1,
         Replayed::Faulted => return 2,
         Replayed::NoKey => return 3,

@@ -68,10 +68,16 @@ fn log(open: bool) {
 
 /// Replays the open log with A's values mapped: the key and each returned value's candidates.
 fn replay(a: &[f32], c: &[f32]) -> (u64, Vec<Vec<u32>>) {
+    replay_through("gpu_labs_emulator_replay", a, c)
+}
+
+/// [`replay`] through entry point `name` (`gpu_labs_emulator_replay`, or `…_memory_too`,
+/// which also maps A's values in device memory as it was when the log opened).
+fn replay_through(name: &str, a: &[f32], c: &[f32]) -> (u64, Vec<Vec<u32>>) {
     type Replay =
         extern "C" fn(*const u32, usize, *const u32, usize, *mut u32, *mut u8, *mut u64) -> i32;
-    // SAFETY: the emulator's `gpu_labs_emulator_replay` has this signature.
-    let f: Replay = unsafe { std::mem::transmute(entry("gpu_labs_emulator_replay")) };
+    // SAFETY: both entry points have this signature.
+    let f: Replay = unsafe { std::mem::transmute(entry(name)) };
     let mapped: Vec<u32> = a.iter().map(|v| v.to_bits()).collect();
     let values: Vec<u32> = c.iter().map(|v| v.to_bits()).collect();
     let mut found = vec![0u32; values.len() * CANDIDATES];
@@ -106,13 +112,23 @@ fn stream() -> (Arc<CudaStream>, Arc<cudarc::driver::CudaModule>) {
 /// The product on the device, as a student's kernel would; the C read back.
 fn on_the_device(a: &[f32], b: &[f32]) -> (Vec<f32>, cudarc::driver::CudaSlice<f32>) {
     let (stream, module) = stream();
-    let f = module.load_function("matmul").expect("matmul");
     let a_d = stream.clone_htod(a).expect("upload");
     let b_d = stream.clone_htod(b).expect("upload");
+    product_of(&stream, &module, &a_d, &b_d)
+}
+
+/// The naive kernel's product of A and B already on the device; the C read back.
+fn product_of(
+    stream: &Arc<CudaStream>,
+    module: &Arc<cudarc::driver::CudaModule>,
+    a_d: &cudarc::driver::CudaSlice<f32>,
+    b_d: &cudarc::driver::CudaSlice<f32>,
+) -> (Vec<f32>, cudarc::driver::CudaSlice<f32>) {
+    let f = module.load_function("matmul").expect("matmul");
     let mut c_d = stream.alloc_zeros::<f32>(M * N).expect("alloc");
     let (m, k, n) = (M as i32, K as i32, N as i32);
     let mut l = stream.launch_builder(&f);
-    l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&m).arg(&n).arg(&k);
+    l.arg(a_d).arg(b_d).arg(&mut c_d).arg(&m).arg(&n).arg(&k);
     let config = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (4, 8, 1),
@@ -181,5 +197,33 @@ fn a_product_the_device_computed_follows_a_and_one_passed_through_does_not() {
     assert!(!follows_a(key, &a, &b, &found));
     let unchanged: Vec<Vec<u32>> = c.iter().map(|v| vec![v.to_bits()]).collect();
     assert_eq!(found, unchanged, "the host's product comes back as it was");
+    log(false);
+}
+
+/// Inputs uploaded before the log opened (a training epoch's data set, which the student's
+/// loader uploads first): the plain replay leaves them as they were, so even a product the
+/// device computed does not follow A; the replay that also maps device memory as it was when
+/// the log opened moves them, and the device's product follows A.
+#[test]
+fn inputs_already_on_the_device_are_moved_only_by_the_replay_that_maps_memory() {
+    let name = "inputs_already_on_the_device_are_moved_only_by_the_replay_that_maps_memory";
+    if !common::is_child(name) {
+        common::checked_child(name, &[]);
+        return;
+    }
+    let (a, b) = operands();
+    let (stream, module) = stream();
+    let a_d = stream.clone_htod(&a).expect("upload");
+    let b_d = stream.clone_htod(&b).expect("upload");
+    log(true);
+    let (c, c_d) = product_of(&stream, &module, &a_d, &b_d);
+    let (key, found) = replay(&a, &c);
+    assert!(!follows_a(key, &a, &b, &found), "{found:?}");
+    let (key, found) = replay_through("gpu_labs_emulator_replay_memory_too", &a, &c);
+    assert!(follows_a(key, &a, &b, &found), "{found:?}");
+    // Device memory is as the real run left it, A included.
+    assert_eq!(stream.clone_dtoh(&a_d).expect("read back"), a);
+    assert_eq!(stream.clone_dtoh(&c_d).expect("read back"), c);
+    drop(c_d);
     log(false);
 }

@@ -321,6 +321,7 @@ mod training_values {
             changed: g.count(),
             changed_uploaded: g.count(),
             not_copied_back: g.count(),
+            replay: g.chance(0.7).then(|| g.replay()),
         })
     }
 

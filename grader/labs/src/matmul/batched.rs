@@ -306,7 +306,11 @@ pub fn gpu_products(
             if not_from_device.is_none() {
                 not_from_device = super::gpu::from_host(index, c.iter());
             }
-            replays.extend(replay::run(&replay::mapped_values(&a, &b), c));
+            replays.extend(replay::run(
+                &replay::mapped_values(&a, &b),
+                replay::Inputs::Uploaded,
+                c,
+            ));
         }
         replay::log(false);
         counters::provenance_window(false);

@@ -190,7 +190,11 @@ pub fn products(f: GpuProductFn, order: &WorkOrder, cases: &[[usize; 3]]) -> Out
             if not_from_device.is_none() {
                 not_from_device = from_host(index, c.iter());
             }
-            replays.extend(replay::run(&replay::mapped_values(&a, &b), c));
+            replays.extend(replay::run(
+                &replay::mapped_values(&a, &b),
+                replay::Inputs::Uploaded,
+                c,
+            ));
         }
         replay::log(false);
         counters::provenance_window(false);

@@ -127,19 +127,8 @@ pub(super) fn not_from_a_and_b(
             candidates = rest;
             let moved = replay::replaced(a, &mapped, key);
             let expected = matmul::reference(&moved, b).value;
-            // Where one returned value was copied back from several places, the candidate
-            // that fits: each is what the device made of the same place in the replay.
             let got = Array2::from_shape_fn((m, n), |(i, j)| {
-                let want = expected[[i, j]];
-                these[i * n + j]
-                    .iter()
-                    .map(|&bits| f32::from_bits(bits))
-                    .min_by(|x, y| {
-                        (f64::from(*x) - want)
-                            .abs()
-                            .total_cmp(&(f64::from(*y) - want).abs())
-                    })
-                    .unwrap_or(f32::NAN)
+                replay::nearest(these[i * n + j], expected[[i, j]])
             });
             if let Err(mismatch) = matmul::compare(&moved, b, &got, tolerance) {
                 return failed(t!("replay-differs", summary = mismatch.summary));

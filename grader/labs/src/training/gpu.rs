@@ -10,13 +10,14 @@ use super::kinds::{
 use super::{t, EpochSetup, Layers, Marks, Net, Submission};
 use cudarc::driver::{CudaEvent, CudaStream};
 use grader_worker::gpu::busy::{self, Busy, MIN_DEVICE_MS, TIMER_SAMPLES};
-use grader_worker::gpu::counters;
 use grader_worker::gpu::student::{describe, open_stream, GpuResult};
+use grader_worker::gpu::{counters, replay};
 use grader_worker::protocol::{DeviceWork, GpuTimerSample, LabOutcome, Matrix, Outcome, WorkOrder};
 use grader_worker::serve::guarded;
 use grader_worker::stopwatch::{Checkpoint, Checkpoints};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The most examples the timer's epoch is grown to (MNIST's training set).
@@ -315,6 +316,9 @@ struct Watch {
 impl Marks for Watch {
     fn before(&mut self) -> Result<(), String> {
         counters::provenance_window(true);
+        // The replay's log, from here to the end of the call: the data set and the model are
+        // on the device by now, in the memory the log notes as it opens.
+        replay::log(true);
         self.before = Some((counters::read(), counters::transfers()));
         Ok(())
     }
@@ -344,6 +348,17 @@ fn epoch(
     let result = called(None, || {
         student(stream, data.setup(s.model, s.lr), &mut watch)
     });
+    // The epoch again on the emulator with the inputs' values moved (`replayed_epoch` in the
+    // judge checks that the parameters followed them).
+    let replayed = match &result {
+        Ok((_, after)) => replay::run(
+            &replaced_inputs(&data, s.lr),
+            replay::Inputs::UploadedAndInMemory,
+            replayed_values(after).iter(),
+        ),
+        Err(_) => None,
+    };
+    replay::log(false);
     let provenance = match &result {
         Ok((_, after)) => {
             let after = parameter_bits(after);
@@ -372,6 +387,7 @@ fn epoch(
                 changed,
                 changed_uploaded,
                 not_copied_back,
+                replay: replayed,
             }
         },
     );
@@ -380,6 +396,30 @@ fn epoch(
         layers: after.iter().map(sent_layer).collect(),
         work,
     })
+}
+
+/// The values a GPU epoch's replay replaces (through φ: `grader_worker::gpu::replay`): the
+/// inputs', less the starting parameters', the learning rate, one and zero, so that a word
+/// of those is never touched. The same in the worker and the judge.
+pub fn replaced_inputs(epoch: &inputs::Epoch, lr: f32) -> HashSet<u32> {
+    let kept: Vec<f32> = epoch
+        .layers
+        .iter()
+        .flat_map(|l| l.weight.iter().chain(&l.bias))
+        .copied()
+        .chain([lr, 1.0, -1.0])
+        .collect();
+    replay::mapped_values(epoch.x.iter(), kept.iter())
+}
+
+/// The returned values whose replayed twins a GPU epoch's replay is asked for: each layer's
+/// weights (row by row), then its bias. The same order in the worker and the judge.
+pub fn replayed_values(layers: &Layers) -> Vec<f32> {
+    layers
+        .iter()
+        .flat_map(|l| l.weight.iter().chain(&l.bias))
+        .copied()
+        .collect()
 }
 
 /// `train_on`'s GPU branch between the marks, then the same epoch as the branch is documented

@@ -4,6 +4,7 @@
 //! timer.
 
 mod epoch;
+mod replayed;
 
 use super::gpu::{loader_case, GpuSent};
 use super::inputs;
@@ -47,9 +48,13 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
             }
             untraced = work.is_none();
             // What the counted device work must show: the step on the GPU.
-            match work.as_ref().and_then(|w| off_device(item, s, w)) {
-                Some(failed) => return Ok(failed),
-                None => judge.gpu_epoch(s, f32::from_bits(loss), &layers, diverged.as_ref()),
+            if let Some(failed) = work.as_ref().and_then(|w| off_device(item, s, w)) {
+                return Ok(failed);
+            }
+            let verdict = judge.gpu_epoch(s, f32::from_bits(loss), &layers, diverged.as_ref());
+            match after_replay(&judge, s, work.as_ref(), verdict) {
+                Ok(verdict) => verdict,
+                Err(failed) => return Ok(*failed),
             }
         }
         (
@@ -71,13 +76,28 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
             if let Some(failed) = work.as_ref().and_then(|w| not_through_the_gpu(item, s, w)) {
                 return Ok(failed);
             }
-            match direct {
+            // The replay is read against the reference: only where the student's own GPU
+            // epoch follows it. Kernels that train wrong are charged by the GPU epoch items;
+            // a branch that gives what they give cannot be held against the reference.
+            let kernels_right = direct.as_ref().is_none_or(|(direct_loss, direct_layers)| {
+                let own = judge.gpu_epoch(s, f32::from_bits(*direct_loss), direct_layers, None);
+                matches!(own, Ok(Ok(_)))
+            });
+            let verdict = match direct {
                 Some((direct_loss, direct_layers)) => judge.train_on_gpu(
                     s,
                     (f32::from_bits(loss), &layers),
                     (f32::from_bits(direct_loss), &direct_layers),
                 ),
                 None => judge.gpu_epoch(s, f32::from_bits(loss), &layers, None),
+            };
+            if !kernels_right {
+                verdict
+            } else {
+                match after_replay(&judge, s, work.as_ref(), verdict) {
+                    Ok(verdict) => verdict,
+                    Err(failed) => return Ok(*failed),
+                }
             }
         }
         _ => return Err(bad(item, "its results do not fit the item's kind")),
@@ -87,6 +107,25 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         graded.details.push_str(&t!("untraced-note"));
     }
     Ok(graded)
+}
+
+/// `verdict` on an epoch whose counted device work was `work` (the emulator), read against
+/// the epoch's replay once its parameters passed ([`replayed`]): a replay that did not follow
+/// the inputs fails the item; `Err`, the item failed closed, when the replay is missing.
+fn after_replay(
+    judge: &Judge,
+    s: &GpuSetup,
+    work: Option<&StepWork>,
+    verdict: Verdict,
+) -> Result<Verdict, Box<ItemResult>> {
+    let (Ok(Ok(_)), Some(work)) = (&verdict, work) else {
+        return Ok(verdict);
+    };
+    match judge.replayed_epoch(s, work.replay.as_ref()) {
+        replayed::Replayed::Followed => Ok(verdict),
+        replayed::Replayed::Missing => Err(Box::new(counts_missing(judge.item))),
+        replayed::Replayed::NotFromTheData(failed) => Ok(failed),
+    }
 }
 
 /// A GPU item's report, as its worker sent it.
@@ -643,7 +682,7 @@ mod tests {
     use super::*;
     use grader_engine::rubric::{ItemSpec, Needs};
 
-    fn item(setup: &GpuSetup) -> Item {
+    pub(super) fn item(setup: &GpuSetup) -> Item {
         let spec: ItemSpec = std::sync::Arc::new(Kind::GpuEpoch(setup.clone()));
         assert_eq!(spec.needs(), Needs::Gpu);
         Item {
@@ -669,10 +708,11 @@ mod tests {
             changed: 101_770,
             changed_uploaded: 0,
             not_copied_back: 0,
+            replay: None,
         }
     }
 
-    fn setup() -> GpuSetup {
+    pub(super) fn setup() -> GpuSetup {
         GpuSetup {
             model: Net::Mlp,
             lr: 0.01,

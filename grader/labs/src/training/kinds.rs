@@ -654,6 +654,10 @@ pub struct StepWork {
     pub changed_uploaded: u64,
     /// Values returned that never came back from the device in the window.
     pub not_copied_back: u64,
+    /// The emulator's replay of the epoch with the inputs' values moved (`None` where it
+    /// could not be asked).
+    #[serde(default)]
+    pub replay: Option<grader_worker::protocol::Replay>,
 }
 
 /// What the GPU kinds send back.

@@ -63,6 +63,21 @@ pub fn replaced(a: &Array2<f32>, mapped: &HashSet<u32>, key: u64) -> Array2<f32>
     })
 }
 
+/// Of the replayed values found where a returned value was copied back from (`found`, f32
+/// bits), the one nearest `want`: each is what the device made of one such place in the
+/// replay, and one of them is the place the value came from. NaN when there is none.
+pub fn nearest(found: &[u32], want: f64) -> f32 {
+    found
+        .iter()
+        .map(|&bits| f32::from_bits(bits))
+        .min_by(|x, y| {
+            (f64::from(*x) - want)
+                .abs()
+                .total_cmp(&(f64::from(*y) - want).abs())
+        })
+        .unwrap_or(f32::NAN)
+}
+
 /// Opens the emulator's log of device work for a replay (forgetting an earlier one), or
 /// closes it; nothing on a real GPU. Opened around one product's call only: frees wait while
 /// it is open.
@@ -79,10 +94,24 @@ pub fn log(open: bool) {
     }
 }
 
+/// Which words a replay replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// Those uploaded while the log was open (a product's call uploads its operands).
+    Uploaded,
+    /// Those too in device memory as it was when the log opened (a training epoch's data set,
+    /// uploaded before the epoch by the student's loader).
+    UploadedAndInMemory,
+}
+
 /// Asks the emulator to replay the open log's device work with the words in `mapped`
-/// replaced, for a call that returned the values `c` (in logical order); `None` where there is
-/// no emulator to ask (a real GPU).
-pub fn run<'v>(mapped: &HashSet<u32>, c: impl IntoIterator<Item = &'v f32>) -> Option<Replay> {
+/// replaced (`inputs` says where), for a call that returned the values `c` (in logical
+/// order); `None` where there is no emulator to ask (a real GPU).
+pub fn run<'v>(
+    mapped: &HashSet<u32>,
+    inputs: Inputs,
+    c: impl IntoIterator<Item = &'v f32>,
+) -> Option<Replay> {
     type Replayed = unsafe extern "C" fn(
         *const u32,
         usize,
@@ -102,7 +131,11 @@ pub fn run<'v>(mapped: &HashSet<u32>, c: impl IntoIterator<Item = &'v f32>) -> O
     // and is given buffers of the lengths it is told.
     let code = unsafe {
         let lib = super::counters::counting_library()?;
-        let replay = lib.get::<Replayed>(b"gpu_labs_emulator_replay\0").ok()?;
+        let name: &[u8] = match inputs {
+            Inputs::Uploaded => b"gpu_labs_emulator_replay\0",
+            Inputs::UploadedAndInMemory => b"gpu_labs_emulator_replay_memory_too\0",
+        };
+        let replay = lib.get::<Replayed>(name).ok()?;
         replay(
             mapped.as_ptr(),
             mapped.len(),
