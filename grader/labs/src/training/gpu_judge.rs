@@ -39,6 +39,8 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
         item,
     };
     let mut untraced = false;
+    // Only the emulator replays (a real GPU's tracer counts the work, and replays nothing).
+    let emulated = ctx.backend == grader_worker::protocol::Backend::Emulated;
     let verdict = match (kind, sent) {
         (Kind::GpuTransfer, SentGpu::Transfer(sent)) => transfer(&judge, &sent),
         (Kind::GpuLoader(c), SentGpu::Batches(sent)) => loader(&judge, &c.cases, &sent),
@@ -52,7 +54,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
                 return Ok(failed);
             }
             let verdict = judge.gpu_epoch(s, f32::from_bits(loss), &layers, diverged.as_ref());
-            match after_replay(&judge, s, work.as_ref(), verdict) {
+            match after_replay(&judge, s, work.as_ref().filter(|_| emulated), verdict) {
                 Ok(verdict) => verdict,
                 Err(failed) => return Ok(*failed),
             }
@@ -94,7 +96,7 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
             if !kernels_right {
                 verdict
             } else {
-                match after_replay(&judge, s, work.as_ref(), verdict) {
+                match after_replay(&judge, s, work.as_ref().filter(|_| emulated), verdict) {
                     Ok(verdict) => verdict,
                     Err(failed) => return Ok(*failed),
                 }
@@ -109,9 +111,10 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
     Ok(graded)
 }
 
-/// `verdict` on an epoch whose counted device work was `work` (the emulator), read against
-/// the epoch's replay once its parameters passed ([`replayed`]): a replay that did not follow
-/// the inputs fails the item; `Err`, the item failed closed, when the replay is missing.
+/// `verdict` on an epoch whose device work the emulator counted (`work`: `None` elsewhere),
+/// read against the epoch's replay once its parameters passed ([`replayed`]): a replay that
+/// did not follow the inputs fails the item; `Err`, the item failed closed, when the replay
+/// is missing.
 fn after_replay(
     judge: &Judge,
     s: &GpuSetup,
