@@ -78,28 +78,30 @@ pub fn grade(ctx: &GradeContext, item: &Item, kind: &Kind) -> Result<ItemResult,
             if let Some(failed) = work.as_ref().and_then(|w| not_through_the_gpu(item, s, w)) {
                 return Ok(failed);
             }
-            // The replay is read against the reference: only where the student's own GPU
-            // epoch follows it. Kernels that train wrong are charged by the GPU epoch items;
-            // a branch that gives what they give cannot be held against the reference.
-            let kernels_right = direct.as_ref().is_none_or(|(direct_loss, direct_layers)| {
-                let own = judge.gpu_epoch(s, f32::from_bits(*direct_loss), direct_layers, None);
-                matches!(own, Ok(Ok(_)))
-            });
-            let verdict = match direct {
+            let verdict = match &direct {
                 Some((direct_loss, direct_layers)) => judge.train_on_gpu(
                     s,
                     (f32::from_bits(loss), &layers),
-                    (f32::from_bits(direct_loss), &direct_layers),
+                    (f32::from_bits(*direct_loss), direct_layers),
                 ),
                 None => judge.gpu_epoch(s, f32::from_bits(loss), &layers, None),
             };
-            if !kernels_right {
-                verdict
-            } else {
-                match after_replay(&judge, s, work.as_ref().filter(|_| emulated), verdict) {
-                    Ok(verdict) => verdict,
-                    Err(failed) => return Ok(*failed),
-                }
+            // The replay is read against the reference: only where the student's own GPU
+            // epoch follows it (asked once the branch passed, on the emulator). Kernels that
+            // train wrong are charged by the GPU epoch items; a branch that gives what they
+            // give cannot be held against the reference.
+            let kernels_right = || {
+                direct.as_ref().is_none_or(|(direct_loss, direct_layers)| {
+                    let own = judge.gpu_epoch(s, f32::from_bits(*direct_loss), direct_layers, None);
+                    matches!(own, Ok(Ok(_)))
+                })
+            };
+            let replayed = work
+                .as_ref()
+                .filter(|_| emulated && matches!(verdict, Ok(Ok(_))) && kernels_right());
+            match after_replay(&judge, s, replayed, verdict) {
+                Ok(verdict) => verdict,
+                Err(failed) => return Ok(*failed),
             }
         }
         _ => return Err(bad(item, "its results do not fit the item's kind")),

@@ -72,8 +72,8 @@ impl Judge<'_> {
         let all = targets(s.model, &epoch.set.labels);
         r::train_epoch(&mut model, &mut opt, &moved, &all, &epoch.order, None);
         let expected: Vec<f64> = [&model.layer1, &model.layer2]
-            .iter()
-            .flat_map(|l| l.weight.iter().chain(&l.bias).copied().collect::<Vec<_>>())
+            .into_iter()
+            .flat_map(|l| l.weight.iter().chain(&l.bias).copied())
             .collect();
         let got: Vec<f32> = candidates
             .iter()
@@ -126,8 +126,8 @@ mod tests {
             None,
         );
         [&model.layer1, &model.layer2]
-            .iter()
-            .flat_map(|l| l.weight.iter().chain(&l.bias).copied().collect::<Vec<_>>())
+            .into_iter()
+            .flat_map(|l| l.weight.iter().chain(&l.bias).copied())
             .map(|v| (v as f32).to_bits())
             .collect()
     }
