@@ -329,7 +329,8 @@ macro_rules! attack {
                 assert!(
                     stdout.contains("refused:")
                         || stderr.contains("a kernel can only read GPU memory")
-                        || stderr.contains("a kernel can only write GPU memory"),
+                        || stderr.contains("a kernel can only write GPU memory")
+                        || stderr.contains("its elements are numbered"),
                     "{mode}: {stdout}{stderr}"
                 );
             }
@@ -468,15 +469,17 @@ extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
 
 // The block runner's own state (the running launch, the argument array, the confinement's
 // spans) is thread-local like a kernel's shared arrays, but in the module's initialised part
-// (.tdata), which a kernel may read and never write: a shared array indexed below or past its
-// bounds cannot clear or widen what the checks allow.
+// (.tdata), which a kernel may read and never write: a pointer into a shared array moved below
+// or past its bounds cannot clear or widen what the checks allow (the array indexed itself is
+// stopped before, by the bounds check below).
 attack!(
     shared_array_indexed_below_its_start_over_the_runtime_state,
     r#"
 extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
     __shared__ unsigned long long t[4];
+    unsigned long long* p = t;
     if (threadIdx.x == 0)
-        for (int j = 1; j <= 4096; j++) t[-j] = j & 1 ? 0ull : ~0ull;
+        for (int j = 1; j <= 4096; j++) p[-j] = j & 1 ? 0ull : ~0ull;
     __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) dst[i] = ((const float*)src)[i];
@@ -489,8 +492,9 @@ attack!(
     r#"
 extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
     __shared__ unsigned long long t[4];
+    unsigned long long* p = t;
     if (threadIdx.x == 0)
-        for (int j = 4; j < 4096; j++) t[j] = j & 1 ? 0ull : ~0ull;
+        for (int j = 4; j < 4096; j++) p[j] = j & 1 ? 0ull : ~0ull;
     __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) dst[i] = ((const float*)src)[i];
@@ -504,7 +508,8 @@ attack!(
     runtime_state_found_by_scanning_and_widened,
     r#"
 extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
-    __shared__ unsigned long long t[4];
+    __shared__ unsigned long long t4[4];
+    unsigned long long* t = t4;
     volatile int local = 0;
     unsigned long long here = (unsigned long long)&local;
     for (int j = 2; j <= 2048; j++) {
@@ -681,4 +686,71 @@ attack!(
             ..Default::default()
         }
     )
+);
+
+// A local array whose address is never taken is not instrumented by the access hooks; an
+// index far past its end (the distance from a neighbour whose address is taken to the host
+// buffer) would reach any address of the process. Every index of an array of known size is
+// checked first, so each form stops the launch before the access: read and written, a
+// member's array, a row of a two-dimensional one.
+/// The start of a kernel with a local array `buf` of 8 floats and `off`, the distance in floats
+/// from a neighbouring local to the host buffer `src`.
+macro_rules! local_array_and_its_distance_to_src {
+    () => {
+        r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    float buf[8];
+    for (int j = 0; j < 8; j++) buf[j] = (float)j;
+    volatile int anchor = 0;
+    long long off = ((long long)src - (long long)(unsigned long long)&anchor) / 4;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+"#
+    };
+}
+
+attack!(
+    local_array_read_far_past_its_end,
+    concat!(
+        local_array_and_its_distance_to_src!(),
+        "    if (i < n) dst[i] = buf[off + i + (n & 7)];\n}\n"
+    )
+);
+
+attack!(
+    local_array_written_far_past_its_end,
+    concat!(
+        local_array_and_its_distance_to_src!(),
+        "    if (i < n) buf[off + i + (n & 7)] = 1.0f;\n    if (i < n) dst[i] = buf[i & 7];\n}\n"
+    )
+);
+
+attack!(
+    member_array_of_a_local_struct_read_far_past_its_end,
+    r#"
+struct Pair { int tag; float v[4]; };
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    Pair p;
+    p.tag = 1;
+    for (int j = 0; j < 4; j++) p.v[j] = (float)j;
+    volatile int anchor = 0;
+    long long off = ((long long)src - (long long)(unsigned long long)&anchor) / 4;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = p.v[off + i] + p.tag;
+}
+"#
+);
+
+attack!(
+    row_of_a_local_matrix_read_far_past_its_end,
+    r#"
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    float m[4][4];
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++) m[r][c] = (float)(r * 4 + c);
+    volatile int anchor = 0;
+    long long off = ((long long)src - (long long)(unsigned long long)&anchor) / 16;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = m[off][i & 3];
+}
+"#
 );

@@ -166,6 +166,39 @@ fn idx(v: [u32; 3]) -> String {
     format!("({},{},{})", v[0], v[1], v[2])
 }
 
+/// What a kernel did when it indexed an array out of its bounds, from the prelude's record
+/// (`index\ttype\tfile\tline`): the index, the array's size, and where.
+fn out_of_bounds(record: &str) -> String {
+    let mut parts = record.split('\t');
+    let (Some(index), Some(ty), Some(file), Some(line)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return format!("indexed an array outside its bounds ({record})");
+    };
+    let ty = ty.trim_matches('\'');
+    // The outer size: `float [4][4]` is an array of 4 rows.
+    let size = ty
+        .split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .and_then(|(n, _)| n.trim().parse::<u64>().ok());
+    let file = std::path::Path::new(file)
+        .file_name()
+        .map_or(file.into(), |f| f.to_string_lossy());
+    match size {
+        Some(n) if n > 0 => format!(
+            "used index {index} of an array of {n} (`{ty}`, line {line} of {file}): its \
+             elements are numbered 0 to {}, so the access would be outside it. Check the index \
+             against the array's size (a loop that runs one round too many, a thread index \
+             larger than the array).",
+            n - 1
+        ),
+        _ => format!(
+            "used index {index} of the array `{ty}` (line {line} of {file}), outside it. Check \
+             the index against the array's size."
+        ),
+    }
+}
+
 /// The report printed when a launch faults.
 pub fn report(kernel: &str, f: &Fault) -> String {
     let at = format!(
@@ -220,10 +253,41 @@ pub fn report(kernel: &str, f: &Fault) -> String {
                 f.addr
             )
         }
+        super::FAULT_BOUNDS => format!(
+            "{at} {}\ngpu-labs emulator: the launch was stopped and the context reports \
+             CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+            out_of_bounds(&f.message)
+        ),
         4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),
         _ => format!(
             "{at}: trap{}; the context reports CUDA_ERROR_ILLEGAL_INSTRUCTION from now on",
             if f.message.is_empty() { String::new() } else { format!(" ({})", f.message) }
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_out_of_bounds_reads_as_the_index_the_size_and_the_line() {
+        let said = out_of_bounds("4\t'float [4]'\t/tmp/gpu-labs/default_program\t12");
+        assert!(
+            said.starts_with(
+                "used index 4 of an array of 4 (`float [4]`, line 12 of default_program): its \
+                 elements are numbered 0 to 3"
+            ),
+            "{said}"
+        );
+        // A matrix's row index is checked against its rows.
+        let said = out_of_bounds("-1\t'float [8][2]'\tk.cu\t3");
+        assert!(said.contains("index -1 of an array of 8 (`float [8][2]`, line 3 of k.cu)"));
+        assert!(said.contains("numbered 0 to 7"), "{said}");
+        // A record it cannot read is shown as it is, never dropped.
+        assert_eq!(
+            out_of_bounds("garbled"),
+            "indexed an array outside its bounds (garbled)"
+        );
     }
 }

@@ -255,7 +255,7 @@ extern "C" {
 pub struct Fault {
     /// 1: memory access, 2: assert, 3: trap, 4: arithmetic, 5: a checked kernel's access to
     /// memory that is not device memory ([`FAULT_HOST`]), 6: a free of what device code's heap
-    /// did not hand out ([`FAULT_FREE`]).
+    /// did not hand out ([`FAULT_FREE`]), 7: an array indexed out of its bounds ([`FAULT_BOUNDS`]).
     pub kind: i32,
     /// Block index.
     pub block: [u32; 3],
@@ -278,6 +278,10 @@ pub const FAULT_HOST: i32 = 5;
 /// The fault kind of a kernel's `free` or `delete` of what device code's heap did not hand out
 /// (`FAULT_FREE` in the prelude), the address in the launch's `host_addr`.
 pub const FAULT_FREE: i32 = 6;
+
+/// The fault kind of an array indexed out of its bounds in a checked or confined kernel
+/// (`FAULT_BOUNDS` in the prelude), what and where in the launch's message.
+pub const FAULT_BOUNDS: i32 = 7;
 
 #[derive(Debug, Default)]
 struct JobState {
@@ -695,7 +699,7 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         Some(f) => {
             findings::report(Kind::Fault, fault::report(&job.func.name, &f));
             Err(match f.kind {
-                1 | FAULT_HOST | FAULT_FREE => ILLEGAL_ADDRESS,
+                1 | FAULT_HOST | FAULT_FREE | FAULT_BOUNDS => ILLEGAL_ADDRESS,
                 2 => ASSERT,
                 4 => LAUNCH_FAILED,
                 _ => ILLEGAL_INSTRUCTION,

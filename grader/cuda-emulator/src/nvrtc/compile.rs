@@ -56,6 +56,12 @@ const RACECHECK_FLAGS: &[&str] = &[
     "tsan-distinguish-volatile=1",
     "--param",
     "tsan-instrument-func-entry-exit=0",
+    // Every index of an array of known size is checked before the access: the hooks above
+    // never see a local array whose address is not taken, so without this `local[i]` could
+    // reach any address of the process. An index out of bounds stops the launch
+    // (`__ubsan_handle_out_of_bounds_abort` in the prelude; no sanitizer runtime is linked).
+    "-fsanitize=bounds-strict",
+    "-fno-sanitize-recover=bounds-strict",
     "-g1",
     // The prelude's thread-locals have initialisers: in .tdata, apart from `__shared__`
     // variables (.tbss), which alone a kernel may write.

@@ -267,7 +267,7 @@ struct GlobalDesc {
 };
 
 enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
-enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6 };
+enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6, FAULT_BOUNDS = 7 };
 
 // An asynchronous copy a thread started (`cuda::memcpy_async`, `cooperative_groups::
 // memcpy_async`, `__pipeline_memcpy_async`): its share of `bytes` (4-byte words `rank`,
@@ -388,6 +388,50 @@ __GL_RT [[noreturn]] static inline void __gl_assert_fail(const char* expr, const
 #define assert(e) ((e) ? (void)0 : __gl_assert_fail(#e, __FILE__, __LINE__, __func__))
 __GL_RT [[noreturn]] static inline void __trap() { __gl::stop(__gl::FAULT_TRAP); }
 static inline void __brkpt() { __trap(); }
+
+#if __GL_RACECHECK || __GL_CONFINE
+// An array indexed outside its bounds (checked and confined builds are compiled with
+// -fsanitize=bounds-strict, which calls this before the access). It is the wall for the one
+// kind of access the access hooks never see: a local array whose address is never taken is
+// not instrumented, so `local[i]` with `i` far past its end could read or write anywhere in
+// the process (the worker's memory, the emulator's records). Every array of known size is
+// indexed through this check, so such an access stops the launch first, in every form a
+// kernel can write it (`a[i]`, `s.a[i]`, `a[i][j]`). The layouts are the compiler's
+// (GCC's ubsan handlers): a source location, then the array's and the index's types.
+namespace __gl {
+struct UbsanType {
+    uint16_t kind;  // 0: an integer
+    uint16_t info;  // for an integer: log2(bits) << 1 | signed
+    char name[1];
+};
+struct UbsanBounds {
+    const char* file;
+    uint32_t line;
+    uint32_t column;
+    const UbsanType* array;
+    const UbsanType* index;
+};
+}  // namespace __gl
+extern "C" __GL_RT [[noreturn]] void __ubsan_handle_out_of_bounds_abort(void* data, uintptr_t value) {
+    const __gl::UbsanBounds* d = (const __gl::UbsanBounds*)data;
+    unsigned bits = d->index->kind == 0 ? 1u << (d->index->info >> 1) : 64u;
+    bool is_signed = d->index->kind == 0 && (d->index->info & 1);
+    // Wider than a pointer: the handler gets the index's address.
+    uint64_t raw = bits > 64 ? *(const uint64_t*)value : (uint64_t)value;
+    long long index = is_signed && bits < 64 ? (long long)(raw << (64 - bits)) >> (64 - bits) : (long long)raw;
+    // Read by the emulator (`exec/fault.rs`): the index, the array's type, the file and line.
+    if (is_signed || (long long)raw >= 0)
+        snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%lld\t%s\t%s\t%u", index,
+                 d->array->name, d->file, d->line);
+    else
+        snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%llu\t%s\t%s\t%u",
+                 (unsigned long long)raw, d->array->name, d->file, d->line);
+    __gl::stop(__gl::FAULT_BOUNDS);
+}
+extern "C" __GL_RT [[noreturn]] void __ubsan_handle_out_of_bounds(void* data, uintptr_t value) {
+    __ubsan_handle_out_of_bounds_abort(data, value);
+}
+#endif
 
 // Device printf: the C library's, but without `%n`, which writes the count of characters
 // printed through a pointer (a kernel could reach any host address with it). Kernels' calls

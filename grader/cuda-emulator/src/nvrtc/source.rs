@@ -141,7 +141,8 @@ pub const HOST_ONLY: &[&str] = &[
 
 /// Identifiers poisoned after the prelude (besides [`ASM_WORDS`]): the namespace of the
 /// prelude's state (the race check's and the device-memory check's), and the attributes that
-/// would leave a function uninstrumented in a checked build. Macro expansion and `##` pasting
+/// would leave a function uninstrumented in a checked build (its accesses or its array
+/// indices). Macro expansion and `##` pasting
 /// cannot make them either (the compiler refuses a poisoned identifier wherever it appears,
 /// except in the prelude's own macros).
 pub const POISONED: &[&str] = &[
@@ -150,6 +151,8 @@ pub const POISONED: &[&str] = &[
     "__no_sanitize__",
     "no_sanitize_thread",
     "__no_sanitize_thread__",
+    "no_sanitize_undefined",
+    "__no_sanitize_undefined__",
     "disable_sanitizer_instrumentation",
     "__disable_sanitizer_instrumentation__",
 ];
