@@ -754,3 +754,190 @@ extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
 }
 "#
 );
+
+/// A function of the host process (its address taken in safe Rust: `f as usize`) that copies
+/// `n` floats: what a kernel given that address could call to do host work on device memory.
+extern "C" fn host_copy(dst: *mut f32, src: *const f32, n: i32) {
+    for i in 0..usize::try_from(n).unwrap_or(0) {
+        // SAFETY: called only by the attack below, if at all, with N floats at both ends.
+        unsafe { *dst.add(i) = *src.add(i) };
+    }
+}
+
+/// A kernel that calls the function at `fp` (an integer) to copy the host buffer `src` into
+/// device memory.
+const CALL_THROUGH_A_POINTER: &str = r#"
+typedef void (*Copy)(float*, const float*, int);
+extern "C" __global__ void k(unsigned long long src, unsigned long long fp, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) ((Copy)fp)(dst, (const float*)src, n);
+}
+"#;
+
+/// A kernel cannot call through a pointer: the pointer could name any function of the
+/// process (here one of the host's, which would copy the host's data into device memory
+/// unchecked). The launch stops before the call, in both modes, and says what to do instead.
+#[test]
+fn kernel_calling_a_host_function_through_a_pointer_stops() {
+    let name = "kernel_calling_a_host_function_through_a_pointer_stops";
+    if common::is_child(name) {
+        let host = data();
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let module = ctx
+            .load_module(compile_ptx(CALL_THROUGH_A_POINTER).unwrap())
+            .unwrap();
+        let f = module.load_function("k").unwrap();
+        let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
+        let n = N as i32;
+        let a = host.as_ptr() as u64;
+        let fp = host_copy as *const () as usize as u64;
+        let mut l = stream.launch_builder(&f);
+        l.arg(&a).arg(&fp).arg(&mut dst).arg(&n);
+        unsafe { l.launch(LaunchConfig::for_num_elems(N as u32)) }.unwrap();
+        assert_illegal_address(stream.synchronize());
+        return;
+    }
+    for stderr in checked(name) {
+        let r = reports(&stderr);
+        assert_eq!(r.len(), 1, "{stderr}");
+        assert!(
+            r[0].contains("called a function through a pointer (to 0x"),
+            "{}",
+            r[0]
+        );
+        assert!(r[0].contains("Call the function directly"), "{}", r[0]);
+    }
+}
+
+// The runtime's entry points trust their arguments: a kernel that names one (to run blocks
+// of a launch record it made, or to switch to a context it wrote) is refused when compiled.
+attack!(
+    runtime_entry_point_called_by_name,
+    r#"
+extern "C" int __gl_run_blocks(void* launch);
+extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = (float)__gl_run_blocks((void*)src);
+}
+"#
+);
+
+/// A `switch` with many cases (a jump table in a plain build) is compares in a checked or
+/// confined one: it runs, right and silent.
+#[test]
+fn kernel_with_a_dense_switch_runs_silent() {
+    let name = "kernel_with_a_dense_switch_runs_silent";
+    if common::is_child(name) {
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let src = r#"
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    switch (i % 9) {
+        case 0: v += 1.0f; break;
+        case 1: v *= 2.0f; break;
+        case 2: v -= 3.0f; break;
+        case 3: v = -v; break;
+        case 4: v *= v; break;
+        case 5: v += 5.0f; break;
+        case 6: v *= 0.5f; break;
+        case 7: v -= 7.0f; break;
+        default: v = 8.0f;
+    }
+    y[i] = v;
+}
+"#;
+        let module = ctx.load_module(compile_ptx(src).unwrap()).unwrap();
+        let f = module.load_function("k").unwrap();
+        let host = data();
+        let x = stream.clone_htod(&host).unwrap();
+        let mut y = stream.alloc_zeros::<f32>(N).unwrap();
+        let n = N as i32;
+        let mut l = stream.launch_builder(&f);
+        l.arg(&x).arg(&mut y).arg(&n);
+        unsafe { l.launch(LaunchConfig::for_num_elems(N as u32)) }.unwrap();
+        stream.synchronize().unwrap();
+        let got = stream.clone_dtoh(&y).unwrap();
+        for (i, (&v, &g)) in host.iter().zip(&got).enumerate() {
+            let want = match i % 9 {
+                0 => v + 1.0,
+                1 => v * 2.0,
+                2 => v - 3.0,
+                3 => -v,
+                4 => v * v,
+                5 => v + 5.0,
+                6 => v * 0.5,
+                7 => v - 7.0,
+                _ => 8.0,
+            };
+            assert_eq!(g, want, "element {i}");
+        }
+        return;
+    }
+    for stderr in checked(name) {
+        assert!(reports(&stderr).is_empty(), "{stderr}");
+    }
+}
+
+/// The runtime's functions that a kernel could name (C linkage) and that trust their
+/// arguments are poisoned, so a kernel cannot call them with arguments of its own (a launch
+/// record whose callbacks it chose, a saved context to switch to). The others are what kernels
+/// are meant to call, each checked, or entry points that only stop the launch.
+#[test]
+fn runtime_entry_points_are_poisoned() {
+    let name = "runtime_entry_points_are_poisoned";
+    if common::is_child(name) {
+        // Meant for kernels, each checked: device code's heap and copies (`MODULE_OWN`).
+        use gpu_labs_cuda_emulator::nvrtc::symbols::{symbols, MODULE_OWN, SHT_SYMTAB, STT_FUNC};
+        // A kernel on the plain loop, and one on fibers (which brings the fibers' runtime).
+        let elfs = [COPY, SHUFFLE_FROM_ADDRESS].map(|src| {
+            let text = compile_ptx(src).unwrap().to_src();
+            let so = gpu_labs_cuda_emulator::nvrtc::compile::parse_module_text(&text).unwrap();
+            std::fs::read(so).unwrap()
+        });
+        let poisoned = gpu_labs_cuda_emulator::nvrtc::source::POISONED;
+        // The C runtime's own start and end of a shared object (no name a kernel can use).
+        let c_runtime = [
+            "_init",
+            "_fini",
+            "__do_global_dtors_aux",
+            "deregister_tm_clones",
+            "register_tm_clones",
+            "frame_dummy",
+        ];
+        // The compiler's constructor of the module (it starts the instrumentation: nothing).
+        let constructor = |n: &str| n.starts_with("_sub_I_");
+        let mut named = 0;
+        // Defined here (what the C library gives is `symbols::allowed`'s business), hidden ones
+        // included: the link made them local, but the translation unit could name them.
+        for s in elfs.iter().flat_map(|elf| symbols(elf, SHT_SYMTAB)) {
+            if s.kind != STT_FUNC || s.value == 0 || s.name.starts_with("_Z") || s.name == "k" {
+                continue;
+            }
+            named += 1;
+            let n = s.name.as_str();
+            // The instrumentation's hooks (each checks its address) and the indirect-call
+            // thunks (each stops the launch).
+            let harmless = n.starts_with("__tsan_") || n.starts_with("__x86_indirect_thunk_");
+            assert!(
+                poisoned.contains(&n)
+                    || MODULE_OWN.contains(&n)
+                    || c_runtime.contains(&n)
+                    || constructor(n)
+                    || harmless,
+                "`{n}` can be called by name from a kernel: poison it (source::POISONED) or say \
+                 why it is safe"
+            );
+        }
+        assert!(
+            named > 40,
+            "only {named} functions read: the symbol table was not"
+        );
+        println!("CHECKED {named}");
+        return;
+    }
+    let out = common::run_child_with(name, &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
+    assert!(out.status.success(), "child failed: {:?}", out.status);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("CHECKED"));
+}

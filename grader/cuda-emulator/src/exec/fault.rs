@@ -258,6 +258,15 @@ pub fn report(kernel: &str, f: &Fault) -> String {
              CUDA_ERROR_ILLEGAL_ADDRESS from now on",
             out_of_bounds(&f.message)
         ),
+        super::FAULT_CALL => format!(
+            "{at} called a function through a pointer (to {}): a function pointer or a virtual \
+             function. In graded runs on the gpu-labs emulator a kernel calls functions by name \
+             only, since a pointer could name any function of the process, the host's included. \
+             Call the function directly (a template parameter or a switch can choose \
+             it).\ngpu-labs emulator: the launch was stopped and the context reports \
+             CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+            f.message
+        ),
         4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),
         _ => format!(
             "{at}: trap{}; the context reports CUDA_ERROR_ILLEGAL_INSTRUCTION from now on",

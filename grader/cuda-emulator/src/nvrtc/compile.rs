@@ -62,6 +62,12 @@ const RACECHECK_FLAGS: &[&str] = &[
     // (`__ubsan_handle_out_of_bounds_abort` in the prelude; no sanitizer runtime is linked).
     "-fsanitize=bounds-strict",
     "-fno-sanitize-recover=bounds-strict",
+    // A kernel's calls and jumps through pointers go through the prelude's thunks, which stop
+    // the launch: a pointer could name any function of the process. Switches compile to
+    // compares, not jump tables, so that a kernel's own code makes none.
+    "-mindirect-branch=thunk-extern",
+    "-mindirect-branch-register",
+    "-fno-jump-tables",
     "-g1",
     // The prelude's thread-locals have initialisers: in .tdata, apart from `__shared__`
     // variables (.tbss), which alone a kernel may write.

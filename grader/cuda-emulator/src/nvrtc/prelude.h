@@ -59,8 +59,10 @@
 // (the compiler ignores a section attribute on a template's static, so sections cannot).
 #define __shared__ static thread_local
 #if __GL_RACECHECK || __GL_CONFINE
-// Runtime code of the prelude: not instrumented (its own accesses are not the kernel's).
-#define __GL_RT __attribute__((no_sanitize_thread))
+// Runtime code of the prelude: not instrumented (its own accesses are not the kernel's), and
+// its calls through pointers (the emulator's callbacks, the kernel's entry) are made as
+// written, where a kernel's go through the checked thunks below (`__gl_indirect_call`).
+#define __GL_RT __attribute__((no_sanitize_thread, indirect_branch("keep")))
 #else
 #define __GL_RT
 #endif
@@ -267,7 +269,7 @@ struct GlobalDesc {
 };
 
 enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
-enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6, FAULT_BOUNDS = 7 };
+enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6, FAULT_BOUNDS = 7, FAULT_CALL = 8 };
 
 // An asynchronous copy a thread started (`cuda::memcpy_async`, `cooperative_groups::
 // memcpy_async`, `__pipeline_memcpy_async`): its share of `bytes` (4-byte words `rank`,
@@ -431,6 +433,27 @@ extern "C" __GL_RT [[noreturn]] void __ubsan_handle_out_of_bounds_abort(void* da
 extern "C" __GL_RT [[noreturn]] void __ubsan_handle_out_of_bounds(void* data, uintptr_t value) {
     __ubsan_handle_out_of_bounds_abort(data, value);
 }
+// A call or jump through a pointer in a kernel (checked and confined builds are compiled with
+// -mindirect-branch=thunk-extern and -mindirect-branch-register: each one becomes a call of
+// `__x86_indirect_thunk_<register>`, with the target in that register). A target could be any
+// address of the process, the host's functions included (their addresses are taken in safe
+// Rust), which would run uninstrumented with the kernel's arguments: so no kernel call goes
+// through a pointer, and the launch stops there. Jump tables are off in these builds (a
+// `switch` compiles to compares), so what reaches the thunks is a kernel's function pointer
+// or virtual call.
+extern "C" __GL_RT [[noreturn]] __attribute__((used)) void __gl_indirect_call(uintptr_t target) {
+    snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%#lx", (unsigned long)target);
+    __gl::stop(__gl::FAULT_CALL);
+}
+#define __GL_THUNK(R)                                                                           \
+    ".globl __x86_indirect_thunk_" #R "\n.hidden __x86_indirect_thunk_" #R "\n"                \
+    ".type __x86_indirect_thunk_" #R ",@function\n__x86_indirect_thunk_" #R ":\n"              \
+    "  movq %" #R ", %rdi\n  jmp __gl_indirect_call\n"                                          \
+    ".size __x86_indirect_thunk_" #R ",.-__x86_indirect_thunk_" #R "\n"
+asm(".text\n" __GL_THUNK(rax) __GL_THUNK(rbx) __GL_THUNK(rcx) __GL_THUNK(rdx) __GL_THUNK(rsi)
+        __GL_THUNK(rdi) __GL_THUNK(rbp) __GL_THUNK(r8) __GL_THUNK(r9) __GL_THUNK(r10) __GL_THUNK(r11)
+            __GL_THUNK(r12) __GL_THUNK(r13) __GL_THUNK(r14) __GL_THUNK(r15));
+#undef __GL_THUNK
 #endif
 
 // Device printf: the C library's, but without `%n`, which writes the count of characters

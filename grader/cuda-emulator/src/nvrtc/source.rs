@@ -153,6 +153,23 @@ pub const POISONED: &[&str] = &[
     "__no_sanitize_thread__",
     "no_sanitize_undefined",
     "__no_sanitize_undefined__",
+    "indirect_branch",
+    "__indirect_branch__",
+    "function_return",
+    "__function_return__",
+    "nocf_check",
+    "__nocf_check__",
+    // The runtime's own entry points, which trust their arguments (a launch, a fiber, a saved
+    // context): a kernel cannot call them by name. The test
+    // `runtime_entry_points_are_poisoned` keeps this list whole.
+    "__gl_run_blocks",
+    "__gl_fault_jump",
+    "__gl_switch",
+    "__gl_fiber_main",
+    "__gl_fiber_start",
+    "__gl_indirect_call",
+    "__ubsan_handle_out_of_bounds",
+    "__ubsan_handle_out_of_bounds_abort",
     "disable_sanitizer_instrumentation",
     "__disable_sanitizer_instrumentation__",
 ];

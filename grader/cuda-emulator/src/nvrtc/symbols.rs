@@ -97,6 +97,8 @@ pub struct Symbol {
     pub size: usize,
     /// The type (`st_info & 0xf`: `STT_FUNC`, `STT_TLS`...).
     pub kind: u8,
+    /// The binding (`st_info >> 4`: 0 local, 1 global, 2 weak).
+    pub bind: u8,
 }
 
 /// A section header of an ELF64 object.
@@ -176,6 +178,7 @@ pub fn symbols(elf: &[u8], table: u32) -> Vec<Symbol> {
                 value,
                 size,
                 kind: s[4] & 0xf,
+                bind: s[4] >> 4,
             });
         }
     }
@@ -429,6 +432,24 @@ pub const MATH: &[&str] = &[
     "yn",
 ];
 
+/// Device code's C library that a module defines itself (the prelude's end: a heap of device
+/// memory, copies that check both ranges, and the names the compiler calls them by), never
+/// taken from the process.
+pub const MODULE_OWN: &[&str] = &[
+    "malloc",
+    "free",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "bcmp",
+    "mempcpy",
+    "__memcpy_chk",
+    "__memmove_chk",
+    "__mempcpy_chk",
+    "__memset_chk",
+];
+
 /// Whether a kernel's module may need `name` from the process.
 pub fn allowed(name: &str) -> bool {
     let math =
@@ -489,16 +510,9 @@ mod tests {
             assert!(allowed(ok), "{ok}");
         }
         // Device code's heap and copies are the module's own: from the C library, refused.
-        for no in [
-            "malloc",
-            "free",
-            "memcpy",
-            "memmove",
-            "memset",
-            "memcmp",
+        for no in MODULE_OWN.iter().copied().chain([
             "_Znwm",
             "_ZdlPv",
-            "__memcpy_chk",
             "__libc_malloc",
             "fopen",
             "open",
@@ -512,7 +526,7 @@ mod tests {
             "__popcount",
             "__divti",
             "popen",
-        ] {
+        ]) {
             assert!(!allowed(no), "{no}");
         }
     }
