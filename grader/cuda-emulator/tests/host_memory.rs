@@ -821,14 +821,29 @@ extern "C" __global__ void k(unsigned long long src, float* dst, int n) {
 "#
 );
 
+/// What `src`'s kernel `k(x, y, n)` writes to `y` from [`data`] in `x`, launched with `cfg`
+/// (which must succeed).
+fn each_element(src: &str, cfg: LaunchConfig) -> Vec<f32> {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let module = ctx.load_module(compile_ptx(src).unwrap()).unwrap();
+    let f = module.load_function("k").unwrap();
+    let x = stream.clone_htod(&data()).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(N).unwrap();
+    let n = N as i32;
+    let mut l = stream.launch_builder(&f);
+    l.arg(&x).arg(&mut y).arg(&n);
+    unsafe { l.launch(cfg) }.unwrap();
+    stream.synchronize().unwrap();
+    stream.clone_dtoh(&y).unwrap()
+}
+
 /// A `switch` with many cases (a jump table in a plain build) is compares in a checked or
 /// confined one: it runs, right and silent.
 #[test]
 fn kernel_with_a_dense_switch_runs_silent() {
     let name = "kernel_with_a_dense_switch_runs_silent";
     if common::is_child(name) {
-        let ctx = CudaContext::new(0).unwrap();
-        let stream = ctx.default_stream();
         let src = r#"
 extern "C" __global__ void k(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -848,17 +863,8 @@ extern "C" __global__ void k(const float* x, float* y, int n) {
     y[i] = v;
 }
 "#;
-        let module = ctx.load_module(compile_ptx(src).unwrap()).unwrap();
-        let f = module.load_function("k").unwrap();
         let host = data();
-        let x = stream.clone_htod(&host).unwrap();
-        let mut y = stream.alloc_zeros::<f32>(N).unwrap();
-        let n = N as i32;
-        let mut l = stream.launch_builder(&f);
-        l.arg(&x).arg(&mut y).arg(&n);
-        unsafe { l.launch(LaunchConfig::for_num_elems(N as u32)) }.unwrap();
-        stream.synchronize().unwrap();
-        let got = stream.clone_dtoh(&y).unwrap();
+        let got = each_element(src, LaunchConfig::for_num_elems(N as u32));
         for (i, (&v, &g)) in host.iter().zip(&got).enumerate() {
             let want = match i % 9 {
                 0 => v + 1.0,
@@ -940,4 +946,155 @@ fn runtime_entry_points_are_poisoned() {
     let out = common::run_child_with(name, &[("GPU_LABS_EMULATOR_RACECHECK", "1")]);
     assert!(out.status.success(), "child failed: {:?}", out.status);
     assert!(String::from_utf8_lossy(&out.stdout).contains("CHECKED"));
+}
+
+/// Set by [`host_flag`]: whether a kernel made the process run it.
+static HOST_FLAG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A host function a kernel could jump to by rewriting a return address.
+extern "C" fn host_flag() {
+    HOST_FLAG.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// A kernel whose device function finds its own return address in its stack frame (the word
+/// that points just past the kernel's start) and puts `fp` there, so that it "returns" into
+/// the function at `fp`; `BARRIER` makes it a barrier kernel (fibers in a checked build).
+const RETURN_ADDRESS_REWRITTEN: &str = r#"
+__device__ __attribute__((noinline)) void smash(unsigned long long fp, unsigned long long lo, int zero) {
+    volatile unsigned long long x = 0;
+    // `zero` is 0, which the compiler cannot know: the loop below stays as written.
+    unsigned long long* p = (unsigned long long*)((unsigned long long)&x + zero);
+    for (int j = 1; j < 64; j++)
+        if (p[j] - lo < 65536) {
+            p[j] = fp;
+            break;
+        }
+}
+extern "C" __global__ void k(unsigned long long fp, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = 1.0f;
+    BARRIER
+    if (i == 0) smash(fp, (unsigned long long)&k, n - 1000);
+}
+"#;
+
+/// A kernel whose device function zeroes the words of its frame above a local, all but its
+/// return address: the registers its caller keeps, saved there, are changed.
+const SAVED_REGISTERS_REWRITTEN: &str = r#"
+__device__ __attribute__((noinline)) float keep(float* dst, int i, unsigned long long lo, int zero) {
+    volatile unsigned long long x = 0;
+    unsigned long long* p = (unsigned long long*)((unsigned long long)&x + zero);
+    int j = 1;
+    for (; j < 64 && p[j] - lo >= 65536; j++) p[j] = 0;
+    return dst[i] + (float)j;
+}
+extern "C" __global__ void k(unsigned long long fp, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = 0.5f * i, b = a * a, c = b - a, d = c * 3.0f;
+    BARRIER
+    if (i < n) dst[i] = keep(dst, i, (unsigned long long)&k, n - 1000) + a + b + c + d;
+}
+"#;
+
+/// Runs `src` (with `BARRIER` written as `barrier`) over N threads with [`host_flag`]'s
+/// address; returns the synchronisation's result.
+fn run_with_host_flag(src: &str, barrier: &str) -> Result<(), DriverError> {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let module = ctx
+        .load_module(compile_ptx(src.replace("BARRIER", barrier)).unwrap())
+        .unwrap();
+    let f = module.load_function("k").unwrap();
+    let mut dst = stream.alloc_zeros::<f32>(N).unwrap();
+    let n = N as i32;
+    let fp = host_flag as *const () as usize as u64;
+    let mut l = stream.launch_builder(&f);
+    l.arg(&fp).arg(&mut dst).arg(&n);
+    unsafe { l.launch(LaunchConfig::for_num_elems(N as u32)) }.unwrap();
+    stream.synchronize()
+}
+
+/// A kernel that rewrites its own stack frame (a return address, or the registers its caller
+/// keeps) stops when that function returns, before anything runs where it pointed, on the
+/// loop of threads and on fibers, in both modes.
+macro_rules! frame_rewritten {
+    ($name:ident, $src:expr, $barrier:expr) => {
+        #[test]
+        fn $name() {
+            let name = stringify!($name);
+            if common::is_child(name) {
+                assert_illegal_address(run_with_host_flag($src, $barrier));
+                assert!(
+                    !HOST_FLAG.load(std::sync::atomic::Ordering::SeqCst),
+                    "the kernel ran a host function"
+                );
+                return;
+            }
+            for stderr in checked(name) {
+                let r = reports(&stderr);
+                assert_eq!(r.len(), 1, "{stderr}");
+                assert!(r[0].contains("wrote over its own stack frame"), "{}", r[0]);
+            }
+        }
+    };
+}
+
+frame_rewritten!(return_address_rewritten_stops, RETURN_ADDRESS_REWRITTEN, "");
+frame_rewritten!(
+    return_address_rewritten_on_a_fiber_stops,
+    RETURN_ADDRESS_REWRITTEN,
+    "__syncthreads();"
+);
+frame_rewritten!(
+    saved_registers_rewritten_stops,
+    SAVED_REGISTERS_REWRITTEN,
+    ""
+);
+frame_rewritten!(
+    saved_registers_rewritten_on_a_fiber_stops,
+    SAVED_REGISTERS_REWRITTEN,
+    "__syncthreads();"
+);
+
+/// The honest twins: device functions that are called (not inlined), recursion 200 deep, and
+/// a barrier inside a called function, give the right values, silent, in both modes.
+#[test]
+fn called_and_recursive_device_functions_run_silent() {
+    let name = "called_and_recursive_device_functions_run_silent";
+    if common::is_child(name) {
+        let src = r#"
+__device__ __attribute__((noinline)) int depth(int d) { return d == 0 ? 0 : 1 + depth(d - 1); }
+__device__ __attribute__((noinline)) float tile_sum(float* t, float v) {
+    t[threadIdx.x] = v;
+    __syncthreads();
+    float s = t[threadIdx.x] + t[(threadIdx.x + 1) % blockDim.x];
+    __syncthreads();
+    return s;
+}
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    __shared__ float t[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    float s = tile_sum(t, v);
+    if (i < n) y[i] = s + (float)depth(200);
+}
+"#;
+        let host = data();
+        let cfg = LaunchConfig {
+            grid_dim: ((N as u32).div_ceil(256), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let got = each_element(src, cfg);
+        for (i, &g) in got.iter().enumerate() {
+            let block = i / 256 * 256;
+            let next = block + (i - block + 1) % 256;
+            let right = if next < N { host[next] } else { 0.0 };
+            assert_eq!(g, host[i] + right + 200.0, "element {i}");
+        }
+        return;
+    }
+    for stderr in checked(name) {
+        assert!(reports(&stderr).is_empty(), "{stderr}");
+    }
 }

@@ -267,6 +267,25 @@ pub fn report(kernel: &str, f: &Fault) -> String {
              CUDA_ERROR_ILLEGAL_ADDRESS from now on",
             f.message
         ),
+        super::FAULT_RETURN => {
+            let mut parts = f.message.split('\t');
+            let (called_from, found) = (parts.next().unwrap_or("?"), parts.next().unwrap_or("?"));
+            let what = if called_from == found {
+                "the registers its caller keeps, saved in its frame, had changed".to_string()
+            } else {
+                format!(
+                    "its return address had changed (it was called from {called_from}, and would \
+                     have returned to {found})"
+                )
+            };
+            format!(
+                "{at} wrote over its own stack frame: a function of the kernel could not return \
+                 safely, since {what}. A write through a pointer to a local variable went past \
+                 that variable (a local array indexed through a pointer past its end?).\n\
+                 gpu-labs emulator: the launch was stopped and the context reports \
+                 CUDA_ERROR_ILLEGAL_ADDRESS from now on"
+            )
+        }
         4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),
         _ => format!(
             "{at}: trap{}; the context reports CUDA_ERROR_ILLEGAL_INSTRUCTION from now on",

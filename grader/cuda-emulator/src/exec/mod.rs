@@ -256,7 +256,7 @@ pub struct Fault {
     /// 1: memory access, 2: assert, 3: trap, 4: arithmetic, 5: a checked kernel's access to
     /// memory that is not device memory ([`FAULT_HOST`]), 6: a free of what device code's heap
     /// did not hand out ([`FAULT_FREE`]), 7: an array indexed out of its bounds ([`FAULT_BOUNDS`]), 8: a call through a pointer
-    /// ([`FAULT_CALL`]).
+    /// ([`FAULT_CALL`]), 9: a return its record does not allow ([`FAULT_RETURN`]).
     pub kind: i32,
     /// Block index.
     pub block: [u32; 3],
@@ -287,6 +287,10 @@ pub const FAULT_BOUNDS: i32 = 7;
 /// The fault kind of a call or jump through a pointer in a checked or confined kernel
 /// (`FAULT_CALL` in the prelude), the target in the launch's message.
 pub const FAULT_CALL: i32 = 8;
+
+/// The fault kind of a return in a checked or confined kernel that its shadow record does not
+/// allow (`FAULT_RETURN` in the prelude): the kernel wrote over its own stack frame.
+pub const FAULT_RETURN: i32 = 9;
 
 #[derive(Debug, Default)]
 struct JobState {
@@ -704,7 +708,9 @@ pub fn run(job: Arc<Job>) -> Result<(), CUresult> {
         Some(f) => {
             findings::report(Kind::Fault, fault::report(&job.func.name, &f));
             Err(match f.kind {
-                1 | FAULT_HOST | FAULT_FREE | FAULT_BOUNDS | FAULT_CALL => ILLEGAL_ADDRESS,
+                1 | FAULT_HOST | FAULT_FREE | FAULT_BOUNDS | FAULT_CALL | FAULT_RETURN => {
+                    ILLEGAL_ADDRESS
+                }
                 2 => ASSERT,
                 4 => LAUNCH_FAILED,
                 _ => ILLEGAL_INSTRUCTION,

@@ -68,6 +68,14 @@ const RACECHECK_FLAGS: &[&str] = &[
     "-mindirect-branch=thunk-extern",
     "-mindirect-branch-register",
     "-fno-jump-tables",
+    // Each of a kernel's functions records where it returns and what its caller keeps
+    // (`__fentry__`), and each return is checked against that record (`__x86_return_thunk`):
+    // a kernel that writes over its own stack frame stops there. Every function returns
+    // itself (no sibling calls), so each record is checked once.
+    "-pg",
+    "-mfentry",
+    "-mfunction-return=thunk-extern",
+    "-fno-optimize-sibling-calls",
     "-g1",
     // The prelude's thread-locals have initialisers: in .tdata, apart from `__shared__`
     // variables (.tbss), which alone a kernel may write.

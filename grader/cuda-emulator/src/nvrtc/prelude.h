@@ -59,12 +59,22 @@
 // (the compiler ignores a section attribute on a template's static, so sections cannot).
 #define __shared__ static thread_local
 #if __GL_RACECHECK || __GL_CONFINE
-// Runtime code of the prelude: not instrumented (its own accesses are not the kernel's), and
+// Runtime code of the prelude: not instrumented (its own accesses and indices are not the
+// kernel's), and
 // its calls through pointers (the emulator's callbacks, the kernel's entry) are made as
 // written, where a kernel's go through the checked thunks below (`__gl_indirect_call`).
-#define __GL_RT __attribute__((no_sanitize_thread, indirect_branch("keep")))
+// Nor does it take part in the shadow stack of returns (`__fentry__`,
+// `__x86_return_thunk` below).
+#define __GL_RT                                                                                  \
+    __attribute__((no_sanitize_thread, no_sanitize_undefined, indirect_branch("keep"),          \
+                   function_return("keep"), no_instrument_function))
+// A kernel's entry (the trampoline that unpacks its arguments): reads the emulator's argument
+// array unchecked, but returns through the shadow stack like the kernel's own functions, since
+// its frame lies where the kernel may write.
+#define __GL_TRAMP __attribute__((no_sanitize_thread))
 #else
 #define __GL_RT
+#define __GL_TRAMP
 #endif
 // The prelude's own memory: the C library's allocator under its internal name, since in a
 // module `malloc` and `free` are device code's heap (below); and copies that are not a kernel's,
@@ -269,7 +279,7 @@ struct GlobalDesc {
 };
 
 enum { RUNNING = 0, WARP_WAIT = 1, BLOCK_WAIT = 2, DONE = 3 };
-enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6, FAULT_BOUNDS = 7, FAULT_CALL = 8 };
+enum { FAULT_SEGV = 1, FAULT_ASSERT = 2, FAULT_TRAP = 3, FAULT_HOST = 5, FAULT_FREE = 6, FAULT_BOUNDS = 7, FAULT_CALL = 8, FAULT_RETURN = 9 };
 
 // An asynchronous copy a thread started (`cuda::memcpy_async`, `cooperative_groups::
 // memcpy_async`, `__pipeline_memcpy_async`): its share of `bytes` (4-byte words `rank`,
@@ -284,6 +294,12 @@ static const unsigned ASYNC_MAX = 8;
 struct Fiber {
     void* sp;
     char* stack;
+    // Checked and confined builds: the top of the part of `stack` the kernel may write (below
+    // the runtime's frame that calls it), and the fiber's shadow stack of returns (where it is
+    // now, and its empty top).
+    uintptr_t bound;
+    uint64_t* shadow;
+    uint64_t* shadow_top;
     int state;
     uint3 tid;
     int barrier_line;        // source line of the __syncthreads() it waits at
@@ -337,7 +353,7 @@ static bool barriers_diverged;
 struct RcNow {
     Launch* launch;
     uint32_t block, thread, epoch, warp;
-    uintptr_t stack_lo, stack_len, fiber_lo, dyn_lo, dyn_len, tls_lo, tls_len, tls_wlo;
+    uintptr_t stack_lo, stack_len, fiber_lo, fiber_len, dyn_lo, dyn_len, tls_lo, tls_len, tls_wlo;
 };
 static RcNow rc_now;
 #if __GL_RACECHECK
@@ -454,6 +470,66 @@ asm(".text\n" __GL_THUNK(rax) __GL_THUNK(rbx) __GL_THUNK(rcx) __GL_THUNK(rdx) __
         __GL_THUNK(rdi) __GL_THUNK(rbp) __GL_THUNK(r8) __GL_THUNK(r9) __GL_THUNK(r10) __GL_THUNK(r11)
             __GL_THUNK(r12) __GL_THUNK(r13) __GL_THUNK(r14) __GL_THUNK(r15));
 #undef __GL_THUNK
+
+// The shadow stack of returns. A kernel may write its own stack frames through a pointer to one
+// of its locals (as C allows), and there lie its functions' return addresses and the registers
+// their callers keep: rewriting them would let it run code of its choosing (the host's, or the
+// runtime's with its own values). So checked and confined builds are compiled with -pg
+// -mfentry (each of a kernel's functions calls `__fentry__` first, which records where it will
+// return, where that address lies, and the six registers its caller keeps) and
+// -mfunction-return=thunk-extern (each return goes through `__x86_return_thunk`, which checks
+// them all against the record, and stops the launch on any difference). The records are in
+// memory a kernel cannot write (the emulator's, found through `__gl_shadow_sp`, a thread-local
+// of the module's initialised part); the runtime resets them for each GPU thread and keeps one
+// stack of them per fiber. Sibling calls are off, so every function returns itself. Outside a
+// launch (the module's constructor) `__gl_shadow_sp` is null and nothing is recorded.
+extern "C" __attribute__((visibility("hidden"))) thread_local uint64_t* __gl_shadow_sp = nullptr;
+extern "C" __GL_RT [[noreturn]] __attribute__((used)) void __gl_bad_return(const uint64_t* record,
+                                                                             uint64_t found) {
+    snprintf(__gl::launch->message, sizeof(__gl::launch->message), "%#lx\t%#lx",
+             (unsigned long)record[0], (unsigned long)found);
+    __gl::stop(__gl::FAULT_RETURN);
+}
+asm(".text\n"
+    ".globl __fentry__\n.hidden __fentry__\n.type __fentry__,@function\n"
+    "__fentry__:\n"
+    "  pushq %rax\n  subq $8, %rsp\n"
+    "  leaq __gl_shadow_sp@TLSDESC(%rip), %rax\n  call *__gl_shadow_sp@TLSCALL(%rax)\n"
+    "  movq %fs:(%rax), %r11\n  testq %r11, %r11\n  jz 1f\n"
+    "  subq $64, %r11\n  movq %r11, %fs:(%rax)\n"
+    "  movq 24(%rsp), %rax\n  movq %rax, (%r11)\n  leaq 24(%rsp), %rax\n  movq %rax, 8(%r11)\n"
+    "  movq %rbx, 16(%r11)\n  movq %rbp, 24(%r11)\n  movq %r12, 32(%r11)\n"
+    "  movq %r13, 40(%r11)\n  movq %r14, 48(%r11)\n  movq %r15, 56(%r11)\n"
+    "1:\n  addq $8, %rsp\n  popq %rax\n  ret\n"
+    ".size __fentry__,.-__fentry__\n"
+    ".globl __x86_return_thunk\n.hidden __x86_return_thunk\n.type __x86_return_thunk,@function\n"
+    "__x86_return_thunk:\n"
+    "  pushq %rax\n"
+    "  leaq __gl_shadow_sp@TLSDESC(%rip), %rax\n  call *__gl_shadow_sp@TLSCALL(%rax)\n"
+    "  movq %fs:(%rax), %r11\n  testq %r11, %r11\n  jz 1f\n"
+    "  addq $64, %fs:(%rax)\n"
+    "  leaq 8(%rsp), %rax\n  cmpq %rax, 8(%r11)\n  jne 2f\n"
+    "  movq 8(%rsp), %rax\n  cmpq %rax, (%r11)\n  jne 2f\n"
+    "  cmpq %rbx, 16(%r11)\n  jne 2f\n  cmpq %rbp, 24(%r11)\n  jne 2f\n"
+    "  cmpq %r12, 32(%r11)\n  jne 2f\n  cmpq %r13, 40(%r11)\n  jne 2f\n"
+    "  cmpq %r14, 48(%r11)\n  jne 2f\n  cmpq %r15, 56(%r11)\n  jne 2f\n"
+    "1:\n  popq %rax\n  ret\n"
+    "2:\n  movq %r11, %rdi\n  movq 8(%rsp), %rsi\n  subq $8, %rsp\n  jmp __gl_bad_return\n"
+    ".size __x86_return_thunk,.-__x86_return_thunk\n");
+namespace __gl {
+// Shadow stacks hold 4096 records (a kernel's calls nested that deep); past them is a guard
+// page, so deeper recursion faults instead of writing anywhere.
+static const uint64_t SHADOW = 4096 * 64;
+// The worker thread's shadow stack (the loop of threads), its empty top.
+static thread_local uint64_t* worker_shadow = nullptr;
+// The worker thread's stack pointer, read in a runtime function: everything at or above it is
+// the runtime's (its frames, its spilled values, the return addresses above the kernel's).
+__GL_RT static inline uintptr_t stack_pointer() {
+    uintptr_t sp;
+    asm volatile("movq %%rsp, %0" : "=r"(sp));
+    return sp;
+}
+}  // namespace __gl
 #endif
 
 // Device printf: the C library's, but without `%n`, which writes the count of characters
@@ -509,6 +585,11 @@ __GL_RT static inline bool __gl_async_pop(char** dst, const char** src, uint64_t
     return true;
 }
 
+#if __GL_RACECHECK || __GL_CONFINE
+namespace __gl {
+__GL_RT static void kernel_window(uintptr_t sp);
+}  // namespace __gl
+#endif
 // ---------------------------------------------------------------- fibers
 #if __GL_USE_FIBERS
 extern "C" __attribute__((visibility("hidden"))) void __gl_switch(void** save, void* to);
@@ -543,6 +624,8 @@ __GL_RT static inline void fiber_reset(Fiber* f, unsigned i) {
     sp[6] = (uint64_t)f;                   // rbx: the fiber
     sp[8] = (uint64_t)&__gl_fiber_start;   // return address
     f->sp = sp;
+    f->bound = (uintptr_t)f->stack;  // nothing to write until `__gl_fiber_main` calls the kernel
+    f->shadow = f->shadow_top;
 }
 }  // namespace __gl
 #else
@@ -558,6 +641,12 @@ __GL_RT static bool ensure_fibers(unsigned n) {
         char* stack = (char*)launch->alloc_stack(STACK);
         if (!stack) return false;
         fibers[i].stack = stack;
+        fibers[i].shadow_top = nullptr;
+#if __GL_RACECHECK || __GL_CONFINE
+        char* shadow = (char*)launch->alloc_stack(SHADOW);
+        if (!shadow) return false;
+        fibers[i].shadow_top = (uint64_t*)(shadow + SHADOW);
+#endif
         fiber_cap = i + 1;
     }
     return true;
@@ -663,6 +752,11 @@ __GL_RT static void warp_groups(unsigned lo, unsigned hi) {
 __GL_RT static void run_block_fibers() {
     unsigned nx = blockDim.x, ny = blockDim.y, nz = blockDim.z;
     unsigned n = nx * ny * nz;
+#if __GL_RACECHECK || __GL_CONFINE
+    // The kernel's threads run on their fibers' stacks: none of the worker thread's stack is
+    // theirs (it holds the scheduler's frames and the context it switches back to).
+    kernel_window(0);
+#endif
     if (!ensure_fibers(n)) {
         snprintf(launch->message, sizeof(launch->message), "out of memory for %u fiber stacks", n);
         stop(FAULT_TRAP);
@@ -697,9 +791,15 @@ __GL_RT static void run_block_fibers() {
                     if (f->state != RUNNING) continue;
                     current = f;
                     __GL_RC(rc_now.thread = t; rc_now.epoch = f->barrier_count; rc_now.warp = f->warp_count;
-                            rc_now.fiber_lo = (uintptr_t)f->stack;)
+                            rc_now.fiber_lo = (uintptr_t)f->stack; rc_now.fiber_len = f->bound - (uintptr_t)f->stack;)
                     threadIdx = f->tid;
+#if __GL_RACECHECK || __GL_CONFINE
+                    __gl_shadow_sp = f->shadow;
                     __gl_switch(&sched_sp, f->sp);
+                    f->shadow = __gl_shadow_sp;
+#else
+                    __gl_switch(&sched_sp, f->sp);
+#endif
                 }
                 warp_groups(lo, hi);
                 for (unsigned t = lo; t < hi; t++)
@@ -722,6 +822,11 @@ __GL_RT static void run_block_fibers() {
 }  // namespace __gl
 
 extern "C" __GL_RT void __gl_fiber_main(__gl::Fiber* f) {
+#if __GL_RACECHECK || __GL_CONFINE
+    // The kernel may write its fiber's stack below this frame only (`kernel_window`).
+    f->bound = __gl::stack_pointer();
+    __GL_RC(__gl::rc_now.fiber_len = f->bound - (uintptr_t)f->stack;)
+#endif
     __gl::tramp(__gl::args);
     f->state = __gl::DONE;
     __gl_switch(&f->sp, __gl::sched_sp);
@@ -1072,9 +1177,11 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     settle();
     const RcNow& now = rc_now;
     uintptr_t a = (uintptr_t)p;
-    if (a - now.stack_lo < now.stack_len) return;  // the worker's stack: a thread's own locals
+    // The worker's stack below the runtime's frames: a thread's own locals.
+    if (a - now.stack_lo < now.stack_len && size <= now.stack_len - (a - now.stack_lo)) return;
 #if __GL_USE_FIBERS
-    if (a - now.fiber_lo < STACK) return;  // the running fiber's stack
+    // The running fiber's stack, below `__gl_fiber_main`'s frame.
+    if (a - now.fiber_lo < now.fiber_len && size <= now.fiber_len - (a - now.fiber_lo)) return;
 #endif
     // The built-in variables (threadIdx...) are thread-locals too, but no shared memory.
     for (unsigned i = 0; i < 4; i++)
@@ -1178,6 +1285,7 @@ __GL_RT static inline void begin_launch(uintptr_t frame) {
     rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
     rc_now.dyn_len = L->dyn_smem;
     rc_now.fiber_lo = 0;
+    rc_now.fiber_len = 0;
     TlsBlock tls = tls_block(L);
     rc_now.tls_lo = tls.lo;
     rc_now.tls_len = tls.len;
@@ -1790,10 +1898,28 @@ __GL_RT static void run_block_loop() {
     void (*f)(void**) = tramp;
     void** a = args;
     current = nullptr;  // no fiber: an asynchronous copy is done at once
+#if __GL_RACECHECK || __GL_CONFINE
+    // The kernel's frames lie below this one's: it may write there only, and returns through
+    // a shadow stack of its own, empty for each thread.
+    kernel_window(stack_pointer());
+    if (!worker_shadow) {
+        char* shadow = (char*)launch->alloc_stack(SHADOW);
+        if (!shadow) {
+            snprintf(launch->message, sizeof(launch->message), "out of memory for a shadow stack");
+            stop(FAULT_TRAP);
+        }
+        worker_shadow = (uint64_t*)(shadow + SHADOW);
+    }
+    uint64_t* shadow = worker_shadow;
+#define __GL_SHADOW_RESET() (__gl_shadow_sp = shadow)
+#else
+#define __GL_SHADOW_RESET() ((void)0)
+#endif
     if (launch->reverse) {  // last first (`Launch::reverse`)
         for (unsigned i = nx * ny * nz; i-- > 0;) {
             threadIdx = uint3{i % nx, (i / nx) % ny, i / (nx * ny)};
             __GL_RC(rc_now.thread = i;)
+            __GL_SHADOW_RESET();
             f(a);
         }
         return;
@@ -1803,8 +1929,10 @@ __GL_RT static void run_block_loop() {
             for (unsigned x = 0; x < nx; x++) {
                 threadIdx = uint3{x, y, z};
                 __GL_RC(rc_now.thread = x + nx * (y + ny * z);)
+                __GL_SHADOW_RESET();
                 f(a);
             }
+#undef __GL_SHADOW_RESET
 }
 }  // namespace __gl
 
@@ -1858,7 +1986,8 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
         if (L->reverse) b = total - 1 - b;  // last first (`Launch::reverse`)
         uint64_t gx = L->grid[0], gy = L->grid[1];
         blockIdx = uint3{(unsigned)(b % gx), (unsigned)((b / gx) % gy), (unsigned)(b / (gx * gy))};
-        __GL_RC(rc::settle(); rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;)
+        __GL_RC(rc::settle(); rc_now.block = (uint32_t)b; rc_now.epoch = 0; rc_now.warp = 0; rc_now.fiber_lo = 0;
+                rc_now.fiber_len = 0;)
         if (L->plain == 1) {
             run_block_loop();
             continue;
@@ -1904,7 +2033,7 @@ struct Sig {
         return F(*static_cast<arg_t<A>*>(a[I])...);
     }
     template <R (*F)(A...)>
-    __GL_RT static void tramp(void** a) {
+    __GL_TRAMP static void tramp(void** a) {
         if constexpr (std::is_void<R>::value)
             call<F>(a, std::index_sequence_for<A...>{});
         else
@@ -1991,13 +2120,17 @@ __GL_RT static void check(const void* p, size_t size, bool write) {
     // Device memory seen before (most accesses), then the thread's own locals and shared memory.
     for (unsigned i = 0; i < s.n; i++)
         if (a >= s.lo[i] && end <= s.hi[i]) return;
-    if (a - s.stack_lo < s.stack_len) return;  // the worker thread's stack: a thread's locals
+    // The worker thread's stack below the runtime's frames: a thread's locals.
+    if (a - s.stack_lo < s.stack_len && size <= s.stack_len - (a - s.stack_lo)) return;
     // Static shared memory (.tbss); the prelude's own thread-locals and the built-in variables
     // (.tdata) are read, never written.
     if (a - s.tls_lo < s.tls_len && (!write || a >= s.tls_wlo)) return;
     if (a - s.dyn_lo < s.dyn_len) return;
 #if __GL_USE_FIBERS && !__GL_USE_CORO
-    if (current && a - (uintptr_t)current->stack < STACK) return;  // the running fiber's stack
+    // The running fiber's stack, below `__gl_fiber_main`'s frame.
+    if (current && a - (uintptr_t)current->stack < current->bound - (uintptr_t)current->stack &&
+        size <= current->bound - a)
+        return;
 #endif
 #if __GL_USE_CORO
     if (a - (uintptr_t)arena < arena_cap) return;  // the coroutine frames of the block's threads
@@ -2031,6 +2164,21 @@ __GL_RT static inline void range(const void* p, size_t n, bool write, uintptr_t)
     if (n) ::__gl::cf::check(p, n, write);
 }
 }  // namespace rc
+}  // namespace __gl
+#endif
+#if __GL_RACECHECK || __GL_CONFINE
+namespace __gl {
+// Where on the worker thread's stack a kernel may write: below `sp`, a stack pointer of the
+// runtime's function that calls it (0: nowhere, when its threads run on fibers).
+__GL_RT static void kernel_window(uintptr_t sp) {
+    Launch* L = launch;
+    uintptr_t len = sp > L->stack_lo && sp <= L->stack_hi ? sp - L->stack_lo : 0;
+#if __GL_RACECHECK
+    rc_now.stack_len = len;
+#else
+    cf::st.stack_len = len;
+#endif
+}
 }  // namespace __gl
 #endif
 #if __GL_RACECHECK || __GL_CONFINE

@@ -170,6 +170,12 @@ pub const POISONED: &[&str] = &[
     "__gl_indirect_call",
     "__ubsan_handle_out_of_bounds",
     "__ubsan_handle_out_of_bounds_abort",
+    "__fentry__",
+    "__x86_return_thunk",
+    "__gl_bad_return",
+    "__gl_shadow_sp",
+    "no_instrument_function",
+    "__no_instrument_function__",
     "disable_sanitizer_instrumentation",
     "__disable_sanitizer_instrumentation__",
 ];
