@@ -1098,3 +1098,26 @@ extern "C" __global__ void k(const float* x, float* y, int n) {
         assert!(reports(&stderr).is_empty(), "{stderr}");
     }
 }
+
+/// Calls nested deeper than a shadow stack holds (1024) fault on its guard page: the launch
+/// stops with a report, and the process goes on.
+#[test]
+fn recursion_deeper_than_the_shadow_stack_stops_the_launch() {
+    let name = "recursion_deeper_than_the_shadow_stack_stops_the_launch";
+    if common::is_child(name) {
+        let src = r#"
+__device__ __attribute__((noinline)) int depth(int d) { return d == 0 ? 0 : 1 + depth(d - 1); }
+extern "C" __global__ void k(unsigned long long src, unsigned long long dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0 && depth(n * 2) == 7) ((float*)dst)[0] = 1.0f;
+}
+"#;
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        assert_illegal_address(run(&stream, src, 0, 0));
+        return;
+    }
+    for stderr in checked(name) {
+        assert_eq!(reports(&stderr).len(), 1, "{stderr}");
+    }
+}

@@ -60,10 +60,9 @@
 #define __shared__ static thread_local
 #if __GL_RACECHECK || __GL_CONFINE
 // Runtime code of the prelude: not instrumented (its own accesses and indices are not the
-// kernel's), and
-// its calls through pointers (the emulator's callbacks, the kernel's entry) are made as
-// written, where a kernel's go through the checked thunks below (`__gl_indirect_call`).
-// Nor does it take part in the shadow stack of returns (`__fentry__`,
+// kernel's); its calls through pointers (the emulator's callbacks, the kernel's entry) are
+// made as written, where a kernel's go through the checked thunks below
+// (`__gl_indirect_call`); and it takes no part in the shadow stack of returns (`__fentry__`,
 // `__x86_return_thunk` below).
 #define __GL_RT                                                                                  \
     __attribute__((no_sanitize_thread, no_sanitize_undefined, indirect_branch("keep"),          \
@@ -517,9 +516,10 @@ asm(".text\n"
     "2:\n  movq %r11, %rdi\n  movq 8(%rsp), %rsi\n  subq $8, %rsp\n  jmp __gl_bad_return\n"
     ".size __x86_return_thunk,.-__x86_return_thunk\n");
 namespace __gl {
-// Shadow stacks hold 4096 records (a kernel's calls nested that deep); past them is a guard
-// page, so deeper recursion faults instead of writing anywhere.
-static const uint64_t SHADOW = 4096 * 64;
+// Shadow stacks hold 1024 records (a kernel's calls nested that deep, far more than a GPU
+// thread's 1 KiB stack allows); past them is a guard page, so deeper recursion faults instead
+// of writing anywhere. 64 KiB a fiber, beside its 256 KiB stack.
+static const uint64_t SHADOW = 1024 * 64;
 // The worker thread's shadow stack (the loop of threads), its empty top.
 static thread_local uint64_t* worker_shadow = nullptr;
 // The worker thread's stack pointer, read in a runtime function: everything at or above it is
