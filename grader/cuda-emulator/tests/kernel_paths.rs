@@ -122,3 +122,60 @@ fn both_kernels_run_right_when_checked() {
     let stderr = common::checked_child(name, &[]);
     assert!(!stderr.contains("data race"), "{stderr}");
 }
+
+/// A barrier that only a macro of the program's options spells (`-DSYNC=__syncthreads()`) is
+/// found all the same: the program is scanned after the preprocessor, and its kernel runs its
+/// threads the way a barrier needs, checked or not.
+#[test]
+fn a_barrier_spelled_by_a_macro_of_the_options_is_found() {
+    let name = "a_barrier_spelled_by_a_macro_of_the_options_is_found";
+    if common::is_child(name) {
+        let src = r#"
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    __shared__ float t[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    t[threadIdx.x] = i < n ? x[i] : 0.0f;
+    SYNC;
+    if (i < n) y[i] = t[(threadIdx.x + 1) % blockDim.x];
+}
+"#;
+        let ctx = CudaContext::new(0).unwrap();
+        let stream = ctx.default_stream();
+        let opts = cudarc::nvrtc::CompileOptions {
+            options: vec!["-DSYNC=__syncthreads()".into()],
+            ..Default::default()
+        };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(src, opts).unwrap();
+        let module = ctx.load_module(ptx).unwrap();
+        let f = module.load_function("k").unwrap();
+        let n = 512usize;
+        let host: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let x = stream.clone_htod(&host).unwrap();
+        let mut y = stream.alloc_zeros::<f32>(n).unwrap();
+        let count = n as i32;
+        let mut l = stream.launch_builder(&f);
+        l.arg(&x).arg(&mut y).arg(&count);
+        let cfg = LaunchConfig {
+            grid_dim: (2, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { l.launch(cfg) }.unwrap();
+        stream.synchronize().unwrap();
+        let got = stream.clone_dtoh(&y).unwrap();
+        for (i, &g) in got.iter().enumerate() {
+            let next = i / 256 * 256 + (i % 256 + 1) % 256;
+            assert_eq!(g, host[next], "element {i}");
+        }
+        return;
+    }
+    for vars in [&[][..], &[("GPU_LABS_EMULATOR_RACECHECK", "1")][..]] {
+        let out = common::run_child_with(name, vars);
+        assert!(
+            out.status.success(),
+            "{vars:?}: child failed: {:?}",
+            out.status
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+    }
+}

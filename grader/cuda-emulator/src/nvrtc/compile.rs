@@ -276,7 +276,10 @@ fn scan_program(
     flags: &[String],
 ) -> source::Scan {
     let include_paths = flags.iter().any(|f| f.starts_with("-I"));
-    if !expand::needed(src, !headers.is_empty(), include_paths) {
+    // A macro given in the options can expand to anything in the source (a barrier, a
+    // kernel): what the program is, only the preprocessor knows.
+    let macros = flags.iter().any(|f| f.starts_with("-D"));
+    if !macros && !expand::needed(src, !headers.is_empty(), include_paths) {
         return source::scan(src);
     }
     let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id())
