@@ -207,6 +207,12 @@ pub fn report(kernel: &str, f: &Fault) -> String {
         idx(f.thread)
     );
     match f.kind {
+        1 if super::is_stack_guard(f.addr) => format!(
+            "{at} ran out of stack: its calls are nested too deep (a recursion that does not \
+             end, or one too deep for a GPU thread, whose stack is a few KiB). Check the \
+             recursion's base case, or write it as a loop.\ngpu-labs emulator: the launch was \
+             stopped and the context reports CUDA_ERROR_ILLEGAL_ADDRESS from now on"
+        ),
         1 => format!(
             "{at} {}{} {}\ngpu-labs emulator: the launch was stopped and the context reports \
              CUDA_ERROR_ILLEGAL_ADDRESS from now on, as a GPU would; check that every index is \

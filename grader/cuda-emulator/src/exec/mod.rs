@@ -174,7 +174,22 @@ unsafe extern "C" fn alloc_fiber_stack(len: u64) -> *mut c_void {
         return std::ptr::null_mut();
     }
     libc::mprotect(m, GUARD, libc::PROT_NONE);
+    if let Ok(mut guards) = STACK_GUARDS.lock() {
+        guards.push(m as usize);
+    }
     m.cast::<u8>().add(GUARD).cast()
+}
+
+/// The guard page below each stack the modules asked for (fibers' stacks and the shadow stacks
+/// of returns): never unmapped, so a fault there is told for what it is.
+static STACK_GUARDS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether `addr` lies in the guard page below a stack of a GPU thread or of its record of
+/// calls: a kernel's calls nested too deep.
+pub fn is_stack_guard(addr: usize) -> bool {
+    STACK_GUARDS
+        .lock()
+        .is_ok_and(|g| g.iter().any(|&lo| addr.wrapping_sub(lo) < 4096))
 }
 
 /// For a checked module: whether `addr` lies in device memory, and then the span that holds it
