@@ -1272,16 +1272,17 @@ __GL_RT static void access(const void* p, unsigned size, bool write, bool vol, b
     }
     if (unwritten) uninit(a, size, shared, m, pc);
 }
-__GL_RT static inline void begin_launch(uintptr_t frame) {
+__GL_RT static inline void begin_launch() {
     int expected = 0;
     while (!__atomic_compare_exchange_n(&busy, &expected, 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) expected = 0;
     gen++;
     off = false;
     Launch* L = launch;
     rc_now.launch = L;
-    // The kernel's own frames lie below the block runner's; above it are the emulator's.
+    // None of the worker's stack is the kernel's until the block runner opens its window
+    // (`kernel_window`).
     rc_now.stack_lo = L->stack_lo;
-    rc_now.stack_len = frame > L->stack_lo && frame < L->stack_hi ? frame - L->stack_lo : L->stack_hi - L->stack_lo;
+    rc_now.stack_len = 0;
     rc_now.dyn_lo = (uintptr_t)dyn_smem_buf;
     rc_now.dyn_len = L->dyn_smem;
     rc_now.fiber_lo = 0;
@@ -1941,7 +1942,7 @@ __GL_RT static void run_block_loop() {
 #if __GL_CONFINE
 namespace __gl {
 namespace cf {
-__GL_RT static void begin_launch(Launch* L, uintptr_t frame);
+__GL_RT static void begin_launch(Launch* L);
 }  // namespace cf
 }  // namespace __gl
 #endif
@@ -1960,9 +1961,9 @@ extern "C" __GL_RT __GL_VIS int __gl_run_blocks(__gl::Launch* L) {
     }
     volatile uint64_t total = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
 #if __GL_RACECHECK
-    rc::begin_launch((uintptr_t)__builtin_frame_address(0));
+    rc::begin_launch();
 #elif __GL_CONFINE
-    cf::begin_launch(L, (uintptr_t)__builtin_frame_address(0));
+    cf::begin_launch(L);
 #endif
     int kind = sigsetjmp(jump, 1);
     if (kind != 0) {
@@ -2099,11 +2100,12 @@ struct State {
     Launch* launch;
 };
 static thread_local State st = {};
-__GL_RT static void begin_launch(Launch* L, uintptr_t frame) {
+__GL_RT static void begin_launch(Launch* L) {
     State& s = st;
-    // The kernel's own frames lie below the block runner's; above it are the emulator's.
+    // None of the worker's stack is the kernel's until the block runner opens its window
+    // (`kernel_window`).
     s.stack_lo = L->stack_lo;
-    s.stack_len = frame > L->stack_lo && frame < L->stack_hi ? frame - L->stack_lo : 0;
+    s.stack_len = 0;
     TlsBlock tls = tls_block(L);
     s.tls_lo = tls.lo;
     s.tls_len = tls.len;
