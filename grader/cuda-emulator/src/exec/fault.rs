@@ -199,6 +199,11 @@ fn out_of_bounds(record: &str) -> String {
     }
 }
 
+/// The last line of the report of a launch the module stopped (or a guard page did): the
+/// context's error from now on, as a GPU's.
+const STOPPED: &str = "gpu-labs emulator: the launch was stopped and the context reports \
+                       CUDA_ERROR_ILLEGAL_ADDRESS from now on";
+
 /// The report printed when a launch faults.
 pub fn report(kernel: &str, f: &Fault) -> String {
     let at = format!(
@@ -210,8 +215,7 @@ pub fn report(kernel: &str, f: &Fault) -> String {
         1 if super::is_stack_guard(f.addr) => format!(
             "{at} ran out of stack: its calls are nested too deep (a recursion that does not \
              end, or one too deep for a GPU thread, whose stack is a few KiB). Check the \
-             recursion's base case, or write it as a loop.\ngpu-labs emulator: the launch was \
-             stopped and the context reports CUDA_ERROR_ILLEGAL_ADDRESS from now on"
+             recursion's base case, or write it as a loop.\n{STOPPED}"
         ),
         1 => format!(
             "{at} {}{} {}\ngpu-labs emulator: the launch was stopped and the context reports \
@@ -234,8 +238,7 @@ pub fn report(kernel: &str, f: &Fault) -> String {
                  (buffers allocated on the device, e.g. with stream.alloc_zeros or \
                  stream.clone_htod, and __device__ variables), never the host's. Copy the data \
                  to a device buffer first and pass that buffer to the kernel; work done on the \
-                 host is not GPU work.\ngpu-labs emulator: the launch was stopped and the \
-                 context reports CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+                 host is not GPU work.\n{STOPPED}",
                 if f.write { "wrote" } else { "read" },
                 f.size.map_or(String::new(), |s| format!(" {s} bytes")),
                 f.addr
@@ -254,14 +257,12 @@ pub fn report(kernel: &str, f: &Fault) -> String {
                 "{at} freed {:#x}{what} with free or delete: an address that malloc or new in a \
                  kernel did not return, or one freed already. A kernel may free only what its own \
                  malloc (or new) returned, once; buffers the host allocated are freed by the \
-                 host.\ngpu-labs emulator: the launch was stopped and the context reports \
-                 CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+                 host.\n{STOPPED}",
                 f.addr
             )
         }
         super::FAULT_BOUNDS => format!(
-            "{at} {}\ngpu-labs emulator: the launch was stopped and the context reports \
-             CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+            "{at} {}\n{STOPPED}",
             out_of_bounds(&f.message)
         ),
         super::FAULT_CALL => format!(
@@ -269,8 +270,7 @@ pub fn report(kernel: &str, f: &Fault) -> String {
              function. In graded runs on the gpu-labs emulator a kernel calls functions by name \
              only, since a pointer could name any function of the process, the host's included. \
              Call the function directly (a template parameter or a switch can choose \
-             it).\ngpu-labs emulator: the launch was stopped and the context reports \
-             CUDA_ERROR_ILLEGAL_ADDRESS from now on",
+             it).\n{STOPPED}",
             f.message
         ),
         super::FAULT_RETURN => {
@@ -288,8 +288,7 @@ pub fn report(kernel: &str, f: &Fault) -> String {
                 "{at} wrote over its own stack frame: a function of the kernel could not return \
                  safely, since {what}. A write through a pointer to a local variable went past \
                  that variable (a local array indexed through a pointer past its end?).\n\
-                 gpu-labs emulator: the launch was stopped and the context reports \
-                 CUDA_ERROR_ILLEGAL_ADDRESS from now on"
+                 {STOPPED}"
             )
         }
         4 => format!("{at}: arithmetic fault (integer division by zero?); the context reports CUDA_ERROR_LAUNCH_FAILED from now on"),

@@ -158,7 +158,6 @@ fn own_stack() -> (usize, usize) {
 /// guard page below it (so that an overflow faults); null when out of memory. The emulator
 /// does it, so that modules need neither `mmap` nor `mprotect` (which no kernel may call).
 unsafe extern "C" fn alloc_fiber_stack(len: u64) -> *mut c_void {
-    const GUARD: usize = 4096;
     let Some(total) = usize::try_from(len).ok().and_then(|l| l.checked_add(GUARD)) else {
         return std::ptr::null_mut();
     };
@@ -180,6 +179,9 @@ unsafe extern "C" fn alloc_fiber_stack(len: u64) -> *mut c_void {
     m.cast::<u8>().add(GUARD).cast()
 }
 
+/// The size of the guard page below each stack [`alloc_fiber_stack`] hands out.
+const GUARD: usize = 4096;
+
 /// The guard page below each stack the modules asked for (fibers' stacks and the shadow stacks
 /// of returns): never unmapped, so a fault there is told for what it is.
 static STACK_GUARDS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
@@ -189,7 +191,7 @@ static STACK_GUARDS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::n
 pub fn is_stack_guard(addr: usize) -> bool {
     STACK_GUARDS
         .lock()
-        .is_ok_and(|g| g.iter().any(|&lo| addr.wrapping_sub(lo) < 4096))
+        .is_ok_and(|g| g.iter().any(|&lo| addr.wrapping_sub(lo) < GUARD))
 }
 
 /// For a checked module: whether `addr` lies in device memory, and then the span that holds it
